@@ -1,0 +1,1 @@
+"""Projector: embedding projector service. Data layer, formats and compute kernels (no web code)."""

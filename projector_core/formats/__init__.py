@@ -1,0 +1,1 @@
+"""Readers for every input format: configs, tensors, metadata, sprites, bookmarks."""

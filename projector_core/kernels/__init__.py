@@ -1,0 +1,1 @@
+"""Compute kernels: projections and neighbours over numpy or a GPU array namespace."""

@@ -1,0 +1,1 @@
+"""The FastAPI web layer and CLI, thin over projector_core."""
