@@ -1,0 +1,188 @@
+// The one serialisable UI state: what a bookmark saves, what the URL hash holds, what every
+// panel reads and writes. Pure functions: defaults, validation of untrusted input (URL,
+// files), URL encoding.
+
+export const PROJECTIONS = ['pca', 'tsne', 'umap', 'custom'];
+export const METRICS = ['cosine', 'euclidean'];
+export const CUSTOM_SIDES = ['left', 'right', 'up', 'down'];
+
+/** Most selected indices the URL carries; a larger selection lives in bookmarks only. */
+export const URL_SELECTION_LIMIT = 2000;
+
+export function defaultState() {
+  return {
+    run: null,
+    embedding: null,
+    projection: 'pca',
+    pca: { x: 0, y: 1, z: 2, is3d: true, spherize: false },
+    tsne: { is3d: false, perplexity: 30, learningRate: 200, nIter: 1000 },
+    umap: { is3d: false, nNeighbors: 15, minDist: 0.1 },
+    custom: {
+      column: null,
+      left: { text: '', regex: false },
+      right: { text: '', regex: false },
+      up: { text: '', regex: false },
+      down: { text: '', regex: false },
+    },
+    labelBy: null,
+    colorBy: null,
+    categorical: false,
+    sprites: true,
+    selection: [],
+    focus: null,
+    isolated: null,
+    neighbors: { k: 100, metric: 'cosine' },
+    search: { column: null, query: '', regex: false },
+    camera: null,
+  };
+}
+
+/** Per-data-set defaults that TensorBoard derives from N and D. */
+export function datasetDefaults(n, d) {
+  return {
+    spherize: d >= 50,
+    perplexity: Math.min(50, Math.max(5, Math.ceil(Math.sqrt(n) / 4))),
+  };
+}
+
+/** Whether the state's projection is drawn in 3D (custom is always 2D). */
+export function is3d(state) {
+  const p = state.projection;
+  return p === 'custom' ? false : Boolean(state[p].is3d);
+}
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isIndex = (v) => Number.isInteger(v) && v >= 0;
+
+function pick(value, fallback, valid) {
+  return valid(value) ? value : fallback;
+}
+
+function number(min, max) {
+  return (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+}
+
+const string = (v) => typeof v === 'string';
+const stringOrNull = (v) => v === null || typeof v === 'string';
+const bool = (v) => typeof v === 'boolean';
+
+function indices(value) {
+  return Array.isArray(value) ? value.filter(isIndex) : [];
+}
+
+function camera(value) {
+  if (!isObject(value)) return null;
+  const vec3 = (v) => Array.isArray(v) && v.length === 3 && v.every(number(-1e6, 1e6));
+  if (!vec3(value.target)) return null;
+  return {
+    target: value.target.slice(),
+    theta: pick(value.theta, 0.8, number(-1e6, 1e6)),
+    phi: pick(value.phi, 1.1, number(0, Math.PI)),
+    distance: pick(value.distance, 3, number(1e-4, 1e6)),
+    zoom: pick(value.zoom, 1, number(1e-4, 1e6)),
+  };
+}
+
+/**
+ * A complete, valid state from untrusted input (URL hash, bookmark file): every field that
+ * is missing or of the wrong type falls back to its default, unknown fields are dropped.
+ */
+export function sanitizeState(input) {
+  const d = defaultState();
+  if (!isObject(input)) return d;
+  const sub = (key) => (isObject(input[key]) ? input[key] : {});
+  const pca = sub('pca');
+  const tsne = sub('tsne');
+  const umap = sub('umap');
+  const custom = sub('custom');
+  const nb = sub('neighbors');
+  const search = sub('search');
+  const side = (name) => {
+    const s = isObject(custom[name]) ? custom[name] : {};
+    return { text: pick(s.text, '', string), regex: pick(s.regex, false, bool) };
+  };
+  return {
+    run: pick(input.run, null, stringOrNull),
+    embedding: pick(input.embedding, null, stringOrNull),
+    projection: PROJECTIONS.includes(input.projection) ? input.projection : d.projection,
+    pca: {
+      x: pick(pca.x, d.pca.x, isIndex),
+      y: pick(pca.y, d.pca.y, isIndex),
+      z: pick(pca.z, d.pca.z, isIndex),
+      is3d: pick(pca.is3d, d.pca.is3d, bool),
+      spherize: pick(pca.spherize, d.pca.spherize, bool),
+    },
+    tsne: {
+      is3d: pick(tsne.is3d, d.tsne.is3d, bool),
+      perplexity: pick(tsne.perplexity, d.tsne.perplexity, number(1, 1000)),
+      learningRate: pick(tsne.learningRate, d.tsne.learningRate, number(1e-6, 1e6)),
+      nIter: pick(tsne.nIter, d.tsne.nIter, (v) => Number.isInteger(v) && v > 0 && v <= 1e6),
+    },
+    umap: {
+      is3d: pick(umap.is3d, d.umap.is3d, bool),
+      nNeighbors: pick(umap.nNeighbors, d.umap.nNeighbors, (v) => Number.isInteger(v) && v >= 2 && v <= 1000),
+      minDist: pick(umap.minDist, d.umap.minDist, number(0, 10)),
+    },
+    custom: {
+      column: pick(custom.column, null, stringOrNull),
+      left: side('left'),
+      right: side('right'),
+      up: side('up'),
+      down: side('down'),
+    },
+    labelBy: pick(input.labelBy, null, stringOrNull),
+    colorBy: pick(input.colorBy, null, stringOrNull),
+    categorical: pick(input.categorical, false, bool),
+    sprites: pick(input.sprites, true, bool),
+    selection: indices(input.selection),
+    focus: pick(input.focus, null, (v) => v === null || isIndex(v)),
+    isolated: Array.isArray(input.isolated) ? indices(input.isolated) : null,
+    neighbors: {
+      k: pick(nb.k, d.neighbors.k, (v) => Number.isInteger(v) && v >= 1 && v <= 10000),
+      metric: METRICS.includes(nb.metric) ? nb.metric : d.neighbors.metric,
+    },
+    search: {
+      column: pick(search.column, null, stringOrNull),
+      query: pick(search.query, '', string),
+      regex: pick(search.regex, false, bool),
+    },
+    camera: camera(input.camera),
+  };
+}
+
+function toBase64Url(text) {
+  const bytes = new TextEncoder().encode(text);
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text) {
+  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  return new TextDecoder().decode(bytes);
+}
+
+/** The URL hash ("#s=...") of a state; a selection over URL_SELECTION_LIMIT is left out. */
+export function encodeState(state) {
+  const compact = { ...state };
+  if (compact.selection.length > URL_SELECTION_LIMIT) {
+    compact.selection = [];
+    compact.focus = null;
+  }
+  if (compact.isolated && compact.isolated.length > URL_SELECTION_LIMIT) compact.isolated = null;
+  return `#s=${toBase64Url(JSON.stringify(compact))}`;
+}
+
+/** The state in a URL hash, or null when the hash holds none or is unreadable. */
+export function decodeState(hash) {
+  const match = /^#?s=([A-Za-z0-9_-]+)$/.exec(hash || '');
+  if (!match) return null;
+  try {
+    return sanitizeState(JSON.parse(fromBase64Url(match[1])));
+  } catch {
+    return null;
+  }
+}

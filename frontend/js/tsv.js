@@ -1,0 +1,183 @@
+// Parsing of the files a user uploads (tensor TSV, .npy, metadata TSV) and formatting of the
+// files they download (coordinates, metadata). Pure functions: no DOM, unit-tested under node.
+
+/** An input problem, with the file and line in the message like the server's DataError. */
+export class ParseError extends Error {}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const SPECIAL = /^[+-]?(inf|infinity|nan)$/i;
+
+/** Parses one metadata cell as a number the way Python's float() would; NaN when it is not one. */
+export function parseNumber(text) {
+  const s = text.trim();
+  if (NUMBER.test(s)) return Number(s);
+  if (SPECIAL.test(s)) {
+    if (/nan/i.test(s)) return NaN;
+    return s.startsWith('-') ? -Infinity : Infinity;
+  }
+  return NaN;
+}
+
+function isNumberText(text) {
+  const s = text.trim();
+  return NUMBER.test(s) || SPECIAL.test(s);
+}
+
+function splitLines(text) {
+  const lines = text.split(/\r?\n/);
+  if (lines.length && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/**
+ * Metadata TSV -> { names, columns, nRows }. `header: 'auto'` follows TensorBoard's rule (a
+ * first line with a tab is a header, otherwise one unnamed column called "label");
+ * `header: true` is for the server's /api/metadata, which always writes one.
+ */
+export function parseMetadataTsv(text, { header = 'auto', file = 'metadata.tsv' } = {}) {
+  const lines = splitLines(text);
+  if (lines.length === 0) throw new ParseError(`${file}: the file is empty`);
+  const hasHeader = header === true || (header === 'auto' && lines[0].includes('\t'));
+  const names = hasHeader ? lines[0].split('\t') : ['label'];
+  const seen = new Set();
+  for (const name of names) {
+    if (seen.has(name)) throw new ParseError(`${file} line 1: duplicate column name "${name}"`);
+    seen.add(name);
+  }
+  const columns = names.map(() => []);
+  const start = hasHeader ? 1 : 0;
+  for (let i = start; i < lines.length; i++) {
+    const cells = lines[i].split('\t');
+    if (cells.length > names.length) {
+      throw new ParseError(
+        `${file} line ${i + 1}: ${cells.length} cells but the header has ${names.length} columns`,
+      );
+    }
+    for (let c = 0; c < names.length; c++) columns[c].push(c < cells.length ? cells[c] : '');
+  }
+  return { names, columns, nRows: lines.length - start };
+}
+
+/** Float64Array of a column's values (NaN where missing), or null when a value is not a number. */
+export function numericColumn(values) {
+  const out = new Float64Array(values.length);
+  let present = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === '') {
+      out[i] = NaN;
+      continue;
+    }
+    if (!isNumberText(v)) return null;
+    out[i] = parseNumber(v);
+    present++;
+  }
+  return present > 0 ? out : null;
+}
+
+/** Tensor TSV (one vector per line, tab-separated floats, no header) -> { data, n, d }. */
+export function parseTensorTsv(text, { file = 'tensor.tsv' } = {}) {
+  const lines = splitLines(text);
+  if (lines.length === 0) throw new ParseError(`${file}: the file is empty`);
+  const d = lines[0].split('\t').length;
+  const data = new Float32Array(lines.length * d);
+  for (let i = 0; i < lines.length; i++) {
+    const cells = lines[i].split('\t');
+    if (cells.length !== d) {
+      throw new ParseError(`${file} line ${i + 1}: ${cells.length} values, expected ${d}`);
+    }
+    for (let j = 0; j < d; j++) {
+      const cell = cells[j];
+      if (!isNumberText(cell)) {
+        throw new ParseError(`${file} line ${i + 1}: "${cell.slice(0, 40)}" is not a number`);
+      }
+      data[i * d + j] = parseNumber(cell);
+    }
+  }
+  return { data, n: lines.length, d };
+}
+
+const NPY_READERS = {
+  f4: (view, offset, little) => view.getFloat32(offset, little),
+  f8: (view, offset, little) => view.getFloat64(offset, little),
+  i1: (view, offset) => view.getInt8(offset),
+  u1: (view, offset) => view.getUint8(offset),
+  i2: (view, offset, little) => view.getInt16(offset, little),
+  u2: (view, offset, little) => view.getUint16(offset, little),
+  i4: (view, offset, little) => view.getInt32(offset, little),
+  u4: (view, offset, little) => view.getUint32(offset, little),
+  i8: (view, offset, little) => Number(view.getBigInt64(offset, little)),
+  u8: (view, offset, little) => Number(view.getBigUint64(offset, little)),
+};
+
+/**
+ * A 2-D numeric .npy file -> { data: Float32Array, n, d }. Object arrays are refused: their
+ * payload is a pickle, and a pickle is never loaded.
+ */
+export function parseNpy(buffer, { file = 'tensor.npy' } = {}) {
+  const bytes = new Uint8Array(buffer);
+  const magic = String.fromCharCode(...bytes.subarray(0, 6));
+  if (magic !== '\x93NUMPY') throw new ParseError(`${file}: not a .npy file (bad magic)`);
+  const view = new DataView(buffer);
+  const major = bytes[6];
+  const headerLen = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
+  const headerStart = major === 1 ? 10 : 12;
+  const header = new TextDecoder('latin1').decode(bytes.subarray(headerStart, headerStart + headerLen));
+  const descr = /'descr':\s*'([^']*)'/.exec(header)?.[1];
+  const fortran = /'fortran_order':\s*True/.test(header);
+  const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (!descr || shapeText === undefined) throw new ParseError(`${file}: unreadable .npy header`);
+  const shape = shapeText.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+  if (shape.length !== 2) {
+    throw new ParseError(`${file}: a tensor must be 2-D (N x D), this one has shape (${shapeText})`);
+  }
+  const kind = descr.slice(1);
+  const read = NPY_READERS[kind];
+  if (!read) throw new ParseError(`${file}: unsupported dtype ${descr} (numbers only, no objects)`);
+  const little = descr[0] !== '>';
+  const size = Number(kind[1]);
+  const [n, d] = shape;
+  const offset = headerStart + headerLen;
+  if (buffer.byteLength - offset < n * d * size) {
+    throw new ParseError(`${file}: truncated, expected ${n * d * size} bytes of data`);
+  }
+  const data = new Float32Array(n * d);
+  if (kind === 'f4' && little && !fortran && offset % 4 === 0) {
+    data.set(new Float32Array(buffer, offset, n * d));
+    return { data, n, d };
+  }
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < d; j++) {
+      const k = fortran ? j * n + i : i * d + j;
+      data[i * d + j] = read(view, offset + k * size, little);
+    }
+  }
+  return { data, n, d };
+}
+
+function formatNumber(v) {
+  return Number.isFinite(v) ? String(v) : '';
+}
+
+/**
+ * Coordinates of the current projection as CSV or TSV text: a header "index,x,y[,z]" and one
+ * row per point; missing (NaN) coordinates are empty cells.
+ */
+export function formatCoordinates(coords, n, dims, sep = ',') {
+  const axes = ['x', 'y', 'z'].slice(0, dims);
+  const parts = [['index', ...axes].join(sep)];
+  for (let i = 0; i < n; i++) {
+    let row = String(i);
+    for (let j = 0; j < dims; j++) row += sep + formatNumber(coords[i * dims + j]);
+    parts.push(row);
+  }
+  return parts.join('\n') + '\n';
+}
+
+/** Metadata back to TSV (header line + rows), e.g. for an uploaded data set. */
+export function formatMetadataTsv(names, columns) {
+  const n = columns.length ? columns[0].length : 0;
+  const parts = [names.join('\t')];
+  for (let i = 0; i < n; i++) parts.push(columns.map((col) => col[i]).join('\t'));
+  return parts.join('\n') + '\n';
+}

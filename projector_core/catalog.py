@@ -1,0 +1,263 @@
+"""Finds runs under LOGDIR and keeps them current while the server runs.
+
+Discovery follows TensorBoard: every folder holding a ``projector_config.pbtxt`` (or the
+standalone ``projector_config.json``) at any depth is a run named by its path relative to LOGDIR
+(``.`` for LOGDIR itself); a config inside ``RUN/plugins/org_tensorflow_tensorboard_projector/``
+belongs to RUN. ``refresh()`` re-reads only runs whose files changed, and leaves alone files
+modified in the last moment (they may still be being written).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from projector_core.cache import TensorCache, default_cache_dir, file_fingerprint
+from projector_core.errors import DataError
+from projector_core.formats.bookmarks import parse_bookmarks
+from projector_core.formats.config import (
+    CONFIG_NAMES,
+    EmbeddingInfo,
+    ProjectorConfig,
+    parse_config,
+    resolve_asset,
+)
+from projector_core.formats.metadata import parse_metadata
+from projector_core.formats.sprite import check_sprite
+from projector_core.formats.tensor_files import read_bytes, read_npy, read_tsv
+from projector_core.model import Embedding, Run
+
+PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
+SETTLE_SECONDS = 1.0  # a file younger than this may still be being written
+
+# Reports loading progress: (what, done, total); total 0 means "unknown".
+ProgressCallback = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class _ConfigFile:
+    run: str
+    path: Path
+
+
+def _run_name(logdir: Path, folder: Path) -> str:
+    relative = folder.relative_to(logdir).parts
+    if relative[-len(PLUGIN_DIR):] == PLUGIN_DIR:
+        relative = relative[: -len(PLUGIN_DIR)]
+    return "/".join(relative) or "."
+
+
+def find_configs(logdir: Path) -> Iterator[_ConfigFile]:
+    """Every config under ``logdir``, in a stable order; symlinked folders are not followed."""
+    for folder, dirs, files in os.walk(logdir):
+        dirs.sort()
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in CONFIG_NAMES:
+            if name in files:
+                yield _ConfigFile(_run_name(logdir, Path(folder)), Path(folder) / name)
+
+
+class Catalog:
+    """The runs of one LOGDIR, loaded and checked, safe to read from many threads."""
+
+    def __init__(self, logdir: Path | str, cache_dir: Path | None = None,
+                 progress: ProgressCallback | None = None) -> None:
+        self.logdir = Path(logdir).resolve()
+        self.cache = TensorCache(cache_dir if cache_dir is not None else default_cache_dir())
+        self.progress = progress
+        self._runs: dict[str, Run] = {}
+        self._lock = threading.Lock()
+
+    # -- lookups -----------------------------------------------------------------------------
+    def runs(self) -> list[Run]:
+        return list(self._runs.values())
+
+    def run(self, name: str) -> Run:
+        return self._runs[name]
+
+    def embedding(self, run: str, name: str) -> Embedding:
+        return self._runs[run].embedding(name)
+
+    # -- loading -----------------------------------------------------------------------------
+    def display(self, path: Path) -> str:
+        """A path as shown in messages: relative to LOGDIR when inside it."""
+        try:
+            return str(path.relative_to(self.logdir))
+        except ValueError:
+            return str(path)
+
+    def refresh(self) -> None:
+        """Re-scan LOGDIR; rebuild runs whose files changed, drop runs that disappeared."""
+        with self._lock:
+            found: dict[str, list[Path]] = {}
+            for config in find_configs(self.logdir):
+                found.setdefault(config.run, []).append(config.path)
+            runs: dict[str, Run] = {}
+            for name, paths in found.items():
+                old = self._runs.get(name)
+                signature = self._signature(paths, old)
+                if old is not None and old.signature == signature:
+                    runs[name] = old
+                    continue
+                if signature and self._settling(signature):
+                    if old is not None:
+                        runs[name] = old
+                    continue
+                runs[name] = self._load_run(name, paths)
+            self._runs = runs
+
+    def _signature(self, configs: list[Path], old: Run | None) -> tuple[tuple[str, int, int], ...]:
+        """Size and mtime of the configs and of every file the run read last time."""
+        paths = {str(p) for p in configs}
+        if old is not None:
+            paths.update(s[0] for s in old.signature)
+        entries = []
+        for path in sorted(paths):
+            try:
+                stat = os.stat(path)
+                entries.append((path, stat.st_size, stat.st_mtime_ns))
+            except OSError:
+                entries.append((path, -1, -1))
+        return tuple(entries)
+
+    @staticmethod
+    def _settling(signature: tuple[tuple[str, int, int], ...]) -> bool:
+        newest = max(mtime for _, _, mtime in signature)
+        return time.time() - newest / 1e9 < SETTLE_SECONDS
+
+    def _load_run(self, name: str, configs: list[Path]) -> Run:
+        run = Run(name=name, config=", ".join(self.display(p) for p in configs))
+        read: list[Path] = list(configs)
+        errors = []
+        for path in configs:
+            try:
+                config = parse_config(path, self.display(path))
+            except DataError as exc:
+                errors.append(str(exc))
+                continue
+            seen: dict[str, str] = {}
+            for index, info in enumerate(config.embeddings):
+                embedding = self._load_embedding(name, config, info, index, read)
+                if embedding.name in seen:
+                    embedding.errors["config"] = (
+                        f"{self.display(path)} {info.where}: duplicate tensor_name "
+                        f"{embedding.name!r} (also {seen[embedding.name]})")
+                seen.setdefault(embedding.name, info.where)
+                run.embeddings.append(embedding)
+        run.error = "; ".join(errors) or None
+        run.signature = self._signature(read, None)
+        return run
+
+    def _asset(self, config: ProjectorConfig, asset: str, field: str, read: list[Path]) -> Path:
+        path = resolve_asset(config.folder, asset, self.display(config.path), field)
+        read.append(path)
+        return path
+
+    def _load_embedding(self, run: str, config: ProjectorConfig, info: EmbeddingInfo,
+                        index: int, read: list[Path]) -> Embedding:
+        name = info.tensor_name or (Path(info.tensor_path).stem if info.tensor_path
+                                    else f"embedding-{index}")
+        embedding = Embedding(run=run, name=name, fingerprint="")
+        config_display = self.display(config.path)
+        embedding.sources["config"] = config_display
+        hashes = [name]
+        n_points: int | None = None
+        try:
+            vectors, tensor_hash = self._load_tensor(config, info, read)
+            embedding._vectors = vectors
+            hashes.append(tensor_hash)
+            n_points = int(vectors.shape[0])
+            embedding.sources["tensor"] = self.display(read[-1])
+            invalid = int(np.count_nonzero(~np.isfinite(vectors).all(axis=1)))
+            if invalid:
+                embedding.warnings.append(
+                    f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
+                    "kept out of neighbours and projections")
+        except DataError as exc:
+            embedding.errors["tensor"] = str(exc)
+        if info.metadata_path:
+            try:
+                path = self._asset(config, info.metadata_path, "metadata_path", read)
+                embedding.sources["metadata"] = self.display(path)
+                raw = self._read_file(path)
+                hashes.append(hashlib.sha256(raw).hexdigest())
+                embedding._metadata = parse_metadata(raw, self.display(path), n_points)
+                embedding.warnings.extend(embedding._metadata.warnings)
+            except DataError as exc:
+                embedding.errors["metadata"] = str(exc)
+        if info.sprite is not None:
+            try:
+                if not info.sprite.image_path:
+                    raise DataError("sprite has no image_path", file=config_display,
+                                    field=f"{info.where}.sprite.image_path")
+                path = self._asset(config, info.sprite.image_path, "sprite.image_path", read)
+                embedding.sources["sprite"] = self.display(path)
+                embedding.sprite = check_sprite(path, self.display(path),
+                                                info.sprite.single_image_dim,
+                                                n_points or 0, embedding.warnings)
+            except DataError as exc:
+                embedding.errors["sprite"] = str(exc)
+        if info.bookmarks_path:
+            embedding.has_bookmarks = True
+            try:
+                path = self._asset(config, info.bookmarks_path, "bookmarks_path", read)
+                embedding.sources["bookmarks"] = self.display(path)
+                embedding._bookmarks = parse_bookmarks(self._read_file(path), self.display(path),
+                                                       embedding.shape)
+            except DataError as exc:
+                embedding.errors["bookmarks"] = str(exc)
+        embedding.fingerprint = hashlib.sha256("|".join(hashes).encode()).hexdigest()[:32]
+        return embedding
+
+    def _read_file(self, path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise DataError("file not found", file=self.display(path)) from None
+        except OSError as exc:
+            raise DataError(f"cannot be read: {exc.strerror}", file=self.display(path)) from None
+
+    def _load_tensor(self, config: ProjectorConfig, info: EmbeddingInfo,
+                     read: list[Path]) -> tuple[np.ndarray, str]:
+        config_display = self.display(config.path)
+        if not info.tensor_path:
+            raise DataError(f"embedding {info.tensor_name!r} has no tensor_path",
+                            file=config_display, field=f"{info.where}.tensor_path")
+        path = self._asset(config, info.tensor_path, "tensor_path", read)
+        display = self.display(path)
+        if not path.is_file():
+            raise DataError("tensor file not found", file=display)
+        fingerprint = file_fingerprint(path)
+        suffix = path.suffix.lower()
+        if suffix == ".bytes":
+            vectors = read_bytes(path, display, info.tensor_shape)
+        else:
+            vectors = self.cache.load(fingerprint)
+            if vectors is None:
+                if suffix == ".npy":
+                    vectors = read_npy(path, display)
+                else:
+                    vectors = read_tsv(path, display, self._tensor_progress(display))
+                if not isinstance(vectors, np.memmap):
+                    self.cache.store(fingerprint, vectors)
+                    cached = self.cache.load(fingerprint)
+                    vectors = cached if cached is not None else vectors
+        shape = tuple(int(s) for s in vectors.shape)
+        if info.tensor_shape and tuple(info.tensor_shape) != shape:
+            raise DataError(f"tensor_shape {list(info.tensor_shape)} disagrees with the tensor "
+                            f"file {display}, which is {list(shape)}", file=config_display,
+                            field=f"{info.where}.tensor_shape")
+        return vectors, fingerprint
+
+    def _tensor_progress(self, display: str) -> Callable[[int, int], None] | None:
+        if self.progress is None:
+            return None
+        report = self.progress
+        return lambda done, total: report(f"parsing {display}", done, total)

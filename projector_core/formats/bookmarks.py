@@ -1,0 +1,29 @@
+"""Bookmark files: a JSON list of TensorBoard ``State`` objects (files from TensorBoard load here)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from projector_core.errors import DataError
+
+
+def parse_bookmarks(raw: bytes, display: str, shape: tuple[int, int] | None) -> list[dict[str, Any]]:
+    """Parse and check a bookmarks file; states saved for another data set size are refused."""
+    try:
+        states = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise DataError("is not valid UTF-8", file=display) from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"is not valid JSON: {exc.msg}", file=display, line=exc.lineno) from None
+    if not isinstance(states, list):
+        raise DataError("must be a JSON list of bookmark states", file=display)
+    for i, state in enumerate(states):
+        if not isinstance(state, dict):
+            raise DataError("must be an object", file=display, field=f"[{i}]")
+        dims = state.get("dataSetDimensions")
+        if shape is not None and dims is not None and list(dims) != list(shape):
+            raise DataError(
+                f"was saved for a data set of {dims}, this embedding is {list(shape)}",
+                file=display, field=f"[{i}].dataSetDimensions")
+    return states

@@ -1,0 +1,143 @@
+"""Tensor files: TSV (parsed at C speed in chunks), raw ``.bytes`` and ``.npy`` (memory-mapped).
+
+TSV parsing hands whole chunks of lines to numpy's C parser (``loadtxt``), so a progress line can
+be shown between chunks. Only when a chunk is wrong do we fall back to a Python loop over its
+lines, to name the exact line and cell in the error.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from projector_core.errors import DataError
+
+CHUNK_BYTES = 32 * 1024 * 1024
+MAX_LINE_BYTES = 256 * 1024 * 1024  # one row of 20M+ floats: anything longer is not a tensor row
+
+Progress = Callable[[int, int], None]  # (bytes done, bytes total)
+
+
+def _line_problem(line: bytes, expected_cols: int | None) -> str | None:
+    """Say what is wrong with one TSV row, or None if it is a good row."""
+    cells = line.rstrip(b"\r").split(b"\t")
+    for col, cell in enumerate(cells, start=1):
+        try:
+            float(cell)
+        except ValueError:
+            shown = cell[:40].decode("utf-8", "replace")
+            return f"column {col}: {shown!r} is not a number"
+    if expected_cols is not None and len(cells) != expected_cols:
+        return f"has {len(cells)} values, expected {expected_cols} like the first row"
+    return None
+
+
+def _diagnose(chunk: bytes, first_line: int, cols: int, display: str) -> DataError:
+    for offset, line in enumerate(chunk.split(b"\n")):
+        if not line.strip():
+            continue
+        problem = _line_problem(line, cols)
+        if problem:
+            return DataError(problem, file=display, line=first_line + offset)
+    return DataError("could not be parsed as tab-separated numbers", file=display, line=first_line)
+
+
+def _parse_chunk(chunk: bytes, first_line: int, cols: int, display: str) -> np.ndarray:
+    """Parse whole lines of a TSV with numpy's C parser; blank lines are skipped, as in TensorBoard."""
+    try:
+        values = np.loadtxt(io.BytesIO(chunk), dtype=np.float32, delimiter="\t", comments=None,
+                            ndmin=2, encoding="utf-8")
+    except ValueError:
+        raise _diagnose(chunk, first_line, cols, display) from None
+    if values.shape[1] != cols and values.size:
+        raise _diagnose(chunk, first_line, cols, display)
+    return values
+
+
+def read_tsv(path: Path, display: str, progress: Progress | None = None) -> np.ndarray:
+    """Read a tensor TSV: one vector per line, tab-separated numbers, no header."""
+    total = path.stat().st_size
+    parts: list[np.ndarray] = []
+    cols: int | None = None
+    line_no = 1
+    done = 0
+    with path.open("rb") as handle:
+        pending = b""
+        while True:
+            block = handle.read(CHUNK_BYTES)
+            data = pending + block
+            if not block:
+                if data.strip():
+                    data += b"\n"
+                else:
+                    break
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                if len(data) > MAX_LINE_BYTES:
+                    raise DataError(f"a line is longer than {MAX_LINE_BYTES // 2**20} MiB; "
+                                    "this is not a tensor TSV", file=display, line=line_no)
+                pending = data
+                continue
+            chunk, pending = data[:cut], data[cut:]
+            if cols is None:
+                first = next((ln for ln in chunk.split(b"\n") if ln.strip()), None)
+                if first is not None:
+                    cols = first.count(b"\t") + 1
+            if cols is not None:
+                parts.append(_parse_chunk(chunk, line_no, cols, display))
+            line_no += chunk.count(b"\n")
+            done += len(chunk)
+            if progress:
+                progress(min(done, total), total)
+            if not block:
+                break
+    if cols is None or not parts or sum(len(p) for p in parts) == 0:
+        raise DataError("is empty: a tensor TSV needs one row of numbers per point", file=display)
+    return np.ascontiguousarray(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+
+
+def read_bytes(path: Path, display: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Raw little-endian float32, row-major, exactly N*D*4 bytes; the shape comes from the config."""
+    if len(shape) != 2 or 0 in shape:
+        raise DataError("a .bytes tensor needs tensor_shape [N, D] in the config", file=display,
+                        field="tensor_shape")
+    expected = shape[0] * shape[1] * 4
+    size = path.stat().st_size
+    if size != expected:
+        raise DataError(f"has {size} bytes but tensor_shape {list(shape)} needs {expected} "
+                        "(float32, N*D*4)", file=display)
+    return np.memmap(path, dtype="<f4", mode="r", shape=(shape[0], shape[1]))
+
+
+def read_npy(path: Path, display: str) -> np.ndarray:
+    """Memory-map a ``.npy``; object arrays are refused (they would need unpickling)."""
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
+            raise DataError("holds Python objects (pickled); only numeric arrays are read",
+                            file=display) from None
+        raise DataError(f"is not a valid .npy file: {exc}", file=display) from None
+    except OSError as exc:
+        raise DataError(f"cannot be read: {exc}", file=display) from None
+    return as_vectors(array, display)
+
+
+def as_vectors(array: np.ndarray, display: str) -> np.ndarray:
+    """Check an array is a 2-D numeric matrix and give it as float32 (a view when it already is)."""
+    if array.dtype.hasobject:
+        raise DataError("holds Python objects; only numeric arrays are read", file=display)
+    if array.ndim == 1:
+        array = array.reshape(-1, 1)
+    if array.ndim != 2:
+        raise DataError(f"must be a 2-D array [N, D], found shape {list(array.shape)}", file=display)
+    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise DataError(f"has dtype {array.dtype}; a numeric array is needed", file=display)
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise DataError(f"is empty (shape {list(array.shape)})", file=display)
+    if array.dtype == np.dtype("<f4") and array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(array, dtype="<f4")

@@ -1,0 +1,79 @@
+"""The data model every other layer reads: runs holding embeddings (vectors + metadata + assets).
+
+An ``Embedding`` is built once by the catalog with each part already checked; a broken part is
+recorded in ``errors`` under its name (tensor, metadata, sprite, bookmarks) and the healthy parts
+stay usable, so one bad file never takes the rest down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from projector_core.errors import DataError
+from projector_core.formats.metadata import Metadata
+from projector_core.formats.sprite import Sprite
+
+__all__ = ["Embedding", "Metadata", "Run"]
+
+
+@dataclass
+class Embedding:
+    run: str
+    name: str
+    fingerprint: str
+    _vectors: np.ndarray | None = None
+    _metadata: Metadata | None = None
+    sprite: Sprite | None = None
+    _bookmarks: list[dict[str, Any]] | None = None
+    has_bookmarks: bool = False
+    errors: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, int] | None:
+        return None if self._vectors is None else (int(self._vectors.shape[0]),
+                                                   int(self._vectors.shape[1]))
+
+    @property
+    def error(self) -> str | None:
+        return "; ".join(self.errors.values()) if self.errors else None
+
+    def _raise_if_broken(self, part: str) -> None:
+        if part in self.errors:
+            raise DataError(self.errors[part])
+
+    def vectors(self) -> np.ndarray:
+        """float32 [N, D], C-contiguous; may be a read-only memory map."""
+        self._raise_if_broken("tensor")
+        assert self._vectors is not None
+        return self._vectors
+
+    def metadata(self) -> Metadata | None:
+        self._raise_if_broken("metadata")
+        return self._metadata
+
+    def metadata_columns(self) -> list[str]:
+        return list(self._metadata.names) if self._metadata is not None else []
+
+    def bookmarks(self) -> list[dict[str, Any]]:
+        self._raise_if_broken("bookmarks")
+        return list(self._bookmarks or [])
+
+
+@dataclass
+class Run:
+    name: str
+    embeddings: list[Embedding] = field(default_factory=list)
+    error: str | None = None
+    config: str | None = None
+    signature: tuple[tuple[str, int, int], ...] = ()
+
+    def embedding(self, name: str) -> Embedding:
+        for embedding in self.embeddings:
+            if embedding.name == name:
+                return embedding
+        raise KeyError(name)

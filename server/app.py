@@ -1,0 +1,87 @@
+"""The application factory: one FastAPI app over one LOGDIR (each test builds its own)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from projector_core.catalog import Catalog
+from projector_core.errors import DataError
+from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
+from server.routes import data
+
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+log = logging.getLogger("projector")
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    """FastAPI's error list as one readable sentence: "query parameter 'k': ..."."""
+    parts = []
+    for error in exc.errors():
+        location = [str(p) for p in error.get("loc", ())]
+        where = location[0] if location else "request"
+        name = ".".join(location[1:])
+        place = {"query": "query parameter", "body": "body field", "path": "path parameter"}.get(
+            where, where)
+        parts.append(f"{place} '{name}': {error.get('msg')}" if name else f"{place}: {error.get('msg')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(
+    logdir: str | Path | None = None,
+    *,
+    cache_dir: Path | None = None,
+    device: str = "cpu",
+    catalog: Catalog | None = None,
+    refresh_seconds: float = 2.0,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress)."""
+    if catalog is None:
+        catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir)
+        catalog.refresh()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
+        yield
+        if task is not None:
+            task.cancel()
+
+    app = FastAPI(
+        title="Projector",
+        version="0.1.0",
+        description="Embedding projector: runs, tensors, metadata, projections and neighbours.",
+        lifespan=lifespan,
+    )
+    app.state.catalog = catalog
+    app.state.device = device
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
+
+    @app.exception_handler(DataError)
+    async def data_error(request: Request, exc: DataError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    app.include_router(data.router)
+    return app
+
+
+async def _keep_fresh(catalog: Catalog, every: float) -> None:
+    """Live logdirs: re-scan in a worker thread so new runs and rewritten configs appear."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await asyncio.to_thread(catalog.refresh)
+        except Exception:  # a scan must never stop the server; the next one retries
+            log.exception("refreshing %s failed", catalog.logdir)

@@ -1,0 +1,109 @@
+"""``projector serve``: load a LOGDIR (or the bundled sample data), say what was found, serve it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import uvicorn
+
+from projector_core.catalog import Catalog
+from projector_core.model import Run
+from server.app import SAMPLE_DATA, create_app
+
+
+class ProgressLine:
+    """One self-overwriting progress line on stderr, throttled to a few updates a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        finished = total and done >= total
+        if now - self._last < 0.2 and not finished:
+            return
+        self._last = now
+        if total:
+            line = f"{what}: {100 * done / total:5.1f}% ({done / 2**20:.0f} / {total / 2**20:.0f} MiB)"
+        else:
+            line = f"{what}: {done / 2**20:.0f} MiB"
+        sys.stderr.write("\r" + line.ljust(78)[:120])
+        if finished:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def describe(runs: list[Run]) -> str:
+    """What discovery found, including why anything was skipped."""
+    lines = []
+    for run in runs:
+        lines.append(f"run {run.name}  ({run.config})")
+        if run.error:
+            lines.append(f"  skipped: {run.error}")
+        for embedding in run.embeddings:
+            shape = "x".join(map(str, embedding.shape)) if embedding.shape else "?"
+            files = ", ".join(f"{k}={v}" for k, v in embedding.sources.items() if k != "config")
+            lines.append(f"  {embedding.name}  {shape}  {files}")
+            if embedding.error:
+                lines.append(f"    error: {embedding.error}")
+            lines.extend(f"    warning: {w}" for w in embedding.warnings)
+    return "\n".join(lines)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
+    if not logdir.exists():
+        print(f"projector: LOGDIR {logdir} does not exist", file=sys.stderr)
+        return 2
+    if not logdir.is_dir():
+        print(f"projector: LOGDIR {logdir} is not a folder", file=sys.stderr)
+        return 2
+    catalog = Catalog(logdir, cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+                      progress=ProgressLine())
+    catalog.refresh()
+    runs = catalog.runs()
+    if not runs and not args.wait:
+        print(f"projector: no projector_config.pbtxt or projector_config.json found under {logdir}.\n"
+              "  Write one with torch.utils.tensorboard's SummaryWriter.add_embedding, tensorboardX,\n"
+              "  or projector_core.writer.add_embedding; or pass --wait to serve it while it fills.",
+              file=sys.stderr)
+        return 1
+    print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
+    app = create_app(catalog=catalog, device=args.device)
+    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+    print(f"Projector serving {logdir} at http://{host}:{args.port}/  (Ctrl+C to stop)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="projector", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")
+    serve.add_argument("logdir", nargs="?", help="log directory to serve")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=6006, help="port (default 6006)")
+    serve.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    serve.add_argument("--cache-dir", help="where parsed tensors and results are cached "
+                       "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
+    serve.add_argument("--wait", action="store_true",
+                       help="serve even when LOGDIR holds no runs yet, and watch for them")
+    serve.add_argument("--log-level", default="warning", help="uvicorn log level")
+    serve.set_defaults(handler=_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The read API: runs, tensors, metadata, sprites and bookmarks, as TensorBoard's plugin serves them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import FileResponse, Response, StreamingResponse
+from pydantic import BaseModel
+
+from projector_core.errors import DataError
+from projector_core.model import Embedding
+from server.deps import CatalogDep, EmbeddingDep
+
+router = APIRouter(prefix="/api", tags=["data"])
+
+STREAM_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+class SpriteOut(BaseModel):
+    single_image_dim: tuple[int, int]
+
+
+class EmbeddingOut(BaseModel):
+    name: str
+    shape: tuple[int, int] | None
+    metadata_columns: list[str]
+    sprite: SpriteOut | None
+    has_bookmarks: bool
+    error: str | None
+    warnings: list[str]
+    sources: dict[str, str]
+
+    @classmethod
+    def of(cls, embedding: Embedding) -> EmbeddingOut:
+        sprite = embedding.sprite
+        return cls(
+            name=embedding.name,
+            shape=embedding.shape,
+            metadata_columns=embedding.metadata_columns(),
+            sprite=SpriteOut(single_image_dim=sprite.single_image_dim) if sprite else None,
+            has_bookmarks=embedding.has_bookmarks,
+            error=embedding.error,
+            warnings=embedding.warnings,
+            sources=embedding.sources,
+        )
+
+
+class RunOut(BaseModel):
+    name: str
+    error: str | None
+    embeddings: list[EmbeddingOut]
+
+
+class Health(BaseModel):
+    status: str
+
+
+def unprocessable(exc: DataError) -> HTTPException:
+    """A broken input file, reported with the file and line in the message."""
+    return HTTPException(422, str(exc))
+
+
+@router.get("/health")
+def health() -> Health:
+    return Health(status="ok")
+
+
+@router.get("/runs")
+def list_runs(catalog: CatalogDep) -> list[RunOut]:
+    return [
+        RunOut(name=run.name, error=run.error,
+               embeddings=[EmbeddingOut.of(e) for e in run.embeddings])
+        for run in catalog.runs()
+    ]
+
+
+def _float32_chunks(vectors: np.ndarray) -> Iterator[bytes]:
+    rows_per_chunk = max(1, STREAM_CHUNK_BYTES // max(1, vectors.shape[1] * 4))
+    for start in range(0, vectors.shape[0], rows_per_chunk):
+        yield np.ascontiguousarray(vectors[start:start + rows_per_chunk], dtype="<f4").tobytes()
+
+
+@router.get(
+    "/tensor",
+    response_class=Response,
+    responses={200: {"content": {"application/octet-stream": {}},
+                     "description": "float32 little-endian, row-major, N x D"}},
+)
+def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
+    try:
+        vectors = embedding.vectors()
+    except DataError as exc:
+        raise unprocessable(exc) from None
+    n, d = vectors.shape
+    return StreamingResponse(
+        _float32_chunks(vectors),
+        media_type="application/octet-stream",
+        headers={"Content-Length": str(n * d * 4), "X-Shape": f"{n},{d}"},
+    )
+
+
+@router.get(
+    "/metadata",
+    response_class=Response,
+    responses={200: {"content": {"text/tab-separated-values": {}}}},
+)
+def get_metadata(embedding: EmbeddingDep) -> Response:
+    try:
+        metadata = embedding.metadata()
+    except DataError as exc:
+        raise unprocessable(exc) from None
+    if metadata is None:
+        n = embedding.shape[0] if embedding.shape else 0
+        text = "index\n" + "".join(f"{i}\n" for i in range(n))
+    else:
+        text = metadata.to_tsv()
+    return Response(text, media_type="text/tab-separated-values; charset=utf-8")
+
+
+@router.get("/sprite", response_class=FileResponse,
+            responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
+def get_sprite(embedding: EmbeddingDep) -> FileResponse:
+    if "sprite" in embedding.errors:
+        raise HTTPException(422, embedding.errors["sprite"])
+    if embedding.sprite is None:
+        raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
+    if not embedding.sprite.path.is_file():
+        raise HTTPException(422, f"{embedding.sources['sprite']}: sprite file is gone")
+    return FileResponse(embedding.sprite.path, media_type=embedding.sprite.content_type)
+
+
+@router.get("/bookmarks")
+def get_bookmarks(embedding: EmbeddingDep) -> list[dict]:
+    try:
+        return embedding.bookmarks()
+    except DataError as exc:
+        raise unprocessable(exc) from None

@@ -1,0 +1,40 @@
+"""The browser UI: the index page (jinja2) and the front end's static files.
+
+Static files are served by a plain route rather than a mounted StaticFiles app so that
+`app.include_router(router)` brings them along (FastAPI does not copy mounts).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend"
+TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "templates"
+
+templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+router = APIRouter(include_in_schema=False)
+
+# Browsers refuse ES modules served with a non-JavaScript type; some systems map .js oddly.
+mimetypes.add_type("text/javascript", ".js")
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request) -> HTMLResponse:
+    """The single page of the app; everything else is fetched from /api by the front end."""
+    return templates.TemplateResponse(request, "index.html")
+
+
+@router.get("/static/{path:path}")
+def static_file(path: str) -> FileResponse:
+    """A file of frontend/, refusing anything that resolves outside it."""
+    target = (FRONTEND_DIR / path).resolve()
+    inside = target.is_relative_to(FRONTEND_DIR) and target.is_file()
+    if not inside or target.relative_to(FRONTEND_DIR).parts[0] == "tests":
+        raise HTTPException(status_code=404, detail=f"no such file: {path}")
+    # no-cache: the browser revalidates, so an upgraded package never runs stale modules.
+    return FileResponse(target, headers={"Cache-Control": "no-cache"})
