@@ -31,7 +31,7 @@ from projector_core.formats.config import (
 )
 from projector_core.formats.metadata import parse_metadata
 from projector_core.formats.sprite import check_sprite
-from projector_core.formats.tensor_files import read_bytes, read_npy, read_tsv
+from projector_core.formats.tensor_files import looks_binary, read_bytes, read_npy, read_tsv
 from projector_core.model import Embedding, Run
 
 PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
@@ -74,6 +74,7 @@ class Catalog:
         self.progress = progress
         self._runs: dict[str, Run] = {}
         self._lock = threading.Lock()
+        self._scanned = False  # the first scan loads everything; later ones wait for writes to settle
 
     # -- lookups -----------------------------------------------------------------------------
     def runs(self) -> list[Run]:
@@ -106,12 +107,13 @@ class Catalog:
                 if old is not None and old.signature == signature:
                     runs[name] = old
                     continue
-                if signature and self._settling(signature):
+                if self._scanned and self._settling(signature):
                     if old is not None:
                         runs[name] = old
                     continue
                 runs[name] = self._load_run(name, paths)
             self._runs = runs
+            self._scanned = True
 
     def _signature(self, configs: list[Path], old: Run | None) -> tuple[tuple[str, int, int], ...]:
         """Size and mtime of the configs and of every file the run read last time."""
@@ -180,6 +182,10 @@ class Catalog:
                 embedding.warnings.append(
                     f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
                     "kept out of neighbours and projections")
+            if vectors.shape[1] == 1:
+                embedding.warnings.append(
+                    f"{embedding.sources['tensor']}: has a single column (D = 1), so each point "
+                    "is one number; if these are labels or ids, name the file in metadata_path")
         except DataError as exc:
             embedding.errors["tensor"] = str(exc)
         if info.metadata_path:
@@ -197,6 +203,11 @@ class Catalog:
                 if not info.sprite.image_path:
                     raise DataError("sprite has no image_path", file=config_display,
                                     field=f"{info.where}.sprite.image_path")
+                dim = info.sprite.single_image_dim
+                if len(dim) != 2 or 0 in dim:
+                    raise DataError(f"a sprite needs single_image_dim [width, height], found "
+                                    f"{list(dim)}", file=config_display,
+                                    field=f"{info.where}.sprite.single_image_dim")
                 path = self._asset(config, info.sprite.image_path, "sprite.image_path", read)
                 embedding.sources["sprite"] = self.display(path)
                 embedding.sprite = check_sprite(path, self.display(path),
@@ -236,25 +247,40 @@ class Catalog:
             raise DataError("tensor file not found", file=display)
         fingerprint = file_fingerprint(path)
         suffix = path.suffix.lower()
-        if suffix == ".bytes":
-            vectors = read_bytes(path, display, info.tensor_shape)
-        else:
-            vectors = self.cache.load(fingerprint)
-            if vectors is None:
-                if suffix == ".npy":
-                    vectors = read_npy(path, display)
-                else:
-                    vectors = read_tsv(path, display, self._tensor_progress(display))
-                if not isinstance(vectors, np.memmap):
-                    self.cache.store(fingerprint, vectors)
-                    cached = self.cache.load(fingerprint)
-                    vectors = cached if cached is not None else vectors
+        raw = suffix == ".bytes" or (suffix != ".npy" and bool(info.tensor_shape)
+                                     and looks_binary(path))
+        if raw:  # the same bytes read with another tensor_shape are another tensor
+            keyed = f"{fingerprint}|{info.tensor_shape}"
+            fingerprint = hashlib.sha256(keyed.encode()).hexdigest()[:32]
+        vectors = self.cache.load(fingerprint)
+        if vectors is None:
+            if raw:
+                vectors = read_bytes(path, display, info.tensor_shape)
+            elif suffix == ".npy":
+                vectors = read_npy(path, display)
+            else:
+                vectors = read_tsv(path, display, self._tensor_progress(display))
+            vectors = self._own_copy(fingerprint, vectors)
         shape = tuple(int(s) for s in vectors.shape)
         if info.tensor_shape and tuple(info.tensor_shape) != shape:
             raise DataError(f"tensor_shape {list(info.tensor_shape)} disagrees with the tensor "
                             f"file {display}, which is {list(shape)}", file=config_display,
                             field=f"{info.where}.tensor_shape")
         return vectors, fingerprint
+
+    def _own_copy(self, fingerprint: str, vectors: np.ndarray) -> np.ndarray:
+        """The vectors in a file of ours, never a memory map of the user's file.
+
+        A user's file rewritten in place (``np.save`` truncates it) while we map it would kill
+        the whole server with SIGBUS on the next read; our cache entries are only ever replaced
+        by rename, so a map of one stays valid. Without a usable cache, the vectors are read
+        into memory.
+        """
+        self.cache.store(fingerprint, vectors)
+        cached = self.cache.load(fingerprint)
+        if cached is not None:
+            return cached
+        return np.array(vectors) if isinstance(vectors, np.memmap) else vectors
 
     def _tensor_progress(self, display: str) -> Callable[[int, int], None] | None:
         if self.progress is None:

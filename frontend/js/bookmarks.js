@@ -36,7 +36,7 @@ export function toTensorBoardState(state, { label, n, d, coords = null, iteratio
       projections.push(point);
     }
   }
-  const side = (name) => state.custom[name];
+  const custom = state.custom;
   const threeD = is3d(state);
   return {
     label,
@@ -54,14 +54,14 @@ export function toTensorBoardState(state, { label, n, d, coords = null, iteratio
       ? [state.pca.x, state.pca.y, state.pca.z]
       : [state.pca.x, state.pca.y],
     customSelectedSearchByMetadataOption: state.custom.column,
-    customXLeftText: side('left').text,
-    customXLeftRegex: side('left').regex,
-    customXRightText: side('right').text,
-    customXRightRegex: side('right').regex,
-    customYUpText: side('up').text,
-    customYUpRegex: side('up').regex,
-    customYDownText: side('down').text,
-    customYDownRegex: side('down').regex,
+    customXLeftText: custom.left,
+    customXLeftRegex: custom.regex,
+    customXRightText: custom.right,
+    customXRightRegex: custom.regex,
+    customYUpText: custom.up,
+    customYUpRegex: custom.regex,
+    customYDownText: custom.down,
+    customYDownRegex: custom.regex,
     projections,
     filteredPoints: state.isolated ? state.isolated.slice() : [],
     selectedPoints: state.selection.slice(),
@@ -79,7 +79,8 @@ function stateFromTensorBoard(tb) {
   const pcaDims = Array.isArray(tb.pcaComponentDimensions) ? tb.pcaComponentDimensions : [0, 1, 2];
   const selection = Array.isArray(tb.selectedPoints) ? tb.selectedPoints : [];
   const filtered = Array.isArray(tb.filteredPoints) && tb.filteredPoints.length ? tb.filteredPoints : null;
-  const side = (text, regex) => ({ text: tb[text] ?? '', regex: tb[regex] ?? false });
+  // TensorBoard has a regex toggle per side, our API one for all four: any side's counts.
+  const regex = ['customXLeftRegex', 'customXRightRegex', 'customYUpRegex', 'customYDownRegex'].some((k) => tb[k] === true);
   return sanitizeState({
     projection: PROJECTIONS.includes(tb.selectedProjection) ? tb.selectedProjection : 'pca',
     pca: { x: pcaDims[0], y: pcaDims[1], z: pcaDims[2] ?? 2, is3d: pcaDims.length >= 3 },
@@ -87,10 +88,11 @@ function stateFromTensorBoard(tb) {
     umap: { is3d: tb.umapIs3d, nNeighbors: tb.umapNeighbors, minDist: tb.umapMinDist },
     custom: {
       column: tb.customSelectedSearchByMetadataOption ?? null,
-      left: side('customXLeftText', 'customXLeftRegex'),
-      right: side('customXRightText', 'customXRightRegex'),
-      up: side('customYUpText', 'customYUpRegex'),
-      down: side('customYDownText', 'customYDownRegex'),
+      left: tb.customXLeftText ?? '',
+      right: tb.customXRightText ?? '',
+      up: tb.customYUpText ?? '',
+      down: tb.customYDownText ?? '',
+      regex,
     },
     colorBy: tb.selectedColorOptionName ?? null,
     categorical: tb.forceCategoricalColoring ?? false,

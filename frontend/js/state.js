@@ -17,13 +17,7 @@ export function defaultState() {
     pca: { x: 0, y: 1, z: 2, is3d: true, spherize: false },
     tsne: { is3d: false, perplexity: 30, learningRate: 200, nIter: 1000 },
     umap: { is3d: false, nNeighbors: 15, minDist: 0.1 },
-    custom: {
-      column: null,
-      left: { text: '', regex: false },
-      right: { text: '', regex: false },
-      up: { text: '', regex: false },
-      down: { text: '', regex: false },
-    },
+    custom: { column: null, left: '', right: '', up: '', down: '', regex: false },
     labelBy: null,
     colorBy: null,
     categorical: false,
@@ -97,10 +91,6 @@ export function sanitizeState(input) {
   const custom = sub('custom');
   const nb = sub('neighbors');
   const search = sub('search');
-  const side = (name) => {
-    const s = isObject(custom[name]) ? custom[name] : {};
-    return { text: pick(s.text, '', string), regex: pick(s.regex, false, bool) };
-  };
   return {
     run: pick(input.run, null, stringOrNull),
     embedding: pick(input.embedding, null, stringOrNull),
@@ -125,10 +115,11 @@ export function sanitizeState(input) {
     },
     custom: {
       column: pick(custom.column, null, stringOrNull),
-      left: side('left'),
-      right: side('right'),
-      up: side('up'),
-      down: side('down'),
+      left: pick(custom.left, '', string),
+      right: pick(custom.right, '', string),
+      up: pick(custom.up, '', string),
+      down: pick(custom.down, '', string),
+      regex: pick(custom.regex, false, bool),
     },
     labelBy: pick(input.labelBy, null, stringOrNull),
     colorBy: pick(input.colorBy, null, stringOrNull),

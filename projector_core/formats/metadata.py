@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -123,11 +122,11 @@ def parse_metadata(raw: bytes, display: str, n_points: int | None) -> Metadata:
         if len(cells) != width:
             raise DataError(f"has {len(cells)} cells, the header names {width} columns",
                             file=display, line=first_data_line + offset)
-        for column, cell in zip(columns, cells):
+        for column, cell in zip(columns, cells, strict=True):
             column.append(cell)
     if n_points is not None and len(body) != n_points:
         raise _row_count_error(len(body), n_points, has_header, display)
-    metadata = Metadata(names=names, columns=dict(zip(names, columns)), has_header=has_header,
+    metadata = Metadata(names=names, columns=dict(zip(names, columns, strict=True)), has_header=has_header,
                         text=text)
     _check_columns(metadata, display, first_data_line)
     return metadata

@@ -175,7 +175,8 @@ class _Parser:
         try:
             value = int(text, 0)
         except ValueError:
-            raise self._fail(token, f"field '{field}' needs an unsigned integer, found {token.text!r}") from None
+            message = f"field '{field}' needs an unsigned integer, found {token.text!r}"
+            raise self._fail(token, message) from None
         if value < 0 or value >= 2**32:
             raise self._fail(token, f"field '{field}' is out of range for uint32: {value}")
         return value

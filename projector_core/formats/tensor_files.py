@@ -8,8 +8,9 @@ lines, to name the exact line and cell in the error.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def _parse_chunk(chunk: bytes, first_line: int, cols: int, display: str) -> np.n
     """Parse whole lines of a TSV with numpy's C parser; blank lines are skipped, as in TensorBoard."""
     try:
         values = np.loadtxt(io.BytesIO(chunk), dtype=np.float32, delimiter="\t", comments=None,
-                            ndmin=2, encoding="utf-8")
+                            ndmin=2)
     except ValueError:
         raise _diagnose(chunk, first_line, cols, display) from None
     if values.shape[1] != cols and values.size:
@@ -57,46 +58,58 @@ def _parse_chunk(chunk: bytes, first_line: int, cols: int, display: str) -> np.n
     return values
 
 
+def _line_chunks(handle: BinaryIO, display: str) -> Iterator[tuple[int, bytes]]:
+    """Whole lines in blocks of about CHUNK_BYTES, each with the number of its first line."""
+    pending = b""
+    line_no = 1
+    while block := handle.read(CHUNK_BYTES):
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            pending += block
+            if len(pending) > MAX_LINE_BYTES:
+                raise DataError(f"a line is longer than {MAX_LINE_BYTES // 2**20} MiB; "
+                                "this is not a tensor TSV", file=display, line=line_no)
+            continue
+        chunk = pending + block[:cut]
+        pending = block[cut:]
+        yield line_no, chunk
+        line_no += chunk.count(b"\n")
+    if pending.strip():
+        yield line_no, pending + b"\n"
+
+
 def read_tsv(path: Path, display: str, progress: Progress | None = None) -> np.ndarray:
     """Read a tensor TSV: one vector per line, tab-separated numbers, no header."""
     total = path.stat().st_size
     parts: list[np.ndarray] = []
     cols: int | None = None
-    line_no = 1
     done = 0
     with path.open("rb") as handle:
-        pending = b""
-        while True:
-            block = handle.read(CHUNK_BYTES)
-            data = pending + block
-            if not block:
-                if data.strip():
-                    data += b"\n"
-                else:
-                    break
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                if len(data) > MAX_LINE_BYTES:
-                    raise DataError(f"a line is longer than {MAX_LINE_BYTES // 2**20} MiB; "
-                                    "this is not a tensor TSV", file=display, line=line_no)
-                pending = data
-                continue
-            chunk, pending = data[:cut], data[cut:]
+        for line_no, chunk in _line_chunks(handle, display):
             if cols is None:
-                first = next((ln for ln in chunk.split(b"\n") if ln.strip()), None)
-                if first is not None:
-                    cols = first.count(b"\t") + 1
+                first = next((ln for ln in chunk.split(b"\n", 1000) if ln.strip()), None)
+                cols = first.count(b"\t") + 1 if first is not None else None
             if cols is not None:
                 parts.append(_parse_chunk(chunk, line_no, cols, display))
-            line_no += chunk.count(b"\n")
             done += len(chunk)
             if progress:
                 progress(min(done, total), total)
-            if not block:
-                break
-    if cols is None or not parts or sum(len(p) for p in parts) == 0:
+    if not parts or sum(len(p) for p in parts) == 0:
         raise DataError("is empty: a tensor TSV needs one row of numbers per point", file=display)
-    return np.ascontiguousarray(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def looks_binary(path: Path) -> bool:
+    """TensorBoard reads a tensor as TSV unless it fails to decode as text; we sniff the start."""
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a multi-byte character cut at the end is still text
+    return False
 
 
 def read_bytes(path: Path, display: str, shape: tuple[int, ...]) -> np.ndarray:

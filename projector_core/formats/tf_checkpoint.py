@@ -139,7 +139,9 @@ def embedding_variables(prefix: Path) -> dict[str, tuple[int, int]]:
     return {
         name: (shape[0], shape[1])
         for name, (dtype, shape) in list_variables(prefix).items()
-        if dtype in FLOAT_DTYPES and len(shape) == 2 and 0 not in shape
+        if dtype in FLOAT_DTYPES
+        and len(shape) == 2
+        and 0 not in shape
         and not is_optimizer_state(name)
     }
 
@@ -163,16 +165,17 @@ def read_variable(prefix: Path, name: str) -> np.ndarray:
         key = _slice_key(name, extents)
         part = index.slice_entries.get(key)
         if part is None:
-            raise DataError("a slice of this partitioned variable is missing",
-                            file=index_file, field=name)
+            raise DataError(
+                "a slice of this partitioned variable is missing", file=index_file, field=name
+            )
         region = tuple(
-            slice(None) if length < 0 else slice(start, start + length)
-            for start, length in extents
+            slice(None) if length < 0 else slice(start, start + length) for start, length in extents
         )
         values = _to_float32(_read_tensor(prefix, index, name, part), dtype)
         if full[region].shape != values.shape:
-            raise DataError(f"slice shape {values.shape} does not fit its extents",
-                            file=index_file, field=name)
+            raise DataError(
+                f"slice shape {values.shape} does not fit its extents", file=index_file, field=name
+            )
         full[region] = values
     return full
 
@@ -313,8 +316,9 @@ def _parse_index(data: bytes, path: str) -> _Index:
         raise DataError(f"header says {num_shards} shards", file=path, field="num_shards")
     for name, entry in entries.items():
         if entry.shard_id >= num_shards and not entry.slices:
-            raise DataError(f"shard {entry.shard_id} of {num_shards} does not exist",
-                            file=path, field=name)
+            raise DataError(
+                f"shard {entry.shard_id} of {num_shards} does not exist", file=path, field=name
+            )
     return _Index(num_shards, big_endian, entries, slice_entries)
 
 
@@ -322,17 +326,22 @@ def _block(data: bytes, offset: int, size: int, path: str) -> bytes:
     """A table block's contents after checking its trailer's type and masked crc32c."""
     end = offset + size
     if end + _BLOCK_TRAILER_SIZE > len(data) - _FOOTER_SIZE:
-        raise DataError(f"block at byte {offset} runs past the end of the file (truncated?)",
-                        file=path)
+        raise DataError(
+            f"block at byte {offset} runs past the end of the file (truncated?)", file=path
+        )
     contents = data[offset:end]
     compression = data[end]
     (stored,) = struct.unpack("<I", data[end + 1 : end + 5])
     if _unmask(stored) != google_crc32c.value(data[offset : end + 1]):
-        raise DataError(f"checksum mismatch in the index block at byte {offset} (corrupt file)",
-                        file=path)
+        raise DataError(
+            f"checksum mismatch in the index block at byte {offset} (corrupt file)", file=path
+        )
     if compression == 1:
-        raise DataError("snappy-compressed index blocks are not supported (TensorFlow writes "
-                        "checkpoint indexes uncompressed)", file=path)
+        raise DataError(
+            "snappy-compressed index blocks are not supported (TensorFlow writes "
+            "checkpoint indexes uncompressed)",
+            file=path,
+        )
     if compression != 0:
         raise DataError(f"unknown block compression type {compression}", file=path)
     return contents
@@ -407,8 +416,7 @@ def _fields(message: bytes, path: str, what: str) -> dict[int, list[int | bytes]
                 raise IndexError
             fields.setdefault(number, []).append(value)
     except (IndexError, struct.error):
-        raise DataError("corrupt protobuf in the checkpoint index", file=path,
-                        field=what) from None
+        raise DataError("corrupt protobuf in the checkpoint index", file=path, field=what) from None
     return fields
 
 
@@ -446,8 +454,9 @@ def _parse_entry(value: bytes, path: str, name: str) -> _Entry:
             slices=slices,
         )
     except IndexError:
-        raise DataError("corrupt tensor entry in the checkpoint index", file=path,
-                        field=name) from None
+        raise DataError(
+            "corrupt tensor entry in the checkpoint index", file=path, field=name
+        ) from None
 
 
 def _bytes(value: int | bytes) -> bytes:
@@ -508,16 +517,21 @@ def _read_tensor(prefix: Path, index: _Index, name: str, entry: _Entry) -> np.nd
     code = _DTYPES.get(entry.dtype, ("", None))[1]
     shard = _shard_path(prefix, entry.shard_id, index.num_shards)
     if code is None:
-        raise DataError(f"cannot read a {_dtype_name(entry.dtype)} tensor", file=str(shard),
-                        field=name)
+        raise DataError(
+            f"cannot read a {_dtype_name(entry.dtype)} tensor", file=str(shard), field=name
+        )
     dtype = np.dtype(code).newbyteorder(">" if index.big_endian else "<")
     expected = math.prod(entry.shape) * dtype.itemsize
     if entry.size != expected:
-        raise DataError(f"stores {entry.size} bytes, shape {list(entry.shape)} needs {expected}",
-                        file=str(_index_path(prefix)), field=name)
+        raise DataError(
+            f"stores {entry.size} bytes, shape {list(entry.shape)} needs {expected}",
+            file=str(_index_path(prefix)),
+            field=name,
+        )
     if not _inside(shard, prefix.parent):
-        raise DataError("data shard resolves outside the checkpoint folder", file=str(shard),
-                        field=name)
+        raise DataError(
+            "data shard resolves outside the checkpoint folder", file=str(shard), field=name
+        )
     try:
         with open(shard, "rb") as handle:
             handle.seek(entry.offset)
@@ -525,8 +539,9 @@ def _read_tensor(prefix: Path, index: _Index, name: str, entry: _Entry) -> np.nd
     except FileNotFoundError:
         raise DataError("data shard is missing", file=str(shard), field=name) from None
     except OSError as error:
-        raise DataError(f"cannot read data shard: {error.strerror}", file=str(shard),
-                        field=name) from None
+        raise DataError(
+            f"cannot read data shard: {error.strerror}", file=str(shard), field=name
+        ) from None
     if len(data) != entry.size:
         raise DataError(
             f"truncated: the tensor needs bytes {entry.offset}..{entry.offset + entry.size} "
@@ -535,8 +550,9 @@ def _read_tensor(prefix: Path, index: _Index, name: str, entry: _Entry) -> np.nd
             field=name,
         )
     if entry.crc32c is not None and _unmask(entry.crc32c) != google_crc32c.value(data):
-        raise DataError("crc32c checksum mismatch: the tensor's bytes are corrupt",
-                        file=str(shard), field=name)
+        raise DataError(
+            "crc32c checksum mismatch: the tensor's bytes are corrupt", file=str(shard), field=name
+        )
     return np.frombuffer(data, dtype=dtype).reshape(entry.shape)
 
 

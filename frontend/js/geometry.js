@@ -1,0 +1,132 @@
+// Geometry on typed arrays: fitting a projection into the unit cube, projecting points to
+// the screen, and the box/lasso tests of region selection. Pure: no DOM, no WebGL.
+
+import { toScreen } from './camera.js';
+
+/**
+ * Positions (n x 3, z = 0 in 2D) of `columns` of a row-major coordinate matrix, centred and
+ * uniformly scaled so the cloud fits in [-1, 1]^3. Rows with a NaN/Inf are flagged in
+ * `missing` (1) and placed at the origin.
+ */
+export function fitPositions(coords, n, stride, columns) {
+  const positions = new Float32Array(n * 3);
+  const missing = new Uint8Array(n);
+  const lo = [Infinity, Infinity, Infinity];
+  const hi = [-Infinity, -Infinity, -Infinity];
+  for (let i = 0; i < n; i++) {
+    let finite = true;
+    for (let a = 0; a < columns.length; a++) if (!Number.isFinite(coords[i * stride + columns[a]])) finite = false;
+    if (!finite) {
+      missing[i] = 1;
+      continue;
+    }
+    for (let a = 0; a < columns.length; a++) {
+      const v = coords[i * stride + columns[a]];
+      if (v < lo[a]) lo[a] = v;
+      if (v > hi[a]) hi[a] = v;
+    }
+  }
+  let half = 0;
+  const mid = [0, 0, 0];
+  for (let a = 0; a < columns.length; a++) {
+    if (hi[a] < lo[a]) continue;
+    mid[a] = (lo[a] + hi[a]) / 2;
+    half = Math.max(half, (hi[a] - lo[a]) / 2);
+  }
+  const scale = half > 0 ? 1 / half : 1;
+  for (let i = 0; i < n; i++) {
+    if (missing[i]) continue;
+    for (let a = 0; a < columns.length; a++) {
+      positions[i * 3 + a] = (coords[i * stride + columns[a]] - mid[a]) * scale;
+    }
+  }
+  return { positions, missing };
+}
+
+/** Screen coordinates (n x 2, CSS pixels) of every position; NaN for points behind the camera. */
+export function projectPoints(positions, matrix, width, height) {
+  const n = positions.length / 3;
+  const out = new Float32Array(n * 2);
+  for (let i = 0; i < n; i++) {
+    const s = toScreen(matrix, positions[i * 3], positions[i * 3 + 1], positions[i * 3 + 2], width, height);
+    out[i * 2] = s ? s[0] : NaN;
+    out[i * 2 + 1] = s ? s[1] : NaN;
+  }
+  return out;
+}
+
+/** Indices of screen points inside the rectangle spanned by two corners, skipping `skip(i)`. */
+export function pointsInRect(screen, [x0, y0], [x1, y1], skip = () => false) {
+  const [minX, maxX] = [Math.min(x0, x1), Math.max(x0, x1)];
+  const [minY, maxY] = [Math.min(y0, y1), Math.max(y0, y1)];
+  const out = [];
+  for (let i = 0; i < screen.length / 2; i++) {
+    const x = screen[i * 2];
+    const y = screen[i * 2 + 1];
+    if (x >= minX && x <= maxX && y >= minY && y <= maxY && !skip(i)) out.push(i);
+  }
+  return out;
+}
+
+/** Even-odd rule: whether (x, y) lies inside a polygon given as [[x, y], ...]. */
+export function pointInPolygon(x, y, polygon) {
+  let inside = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const [xi, yi] = polygon[i];
+    const [xj, yj] = polygon[j];
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+/** Indices of screen points inside a lasso polygon, testing its bounding box first. */
+export function pointsInPolygon(screen, polygon, skip = () => false) {
+  if (polygon.length < 3) return [];
+  const xs = polygon.map((p) => p[0]);
+  const ys = polygon.map((p) => p[1]);
+  const candidates = pointsInRect(screen, [Math.min(...xs), Math.min(...ys)], [Math.max(...xs), Math.max(...ys)], skip);
+  return candidates.filter((i) => pointInPolygon(screen[i * 2], screen[i * 2 + 1], polygon));
+}
+
+/**
+ * Greedy label placement with a collision grid: candidates in priority order (lowest
+ * first), each kept only if its box overlaps no kept box. `measure(text)` gives a width.
+ * Returns the kept candidates with their box { x, y, w, h } (top-left, pixels).
+ */
+export function layoutLabels(candidates, measure, { width, height, fontSize = 12, cell = 64, limit = 10000 }) {
+  const grid = new Map();
+  const kept = [];
+  const h = fontSize + 4;
+  const sorted = candidates.slice().sort((a, b) => a.priority - b.priority);
+  for (const c of sorted) {
+    if (kept.length >= limit) break;
+    const w = measure(c.text) + 6;
+    const box = { x: c.x + 6, y: c.y - h / 2, w, h };
+    if (box.x > width || box.y > height || box.x + w < 0 || box.y + h < 0) continue;
+    const cx0 = Math.floor(box.x / cell);
+    const cx1 = Math.floor((box.x + w) / cell);
+    const cy0 = Math.floor(box.y / cell);
+    const cy1 = Math.floor((box.y + h) / cell);
+    let clash = false;
+    for (let gx = cx0; gx <= cx1 && !clash; gx++) {
+      for (let gy = cy0; gy <= cy1 && !clash; gy++) {
+        for (const other of grid.get(`${gx},${gy}`) || []) {
+          if (box.x < other.x + other.w && other.x < box.x + w && box.y < other.y + other.h && other.y < box.y + h) {
+            clash = true;
+            break;
+          }
+        }
+      }
+    }
+    if (clash) continue;
+    for (let gx = cx0; gx <= cx1; gx++) {
+      for (let gy = cy0; gy <= cy1; gy++) {
+        const key = `${gx},${gy}`;
+        if (!grid.has(key)) grid.set(key, []);
+        grid.get(key).push(box);
+      }
+    }
+    kept.push({ ...c, box });
+  }
+  return kept;
+}

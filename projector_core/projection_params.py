@@ -1,0 +1,110 @@
+"""What a projection request may ask for: one parameter model per method, with ranges.
+
+The models reject unknown names and out-of-range values (a 422 through FastAPI) and serve as
+the API's documented contract in /docs. Limits that depend on the data (perplexity against the
+number of points, metadata columns that must exist) are checked by :mod:`projections`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Method = Literal["pca", "tsne", "umap", "custom", "precomputed"]
+METHODS: tuple[str, ...] = ("pca", "tsne", "umap", "custom", "precomputed")
+
+Seed = Annotated[int, Field(ge=0, le=2**32 - 1, description="Random seed; same seed, same result")]
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TsneParams(_Params):
+    perplexity: float | None = Field(
+        None, ge=2, le=1000,
+        description="Effective number of neighbours; at most (N - 1) / 3. "
+                    "Default: 30, lowered to fit small data sets.")
+    learning_rate: Annotated[float, Field(gt=0, le=1e7)] | Literal["auto"] = Field(
+        "auto", description='"auto" is N / exaggeration in each phase (Belkina et al. 2019)')
+    n_iter: int = Field(
+        750, ge=1, le=100_000,
+        description="All iterations, early exaggeration included (the first "
+                    "min(250, n_iter // 3) of them)")
+    early_exaggeration: float = Field(12.0, ge=1, le=1000)
+    seed: Seed = 0
+
+
+class UmapParams(_Params):
+    n_neighbors: int = Field(15, ge=2, le=200, description="Must be below the number of points")
+    min_dist: float = Field(0.1, ge=0, le=0.99)
+    n_epochs: int | None = Field(
+        None, ge=1, le=10_000, description="Default as umap-learn: 500 up to 10,000 points, else 200")
+    seed: Seed = 0
+
+
+class PcaParams(_Params):
+    spherize: bool = Field(False, description="Centre, then scale each row to unit length first")
+
+
+class CustomParams(_Params):
+    column: str = Field(description="Metadata column the four queries search")
+    left: str = ""
+    right: str = ""
+    up: str = ""
+    down: str = ""
+    regex: bool = Field(False, description="Queries are regular expressions, not substrings")
+
+
+class PrecomputedParams(_Params):
+    columns: list[str] | None = Field(
+        None, min_length=2, max_length=3,
+        description="Two or three numeric metadata columns; omitted: the data itself "
+                    "when it has at most 3 dimensions")
+
+
+Dims = Literal[2, 3]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run: str
+    embedding: str
+    dims: Dims = Field(2, description="Output dimensions (t-SNE, UMAP); PCA returns all "
+                                      "computed components, custom is always 2-D")
+    device: str | None = Field(
+        None, description='"cpu", "cuda" (GPU kNN/PCA when available) or "torch"; default: '
+                          "the server's --device")
+
+
+class TsneRequest(_Request):
+    method: Literal["tsne"]
+    params: TsneParams = Field(default_factory=TsneParams)
+
+
+class UmapRequest(_Request):
+    method: Literal["umap"]
+    params: UmapParams = Field(default_factory=UmapParams)
+
+
+class PcaRequest(_Request):
+    method: Literal["pca"]
+    params: PcaParams = Field(default_factory=PcaParams)
+
+
+class CustomRequest(_Request):
+    method: Literal["custom"]
+    params: CustomParams
+
+
+class PrecomputedRequest(_Request):
+    method: Literal["precomputed"]
+    params: PrecomputedParams = Field(default_factory=PrecomputedParams)
+
+
+ProjectionRequest = Annotated[
+    TsneRequest | UmapRequest | PcaRequest | CustomRequest | PrecomputedRequest,
+    Field(discriminator="method"),
+]
+"""A ``POST /api/projections`` body: the ``method`` field selects the parameter model."""

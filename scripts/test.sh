@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up (see setup.sh --test) and runs every test: lint, front-end unit tests, pytest
+# (formats, API under uvicorn, kernels, browser tests in headless chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh --test
+.venv/bin/ruff check .
+if compgen -G "frontend/tests/*.test.js" >/dev/null; then
+  node --test frontend/tests/
+fi
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
