@@ -107,11 +107,13 @@ class Catalog:
                 if old is not None and old.signature == signature:
                     runs[name] = old
                     continue
-                if self._scanned and self._settling(signature):
-                    if old is not None:
-                        runs[name] = old
-                    continue
-                runs[name] = self._load_run(name, paths)
+                fresh = None if self._scanned and self._settling(signature) else self._load_run(name, paths)
+                if fresh is not None and self._scanned and self._settling(fresh.signature):
+                    fresh = None  # a file it read is still being written: try again next scan
+                if fresh is not None:
+                    runs[name] = fresh
+                elif old is not None:
+                    runs[name] = old
             self._runs = runs
             self._scanned = True
 

@@ -184,7 +184,8 @@ def test_duplicate_tensor_names_flag_the_second_and_keep_the_first(tmp_path, ser
     listed = bad.run["embeddings"]
     assert [e["name"] for e in listed] == ["t", "t"]
     assert listed[0]["error"] is None
-    assert "bad/projector_config.pbtxt embeddings[1]: duplicate tensor_name 't'" in listed[1]["error"]
+    duplicate = "bad/projector_config.pbtxt embeddings[1]: duplicate tensor_name 't'"
+    assert duplicate in listed[1]["error"]
     assert "embeddings[0]" in listed[1]["error"]
     np.testing.assert_array_equal(bad.tensor("t"), first)
 
@@ -253,13 +254,16 @@ def test_bytes_whose_size_is_not_n_d_4(tmp_path, serve):
     assert "has 44 bytes but tensor_shape [4, 3] needs 48" in error
 
 
-@pytest.mark.parametrize("keep", [20, -40])
-def test_truncated_npy(tmp_path, serve, keep):
-    """Cut inside the header (20 bytes kept) or inside the data (40 bytes lost)."""
+@pytest.mark.parametrize(("keep", "words"), [
+    (20, "reading array header"),
+    (-40, "truncated: its header says shape [10, 4] of float32 (160 bytes of data) but only 120 "
+          "bytes follow the header"),
+], ids=["in-header", "in-data"])
+def test_truncated_npy(tmp_path, serve, keep, words):
     bad = BadRun(tmp_path, serve, embedding_config(tensor_name="t", tensor_path="t.npy"),
                  {"t.npy": npy_bytes(vectors(10, 4))[:keep]})
-    error = assert_refused(bad, "tensor", "bad/t.npy")
-    assert "not a valid .npy file" in error
+    error = assert_refused(bad, "tensor", "bad/t.npy: is not a valid .npy file")
+    assert words in error
 
 
 class _WritesAFileWhenUnpickled:

@@ -133,10 +133,30 @@ def read_npy(path: Path, display: str) -> np.ndarray:
         if "pickle" in str(exc).lower() or "object" in str(exc).lower():
             raise DataError("holds Python objects (pickled); only numeric arrays are read",
                             file=display) from None
-        raise DataError(f"is not a valid .npy file: {exc}", file=display) from None
+        raise DataError(f"is not a valid .npy file: {_npy_truncation(path) or exc}",
+                        file=display) from None
     except OSError as exc:
         raise DataError(f"cannot be read: {exc}", file=display) from None
     return as_vectors(array, display)
+
+
+def _npy_truncation(path: Path) -> str | None:
+    """Say how much of the data a truncated ``.npy`` lacks (numpy only says "mmap length")."""
+    try:
+        with path.open("rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(handle)
+            start = handle.tell()
+    except (OSError, ValueError):
+        return None
+    needed = int(np.prod(shape)) * dtype.itemsize
+    present = path.stat().st_size - start
+    if present >= needed:
+        return None
+    return (f"truncated: its header says shape {list(shape)} of {dtype} ({needed} bytes of data) "
+            f"but only {present} bytes follow the header")
 
 
 def as_vectors(array: np.ndarray, display: str) -> np.ndarray:

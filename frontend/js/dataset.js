@@ -1,0 +1,145 @@
+// The data set on screen: shape, metadata columns, sprite atlas, and (for uploads only)
+// the vectors. Server data sets keep their vectors on the server: every computation on
+// them is an API call, so a million-point tensor never crosses the wire.
+
+import { numericColumn, ParseError, parseMetadataTsv, parseNpy, parseTensorTsv } from './tsv.js';
+
+/** Largest file the browser reads for an upload. */
+export const UPLOAD_LIMIT_BYTES = 512 * 2 ** 20;
+
+export class Dataset {
+  constructor({ source, run, name, n, d, metadata = null, sprite = null, vectors = null, info = null }) {
+    this.source = source;
+    this.run = run;
+    this.name = name;
+    this.n = n;
+    this.d = d;
+    this.metadata = metadata;
+    this.sprite = sprite;
+    this.vectors = vectors;
+    this.info = info;
+    this.numericCache = new Map();
+  }
+
+  get local() {
+    return this.source === 'local';
+  }
+
+  get columns() {
+    return this.metadata ? this.metadata.names : [];
+  }
+
+  values(column) {
+    const i = this.columns.indexOf(column);
+    return i < 0 ? null : this.metadata.columns[i];
+  }
+
+  /** The column as numbers (NaN for missing), or null when it is not numeric. Cached. */
+  numeric(column) {
+    if (!this.numericCache.has(column)) {
+      const values = this.values(column);
+      this.numericCache.set(column, values ? numericColumn(values) : null);
+    }
+    return this.numericCache.get(column);
+  }
+
+  /** TensorBoard's default label column: the first non-numeric one, else the first. */
+  defaultLabelColumn() {
+    const cols = this.columns;
+    return cols.find((c) => !this.numeric(c)) ?? cols[0] ?? null;
+  }
+
+  /** A column worth colouring by at start: the first with 2..20 distinct values. */
+  defaultColorColumn() {
+    for (const c of this.columns) {
+      const distinct = new Set();
+      for (const v of this.values(c)) {
+        distinct.add(v);
+        if (distinct.size > 20) break;
+      }
+      if (distinct.size >= 2 && distinct.size <= 20) return c;
+    }
+    return null;
+  }
+
+  /** Text shown for point i: its value in the label column, else its index. */
+  label(i, column) {
+    const values = column ? this.values(column) : null;
+    const v = values ? values[i] : undefined;
+    return v === undefined || v === '' ? `#${i}` : v;
+  }
+}
+
+/** Sprite image -> { bitmap, url (object URL for CSS thumbnails), cellWidth, cellHeight, cols }. */
+export async function loadSprite(url, cellWidth, cellHeight) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`the sprite image did not load (${response.status})`);
+  const blob = await response.blob();
+  const bitmap = await createImageBitmap(blob);
+  return {
+    bitmap,
+    url: URL.createObjectURL(blob),
+    width: bitmap.width,
+    height: bitmap.height,
+    cellWidth,
+    cellHeight,
+    cols: Math.max(1, Math.floor(bitmap.width / cellWidth)),
+  };
+}
+
+/** Reads a File with progress (received, total) and the upload size limit. */
+export async function readFile(file, onProgress) {
+  if (file.size > UPLOAD_LIMIT_BYTES) {
+    const mb = (file.size / 2 ** 20).toFixed(0);
+    throw new ParseError(`${file.name}: ${mb} MB is over the ${UPLOAD_LIMIT_BYTES / 2 ** 20} MB upload limit; put large files in the LOGDIR instead`);
+  }
+  const out = new Uint8Array(file.size);
+  const reader = file.stream().getReader();
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    out.set(value, received);
+    received += value.length;
+    onProgress(received, file.size);
+  }
+  return out.buffer;
+}
+
+/**
+ * An uploaded data set from a tensor file (.tsv or .npy) and an optional metadata TSV,
+ * checked the way the server checks LOGDIR files.
+ */
+export async function datasetFromFiles(tensorFile, metadataFile, onProgress) {
+  const buffer = await readFile(tensorFile, onProgress);
+  const isNpy = /\.npy$/i.test(tensorFile.name);
+  const tensor = isNpy
+    ? parseNpy(buffer, { file: tensorFile.name })
+    : parseTensorTsv(new TextDecoder().decode(buffer), { file: tensorFile.name });
+  let metadata = null;
+  if (metadataFile) {
+    const text = new TextDecoder().decode(await readFile(metadataFile, onProgress));
+    metadata = parseMetadataTsv(text, { file: metadataFile.name });
+    if (metadata.nRows === tensor.n + 1 && metadata.names.length === 1) {
+      throw new ParseError(
+        `${metadataFile.name}: ${metadata.nRows} rows for ${tensor.n} points; a single-column file has no header line, so remove it`,
+      );
+    }
+    if (metadata.nRows < tensor.n) {
+      throw new ParseError(`${metadataFile.name}: ${metadata.nRows} rows for ${tensor.n} points`);
+    }
+    if (metadata.nRows > tensor.n) {
+      metadata.columns = metadata.columns.map((c) => c.slice(0, tensor.n));
+      metadata.nRows = tensor.n;
+    }
+  }
+  return new Dataset({
+    source: 'local',
+    run: 'upload',
+    name: tensorFile.name,
+    n: tensor.n,
+    d: tensor.d,
+    metadata,
+    vectors: tensor.data,
+  });
+}

@@ -1,0 +1,66 @@
+// DOM helpers. Every string that comes from data is set with textContent (or as an
+// attribute value), never parsed as HTML.
+
+/** The element with a data-testid (or a CSS selector when it starts with a dot/#). */
+export function $(id, root = document) {
+  const selector = /^[.#[]/.test(id) ? id : `[data-testid="${id}"]`;
+  const found = root.querySelector(selector);
+  if (!found) throw new Error(`missing element ${selector}`);
+  return found;
+}
+
+/** A new element: el('li', { class: 'row', title: t, dataset: {...} }, 'text', child). */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (key === 'style') Object.assign(node.style, value);
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replaces a select's options ([{ value, label }]) only when they changed; keeps `value`. */
+export function setOptions(select, options, value) {
+  const key = JSON.stringify(options);
+  if (select.dataset.options !== key) {
+    select.replaceChildren(...options.map((o) => el('option', { value: o.value }, o.label)));
+    select.dataset.options = key;
+  }
+  const wanted = value === null || value === undefined ? '' : String(value);
+  if (select.value !== wanted) select.value = wanted;
+}
+
+/** Saves text or bytes as a file through a temporary link. */
+export function download(filename, content, type = 'text/plain') {
+  const blob = content instanceof Blob ? content : new Blob([content], { type });
+  const url = URL.createObjectURL(blob);
+  const link = el('a', { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Calls fn at most once per `ms` after the last call. */
+export function debounce(fn, ms) {
+  let timer = null;
+  const debounced = (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+  debounced.cancel = () => clearTimeout(timer);
+  return debounced;
+}
+
+/** "1,234,567" */
+export function formatCount(n) {
+  return Number(n).toLocaleString('en-US');
+}

@@ -1,0 +1,315 @@
+"""Background jobs: bounded concurrency, progress, streamed frames, pause and cancel.
+
+Jobs run on a small pool of worker threads (two by default), not processes. The heavy parts
+of every kernel release the GIL (openTSNE's Cython gradients and FFTs, BLAS, numpy), so a
+thread computes at full speed while the event loop keeps answering; a thread shares the
+catalog's memory-mapped tensors and hands frames over without pickling or copies between
+processes; cancelling is a flag the kernel sees at its next step. umap-learn's numba epochs
+hold the GIL, but only for one epoch at a time.
+
+A job's work function receives a :class:`JobContext` and calls ``ctx.step(...)`` often (each
+iteration): that is where it pauses, notices a cancel (``JobCancelled`` is raised) and
+publishes a frame, at most every ``frame_interval`` seconds. Waiters are woken on every
+published change, threads through a condition and asyncio tasks through their own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import itertools
+import queue
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+FRAME_INTERVAL = 0.1  # seconds between published frames: smooth, yet cheap for large N
+NOTIFY_INTERVAL = 0.1  # seconds between progress notifications without a frame
+PAUSE_POLL = 0.1
+
+
+class JobStatus(str, enum.Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+class JobCancelled(Exception):
+    """Raised inside a job's work function when the job has been cancelled."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    coordinates: np.ndarray  # float32 [N, dims]
+    iteration: int | None
+    seq: int  # increases with every published frame of the job
+
+
+class Job:
+    """One unit of work and everything a follower may ask about it. Thread-safe."""
+
+    def __init__(self, job_id: str, key: str | None, description: str) -> None:
+        self.id = job_id
+        self.key = key
+        self.description = description
+        self.status = JobStatus.QUEUED
+        self.progress = 0.0
+        self.iteration: int | None = None
+        self.error: str | None = None
+        self.error_is_input = False  # the error is about the request or data (422), not a bug
+        self.paused = False
+        self.result: Any = None
+        self.frame: Frame | None = None
+        self.created = time.time()
+        self.finished_at: float | None = None
+        self._version = 0
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._cancel = threading.Event()
+        self._resume = threading.Event()
+        self._resume.set()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    # -- reading -------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """The public status fields (``GET /api/jobs/ID``)."""
+        return {"id": self.id, "status": self.status.value, "progress": round(self.progress, 4),
+                "iteration": self.iteration, "error": self.error, "paused": self.paused}
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job has finished; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while not self.status.finished:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    async def changed(self, seen: int, timeout: float) -> int:
+        """Wait (without a thread) until the version passes ``seen`` or ``timeout`` elapses."""
+        event = asyncio.Event()
+        entry = (asyncio.get_running_loop(), event)
+        with self._lock:
+            if self._version > seen:
+                return self._version
+            self._waiters.append(entry)
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                if entry in self._waiters:
+                    self._waiters.remove(entry)
+        return self._version
+
+    async def finished(self) -> None:
+        seen = -1
+        while not self.status.finished:
+            seen = await self.changed(seen, 1.0)
+
+    # -- writing (worker thread or API) ----------------------------------------------------
+    def _notify(self, **changes: Any) -> None:
+        with self._lock:
+            waiters = self._apply(changes)
+        self._wake(waiters)
+
+    def _finish(self, status: JobStatus, **changes: Any) -> bool:
+        """Move to a final status unless already there (a cancel wins over a late result)."""
+        with self._lock:
+            if self.status.finished:
+                return False
+            waiters = self._apply(dict(changes, status=status, finished_at=time.time(),
+                                       paused=False))
+        self._wake(waiters)
+        return True
+
+    def _apply(self, changes: dict[str, Any]) -> list[tuple[asyncio.AbstractEventLoop,
+                                                            asyncio.Event]]:
+        """Set fields and bump the version; the caller holds the lock."""
+        for name, value in changes.items():
+            setattr(self, name, value)
+        self._version += 1
+        self._changed.notify_all()
+        waiters, self._waiters = self._waiters, []
+        return waiters
+
+    @staticmethod
+    def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]) -> None:
+        for loop, event in waiters:
+            # The follower's loop may have closed (the server stopped): nothing to wake then.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+
+
+class JobContext:
+    """What a running job's work function uses to report and to be stopped."""
+
+    def __init__(self, job: Job, frame_interval: float) -> None:
+        self.job = job
+        self.frame_interval = frame_interval
+        self._last_frame = -float("inf")
+        self._last_notify = -float("inf")
+        self._seq = itertools.count(1)
+
+    def check(self) -> None:
+        """Raise JobCancelled if cancelled; block here while paused."""
+        job = self.job
+        while not job._resume.is_set() and not job._cancel.is_set():
+            job._resume.wait(PAUSE_POLL)
+        if job._cancel.is_set():
+            raise JobCancelled(job.id)
+
+    def step(self, iteration: int | None, progress: float,
+             frame: Callable[[], np.ndarray] | None = None, force_frame: bool = False) -> None:
+        """Report progress; publish ``frame()`` if one is due. Cheap enough for every iteration."""
+        self.check()
+        now = time.monotonic()
+        job = self.job
+        if frame is not None and (force_frame or now - self._last_frame >= self.frame_interval):
+            self._last_frame = self._last_notify = now
+            published = Frame(frame(), iteration, next(self._seq))
+            job._notify(iteration=iteration, progress=progress, frame=published)
+        elif now - self._last_notify >= NOTIFY_INTERVAL:
+            self._last_notify = now
+            job._notify(iteration=iteration, progress=progress)
+        else:
+            job.iteration, job.progress = iteration, progress
+
+
+Work = Callable[[JobContext], Any]
+
+
+class JobManager:
+    """Runs work functions on ``workers`` daemon threads and keeps recent jobs.
+
+    Finished jobs beyond ``keep`` are forgotten oldest first; queued and running jobs never are.
+    Submitting with a ``key`` that an active or done job already has returns that job.
+    """
+
+    def __init__(self, workers: int = 2, keep: int = 100,
+                 frame_interval: float = FRAME_INTERVAL) -> None:
+        self.keep = keep
+        self.frame_interval = frame_interval
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[tuple[Job, Work] | None] = queue.Queue()
+        self._threads = [threading.Thread(target=self._worker, name=f"projector-job-{i}",
+                                          daemon=True) for i in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, work: Work, *, key: str | None = None, description: str = "") -> Job:
+        with self._lock:
+            existing = self._reusable(key)
+            if existing is not None:
+                return existing
+            job = self._add(key, description)
+        self._queue.put((job, work))
+        return job
+
+    def completed(self, result: Any, *, key: str | None = None, description: str = "") -> Job:
+        """A job that is already done (a cached result), so callers handle one kind of thing."""
+        with self._lock:
+            job = self._add(key, description)
+        job._finish(JobStatus.DONE, progress=1.0, result=result)
+        return job
+
+    def get(self, job_id: str) -> Job:
+        """The job, or KeyError when unknown or forgotten."""
+        with self._lock:
+            return self._jobs[job_id]
+
+    def find(self, key: str) -> Job | None:
+        with self._lock:
+            return self._reusable(key)
+
+    def cancel(self, job_id: str) -> Job:
+        """Cancel at once: the status says so now, the work stops at its next step."""
+        job = self.get(job_id)
+        job._cancel.set()
+        job._finish(JobStatus.CANCELLED)
+        return job
+
+    def pause(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        with job._lock:
+            if job.status.finished:
+                return job
+            job._resume.clear()
+        job._notify(paused=True)
+        return job
+
+    def resume(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        job._resume.set()
+        if job.paused:
+            job._notify(paused=False)
+        return job
+
+    def shutdown(self) -> None:
+        """Cancel everything and stop the workers (they are daemons, so exit never waits)."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            if not job.status.finished:
+                self.cancel(job.id)
+        for _ in self._threads:
+            self._queue.put(None)
+
+    # -- internals -----------------------------------------------------------------------------
+    def _reusable(self, key: str | None) -> Job | None:
+        if key is None:
+            return None
+        for job in reversed(self._jobs.values()):
+            if job.key == key and job.status in (JobStatus.QUEUED, JobStatus.RUNNING,
+                                                 JobStatus.DONE):
+                return job
+        return None
+
+    def _add(self, key: str | None, description: str) -> Job:
+        job = Job(secrets.token_hex(8), key, description)
+        self._jobs[job.id] = job
+        finished = [j for j in self._jobs.values() if j.status.finished]
+        for old in finished[: max(0, len(finished) - self.keep)]:
+            del self._jobs[old.id]
+        return job
+
+    def _worker(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            job, work = item
+            if job.status.finished:  # cancelled while queued
+                continue
+            job._notify(status=JobStatus.RUNNING)
+            try:
+                result = work(JobContext(job, self.frame_interval))
+            except JobCancelled:
+                job._finish(JobStatus.CANCELLED)
+            except ValueError as error:  # bad request or data discovered while computing
+                job._finish(JobStatus.FAILED, error=str(error), error_is_input=True)
+            except Exception as error:  # a bug or resource problem: the server keeps going
+                job._finish(JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
+            else:
+                job._finish(JobStatus.DONE, progress=1.0, result=result)
