@@ -134,13 +134,17 @@ def main() -> None:
     print(f"machine: {machine_info()}")
     both = make_data(args.n + args.queries, args.d)
     data, queries = both[: args.n], both[args.n :]
-    print(f"data: {args.n} x {args.d} float32, {args.queries} held-out queries, "
-          f"metric {args.metric}, recall@{K}")
+    print(
+        f"data: {args.n} x {args.d} float32, {args.queries} held-out queries, "
+        f"metric {args.metric}, recall@{K}"
+    )
     start = time.perf_counter()
     exact = ExactIndex(data).query(queries, K, args.metric)[0]
     exact_s = time.perf_counter() - start
-    print(f"{'exact (ours, brute force)':36s} build      0.0 s  query {exact_s / args.queries * 1e3:7.2f}"
-          f" ms/q  recall 1.000")
+    print(
+        f"{'exact (ours, brute force)':36s} build      0.0 s  query {exact_s / args.queries * 1e3:7.2f}"
+        f" ms/q  recall 1.000"
+    )
     only = {name for name in args.only.split(",") if name}
     for label, module, builder in CANDIDATES:
         if only and module not in only:
@@ -156,8 +160,10 @@ def main() -> None:
         found = np.asarray(search(queries, K))
         query_s = time.perf_counter() - start
         recall = np.mean([len(set(f) & set(e)) / K for f, e in zip(found, exact, strict=True)])
-        print(f"{label:36s} build {build_s:7.1f} s  query {query_s / args.queries * 1e3:7.2f} ms/q"
-              f"  recall {recall:.3f}")
+        print(
+            f"{label:36s} build {build_s:7.1f} s  query {query_s / args.queries * 1e3:7.2f} ms/q"
+            f"  recall {recall:.3f}"
+        )
 
 
 if __name__ == "__main__":

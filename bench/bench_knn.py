@@ -68,8 +68,10 @@ def main() -> None:
     ours = {}
     for metric in ("cosine", "euclidean"):
         ours[metric] = timed(lambda m=metric: index.query(query, args.k, m), args.repeats)
-        print(f"ours: one {metric:9s} query         {ours[metric] * 1e3:8.1f} ms  "
-              f"ratio to floor {ours[metric] / floor:5.2f}")
+        print(
+            f"ours: one {metric:9s} query         {ours[metric] * 1e3:8.1f} ms  "
+            f"ratio to floor {ours[metric] / floor:5.2f}"
+        )
 
     try:
         import faiss
@@ -82,16 +84,20 @@ def main() -> None:
     q2 = query[None, :]
     ref_l2 = timed(lambda: flat.search(q2, args.k + 1), args.repeats)
     del flat
-    print(f"faiss IndexFlatL2 one query        {ref_l2 * 1e3:8.1f} ms  "
-          f"ours/faiss {ours['euclidean'] / ref_l2:5.2f}")
+    print(
+        f"faiss IndexFlatL2 one query        {ref_l2 * 1e3:8.1f} ms  "
+        f"ours/faiss {ours['euclidean'] / ref_l2:5.2f}"
+    )
     normed = data / np.maximum(np.linalg.norm(data, axis=1, keepdims=True), 1e-30)
     flat = faiss.IndexFlatIP(args.d)
     flat.add(normed)
     del normed
     qn = q2 / np.linalg.norm(q2)
     ref_ip = timed(lambda: flat.search(qn, args.k + 1), args.repeats)
-    print(f"faiss IndexFlatIP one query        {ref_ip * 1e3:8.1f} ms  "
-          f"ours/faiss {ours['cosine'] / ref_ip:5.2f}  (faiss on pre-normalised data)")
+    print(
+        f"faiss IndexFlatIP one query        {ref_ip * 1e3:8.1f} ms  "
+        f"ours/faiss {ours['cosine'] / ref_ip:5.2f}  (faiss on pre-normalised data)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,12 +29,15 @@ from projector_core.formats.config import (
     parse_config,
     resolve_asset,
 )
-from projector_core.formats.metadata import parse_metadata
+from projector_core.formats.arrays import plain_array_files, read_plain_array
+from projector_core.formats.metadata import Metadata, parse_metadata
 from projector_core.formats.sprite import check_sprite
+from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
 from projector_core.formats.tensor_files import looks_binary, read_bytes, read_npy, read_tsv
 from projector_core.model import Embedding, Run
 
 PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
+CHECKPOINT_STATE = "checkpoint"  # TensorFlow's text file naming the latest checkpoint
 SETTLE_SECONDS = 1.0  # a file younger than this may still be being written
 
 # Reports loading progress: (what, done, total); total 0 means "unknown".
@@ -59,17 +62,34 @@ def find_configs(logdir: Path) -> Iterator[_ConfigFile]:
     for folder, dirs, files in os.walk(logdir):
         dirs.sort()
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in CONFIG_NAMES:
-            if name in files:
-                yield _ConfigFile(_run_name(logdir, Path(folder)), Path(folder) / name)
+        configs = [name for name in CONFIG_NAMES if name in files]
+        if not configs and CHECKPOINT_STATE in files:
+            configs = [CHECKPOINT_STATE]  # a TF checkpoint alone is a run, as in TensorBoard
+        for name in configs:
+            yield _ConfigFile(_run_name(logdir, Path(folder)), Path(folder) / name)
+
+
+@dataclass(frozen=True)
+class PlainOptions:
+    """What the command line adds to plain array files that carry no config."""
+
+    metadata: Path | None = None
+    sprite: Path | None = None
+    sprite_dim: tuple[int, int] | None = None
+    vector_column: str | None = None
 
 
 class Catalog:
-    """The runs of one LOGDIR, loaded and checked, safe to read from many threads."""
+    """The runs of one LOGDIR, loaded and checked, safe to read from many threads.
+
+    LOGDIR may also be a plain array file (``.npy``, ``.npz``, ``.parquet``) or a folder of
+    them without any config: then it is one run, ``.``, of those arrays.
+    """
 
     def __init__(self, logdir: Path | str, cache_dir: Path | None = None,
-                 progress: ProgressCallback | None = None) -> None:
+                 progress: ProgressCallback | None = None, plain: PlainOptions | None = None) -> None:
         self.logdir = Path(logdir).resolve()
+        self.plain = plain or PlainOptions()
         self.cache = TensorCache(cache_dir if cache_dir is not None else default_cache_dir())
         self.progress = progress
         self._runs: dict[str, Run] = {}
@@ -98,8 +118,11 @@ class Catalog:
         """Re-scan LOGDIR; rebuild runs whose files changed, drop runs that disappeared."""
         with self._lock:
             found: dict[str, list[Path]] = {}
-            for config in find_configs(self.logdir):
-                found.setdefault(config.run, []).append(config.path)
+            if self.logdir.is_dir():
+                for config in find_configs(self.logdir):
+                    found.setdefault(config.run, []).append(config.path)
+            if not found and (self.logdir.is_file() or plain_array_files(self.logdir)):
+                found["."] = [self.logdir]
             runs: dict[str, Run] = {}
             for name, paths in found.items():
                 old = self._runs.get(name)
@@ -137,18 +160,22 @@ class Catalog:
         return time.time() - newest / 1e9 < SETTLE_SECONDS
 
     def _load_run(self, name: str, configs: list[Path]) -> Run:
+        if configs == [self.logdir]:
+            return self._load_plain_run()
         run = Run(name=name, config=", ".join(self.display(p) for p in configs))
         read: list[Path] = list(configs)
         errors = []
         for path in configs:
             try:
-                config = parse_config(path, self.display(path))
+                config = (ProjectorConfig(path=path) if path.name == CHECKPOINT_STATE
+                          else parse_config(path, self.display(path)))
             except DataError as exc:
                 errors.append(str(exc))
                 continue
+            checkpoint = self._find_checkpoint(config, errors)
             seen: dict[str, str] = {}
-            for index, info in enumerate(config.embeddings):
-                embedding = self._load_embedding(name, config, info, index, read)
+            for index, info in enumerate(self._with_checkpoint_entries(config, checkpoint)):
+                embedding = self._load_embedding(name, config, info, index, read, checkpoint)
                 if embedding.name in seen:
                     embedding.errors["config"] = (
                         f"{self.display(path)} {info.where}: duplicate tensor_name "
@@ -159,13 +186,94 @@ class Catalog:
         run.signature = self._signature(read, None)
         return run
 
+    def _load_plain_run(self) -> Run:
+        """Arrays given without a config; metadata and sprite from the command line, if any."""
+        files = [self.logdir] if self.logdir.is_file() else plain_array_files(self.logdir)
+        read = list(files)
+        run = Run(name=".", config="(plain arrays)")
+        try:
+            found = read_plain_array(self.logdir, self.plain.vector_column)
+        except DataError as exc:
+            run.error = str(exc)
+            found = []
+        for plain in found:
+            embedding = Embedding(run=".", name=plain.name, fingerprint="")
+            embedding.sources["tensor"] = self.display(self.logdir)
+            tensor_hash = hashlib.sha256(f"{[file_fingerprint(f) for f in files]}|{plain.name}"
+                                         .encode()).hexdigest()[:32]
+            cached = self.cache.load(tensor_hash)
+            embedding._vectors = cached if cached is not None else self._own_copy(tensor_hash,
+                                                                                  plain.vectors)
+            n_points = int(plain.vectors.shape[0])
+            try:
+                if self.plain.metadata is not None and len(found) == 1:
+                    read.append(self.plain.metadata)
+                    embedding.sources["metadata"] = str(self.plain.metadata)
+                    embedding._metadata = parse_metadata(self._read_file(self.plain.metadata),
+                                                         str(self.plain.metadata), n_points)
+                elif plain.metadata_columns:
+                    embedding._metadata = Metadata.from_columns(plain.metadata_columns)
+            except DataError as exc:
+                embedding.errors["metadata"] = str(exc)
+            if self.plain.sprite is not None and len(found) == 1:
+                read.append(self.plain.sprite)
+                embedding.sources["sprite"] = str(self.plain.sprite)
+                try:
+                    embedding.sprite = check_sprite(self.plain.sprite, str(self.plain.sprite),
+                                                    self.plain.sprite_dim or (), n_points,
+                                                    embedding.warnings)
+                except DataError as exc:
+                    embedding.errors["sprite"] = str(exc)
+            embedding.fingerprint = tensor_hash
+            run.embeddings.append(embedding)
+        run.signature = self._signature(read, None)
+        return run
+
+    def _find_checkpoint(self, config: ProjectorConfig, errors: list[str]) -> Path | None:
+        """The TF checkpoint of a run: the config's model_checkpoint_path or the folder's latest."""
+        folder = config.folder
+        if folder.parts[-len(PLUGIN_DIR):] == PLUGIN_DIR:
+            folder = folder.parents[len(PLUGIN_DIR) - 1]
+        try:
+            return find_checkpoint(folder, config.model_checkpoint_path)
+        except DataError as exc:
+            errors.append(f"{self.display(config.path)}: {exc.message}")
+            return None
+
+    def _with_checkpoint_entries(self, config: ProjectorConfig,
+                                 checkpoint: Path | None) -> list[EmbeddingInfo]:
+        """The config's entries plus every checkpoint embedding it does not name (TensorBoard's rule).
+
+        An unnamed first entry is a template: its metadata and bookmarks apply to the others.
+        """
+        entries = list(config.embeddings)
+        if checkpoint is None:
+            return entries
+        template = entries[0] if entries and not entries[0].tensor_name else None
+        if template is not None and not template.tensor_path:
+            entries = entries[1:]
+        named = {e.tensor_name.removesuffix(":0") for e in entries}
+        try:
+            variables = embedding_variables(checkpoint)
+        except DataError:
+            variables = {}  # reading a named variable reports the broken checkpoint in its entry
+        for variable in sorted(set(variables) - named):
+            entries.append(EmbeddingInfo(
+                tensor_name=variable,
+                metadata_path=template.metadata_path if template else None,
+                bookmarks_path=template.bookmarks_path if template else None,
+                sprite=template.sprite if template else None,
+                where=f"checkpoint variable {variable!r}",
+            ))
+        return entries
+
     def _asset(self, config: ProjectorConfig, asset: str, field: str, read: list[Path]) -> Path:
         path = resolve_asset(config.folder, asset, self.display(config.path), field)
         read.append(path)
         return path
 
     def _load_embedding(self, run: str, config: ProjectorConfig, info: EmbeddingInfo,
-                        index: int, read: list[Path]) -> Embedding:
+                        index: int, read: list[Path], checkpoint: Path | None) -> Embedding:
         name = info.tensor_name or (Path(info.tensor_path).stem if info.tensor_path
                                     else f"embedding-{index}")
         embedding = Embedding(run=run, name=name, fingerprint="")
@@ -174,7 +282,7 @@ class Catalog:
         hashes = [name]
         n_points: int | None = None
         try:
-            vectors, tensor_hash = self._load_tensor(config, info, read)
+            vectors, tensor_hash = self._load_tensor(config, info, read, checkpoint)
             embedding._vectors = vectors
             hashes.append(tensor_hash)
             n_points = int(vectors.shape[0])
@@ -237,12 +345,15 @@ class Catalog:
         except OSError as exc:
             raise DataError(f"cannot be read: {exc.strerror}", file=self.display(path)) from None
 
-    def _load_tensor(self, config: ProjectorConfig, info: EmbeddingInfo,
-                     read: list[Path]) -> tuple[np.ndarray, str]:
+    def _load_tensor(self, config: ProjectorConfig, info: EmbeddingInfo, read: list[Path],
+                     checkpoint: Path | None) -> tuple[np.ndarray, str]:
         config_display = self.display(config.path)
         if not info.tensor_path:
-            raise DataError(f"embedding {info.tensor_name!r} has no tensor_path",
-                            file=config_display, field=f"{info.where}.tensor_path")
+            if checkpoint is None:
+                raise DataError(f"embedding {info.tensor_name!r} has no tensor_path and the run "
+                                "has no TensorFlow checkpoint", file=config_display,
+                                field=f"{info.where}.tensor_path")
+            return self._load_checkpoint_variable(checkpoint, info, read)
         path = self._asset(config, info.tensor_path, "tensor_path", read)
         display = self.display(path)
         if not path.is_file():
@@ -269,6 +380,24 @@ class Catalog:
                             f"file {display}, which is {list(shape)}", file=config_display,
                             field=f"{info.where}.tensor_shape")
         return vectors, fingerprint
+
+    def _load_checkpoint_variable(self, checkpoint: Path, info: EmbeddingInfo,
+                                  read: list[Path]) -> tuple[np.ndarray, str]:
+        index = checkpoint.with_name(checkpoint.name + ".index")
+        read.append(index)
+        variable = info.tensor_name.removesuffix(":0")
+        try:
+            vectors = read_variable(checkpoint, variable)
+        except DataError as exc:
+            if exc.file:
+                exc = DataError(exc.message, file=self.display(Path(exc.file)), field=exc.field,
+                                line=exc.line)
+            raise exc from None
+        if vectors.ndim != 2:
+            raise DataError(f"variable has shape {list(vectors.shape)}; an embedding is 2-D",
+                            file=self.display(index), field=variable)
+        fingerprint = hashlib.sha256(f"{file_fingerprint(index)}|{variable}".encode()).hexdigest()
+        return np.ascontiguousarray(vectors, dtype="<f4"), fingerprint[:32]
 
     def _own_copy(self, fingerprint: str, vectors: np.ndarray) -> np.ndarray:
         """The vectors in a file of ours, never a memory map of the user's file.

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +165,10 @@ def _image_list(images: Any) -> list[np.ndarray | Image.Image]:
             f"images should be (N, H, W), (N, C, H, W) or (N, H, W, C) with C in "
             f"1, 3, 4; got {list(array.shape)}"
         )
-    return list(_as_uint8(array))
+    array = _as_uint8(array)
+    if array.shape[3] == 1:
+        array = np.repeat(array, 3, axis=3)  # grey to RGB at once, not image by image
+    return list(array)
 
 
 def _one_image(item: Any) -> np.ndarray | Image.Image:
@@ -182,8 +185,7 @@ def _one_image(item: Any) -> np.ndarray | Image.Image:
         array = array.transpose(1, 2, 0)  # (C, H, W)
     if array.ndim != 3 or array.shape[2] not in _CHANNELS:
         raise ValueError(
-            f"an image should be (H, W), (H, W, C) or (C, H, W) with C in 1, 3, 4; "
-            f"got {list(array.shape)}"
+            f"an image should be (H, W), (H, W, C) or (C, H, W) with C in 1, 3, 4; got {list(array.shape)}"
         )
     return _as_uint8(array)
 
@@ -249,14 +251,10 @@ def _metadata_tsv(metadata: Sequence[Any], header: Sequence[Any] | None) -> byte
     if header is None or len(header) == 0:
         lines = [_cell(label) for label in metadata]
     else:
-        rows = [
-            list(row) if isinstance(row, (list, tuple, np.ndarray)) else [row] for row in metadata
-        ]
+        rows = [list(row) if isinstance(row, (list, tuple, np.ndarray)) else [row] for row in metadata]
         for number, row in enumerate(rows):
             if len(row) != len(header):
-                raise ValueError(
-                    f"metadata row {number} has {len(row)} cells, the header {len(header)}"
-                )
+                raise ValueError(f"metadata row {number} has {len(row)} cells, the header {len(header)}")
         lines = ["\t".join(_cell(cell) for cell in row) for row in rows]
         if len(header) > 1:
             lines.insert(0, "\t".join(_cell(name) for name in header))
@@ -269,9 +267,11 @@ def _metadata_tsv(metadata: Sequence[Any], header: Sequence[Any] | None) -> byte
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def _tensor_tsv(vectors: np.ndarray) -> bytes:
-    """Rows of tab-separated values, each written as PyTorch writes it (Python's repr)."""
-    return "".join("\t".join(map(str, row)) + "\n" for row in vectors.tolist()).encode("utf-8")
+def _tensor_tsv(vectors: np.ndarray, rows_per_chunk: int = 4096) -> Iterator[bytes]:
+    """Rows of tab-separated values as PyTorch writes them (Python's repr), a chunk at a time."""
+    for start in range(0, len(vectors), rows_per_chunk):
+        rows = vectors[start : start + rows_per_chunk].tolist()
+        yield "".join("\t".join(map(str, row)) + "\n" for row in rows).encode("utf-8")
 
 
 def _quote(text: str) -> str:
@@ -320,11 +320,13 @@ def _temporary(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.tmp")
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
+def _write_atomic(target: Path, data: bytes | Iterable[bytes]) -> None:
     """Write a file whole under a hidden name, then rename it into place."""
     temporary = _temporary(target)
     try:
-        temporary.write_bytes(data)
+        with temporary.open("wb") as handle:
+            for chunk in [data] if isinstance(data, bytes) else data:
+                handle.write(chunk)
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)

@@ -14,8 +14,10 @@ from fastapi.responses import JSONResponse
 
 from projector_core.catalog import Catalog
 from projector_core.errors import DataError
+from projector_core.jobs import JobManager
+from projector_core.result_cache import ResultCache
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import data
+from server.routes import data, jobs, neighbors, projections
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 log = logging.getLogger("projector")
@@ -54,6 +56,7 @@ def create_app(
         yield
         if task is not None:
             task.cancel()
+        app.state.jobs.shutdown()
 
     app = FastAPI(
         title="Projector",
@@ -63,6 +66,8 @@ def create_app(
     )
     app.state.catalog = catalog
     app.state.device = device
+    app.state.jobs = JobManager()
+    app.state.results = ResultCache(catalog.cache.directory)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
@@ -74,6 +79,9 @@ def create_app(
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
     app.include_router(data.router)
+    app.include_router(projections.router)
+    app.include_router(jobs.router)
+    app.include_router(neighbors.router)
     return app
 
 

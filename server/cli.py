@@ -9,7 +9,8 @@ from pathlib import Path
 
 import uvicorn
 
-from projector_core.catalog import Catalog
+from projector_core.catalog import Catalog, PlainOptions
+from projector_core.formats.arrays import PLAIN_SUFFIXES
 from projector_core.model import Run
 from server.app import SAMPLE_DATA, create_app
 
@@ -59,11 +60,18 @@ def _serve(args: argparse.Namespace) -> int:
     if not logdir.exists():
         print(f"projector: LOGDIR {logdir} does not exist", file=sys.stderr)
         return 2
-    if not logdir.is_dir():
-        print(f"projector: LOGDIR {logdir} is not a folder", file=sys.stderr)
+    if logdir.is_file() and logdir.suffix.lower() not in PLAIN_SUFFIXES:
+        print(f"projector: {logdir} is a file but not a .npy, .npz or .parquet array; "
+              "pass a log directory or an array file", file=sys.stderr)
         return 2
+    plain = PlainOptions(
+        metadata=Path(args.metadata) if args.metadata else None,
+        sprite=Path(args.sprite) if args.sprite else None,
+        sprite_dim=tuple(args.sprite_dim) if args.sprite_dim else None,
+        vector_column=args.vector_column,
+    )
     catalog = Catalog(logdir, cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-                      progress=ProgressLine())
+                      progress=ProgressLine(), plain=plain)
     catalog.refresh()
     runs = catalog.runs()
     if not runs and not args.wait:
@@ -84,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projector", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")
-    serve.add_argument("logdir", nargs="?", help="log directory to serve")
+    serve.add_argument("logdir", nargs="?", help="log directory to serve, or a plain array file "
+                       "(.npy, .npz, .parquet) or a folder of them")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6006, help="port (default 6006)")
     serve.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
@@ -92,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
     serve.add_argument("--wait", action="store_true",
                        help="serve even when LOGDIR holds no runs yet, and watch for them")
+    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet given instead of a LOGDIR)")
+    plain.add_argument("--metadata", help="metadata TSV for the array (TensorBoard's header rule)")
+    plain.add_argument("--sprite", help="sprite image for the array")
+    plain.add_argument("--sprite-dim", type=int, nargs=2, metavar=("W", "H"),
+                       help="size of one thumbnail in the sprite")
+    plain.add_argument("--vector-column", help="parquet: the list column holding the vectors")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(handler=_serve)
     return parser

@@ -151,10 +151,18 @@ export class Api {
     return this._json(`jobs/${encodeURIComponent(id)}`, { method: 'DELETE' });
   }
 
+  /** Holds a running t-SNE/UMAP job at its next step (the server keeps its state). */
+  pauseJob(id) {
+    return this._json(`jobs/${encodeURIComponent(id)}/pause`, { method: 'POST' });
+  }
+
+  resumeJob(id) {
+    return this._json(`jobs/${encodeURIComponent(id)}/resume`, { method: 'POST' });
+  }
+
   /**
-   * A finished job's coordinates as { data: Float32Array, cols, info }, fetched as bytes.
-   * `info` comes from an X-Info header when the server sends one; otherwise, for small
-   * results, from the JSON form.
+   * A finished job's coordinates as { data: Float32Array, cols, info }, fetched as bytes;
+   * `info` comes from the X-Info header.
    */
   async jobResult(id, n, onProgress) {
     const path = `jobs/${encodeURIComponent(id)}/result`;
@@ -178,15 +186,11 @@ export class Api {
     return { data, cols, info };
   }
 
-  /** The JSON form of a result (all coordinates as JSON): only for small data sets. */
-  async jobResultJson(id, n) {
-    return fromJsonResult(await this._json(`jobs/${encodeURIComponent(id)}/result`), n);
-  }
-
   /**
-   * Follows a job over its WebSocket: `onStatus(json)` for progress messages, `onFrame(
-   * Float32Array)` for coordinate frames. Resolves with the last status when the server
-   * closes the stream; falls back to polling when WebSockets fail.
+   * Follows a job over its WebSocket: `onStatus(json)` for its text messages (progress,
+   * frame headers, the final status with the result's info), `onFrame(Float32Array)` for
+   * coordinate frames. Resolves with the last message when the server closes the stream;
+   * falls back to polling when WebSockets fail.
    */
   follow(id, { onStatus = () => {}, onFrame = () => {} }) {
     const url = this.url(`jobs/${encodeURIComponent(id)}/stream`);

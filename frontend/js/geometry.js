@@ -5,10 +5,10 @@ import { toScreen } from './camera.js';
 
 /**
  * Positions (n x 3, z = 0 in 2D) of `columns` of a row-major coordinate matrix, centred and
- * uniformly scaled so the cloud fits in [-1, 1]^3. Rows with a NaN/Inf are flagged in
- * `missing` (1) and placed at the origin.
+ * uniformly scaled so the cloud (or the rows in the `include` set) fits in [-1, 1]^3. Rows
+ * with a NaN/Inf are flagged in `missing` (1) and placed at the origin.
  */
-export function fitPositions(coords, n, stride, columns) {
+export function fitPositions(coords, n, stride, columns, include = null) {
   const positions = new Float32Array(n * 3);
   const missing = new Uint8Array(n);
   const lo = [Infinity, Infinity, Infinity];
@@ -20,6 +20,7 @@ export function fitPositions(coords, n, stride, columns) {
       missing[i] = 1;
       continue;
     }
+    if (include && !include.has(i)) continue;
     for (let a = 0; a < columns.length; a++) {
       const v = coords[i * stride + columns[a]];
       if (v < lo[a]) lo[a] = v;

@@ -42,3 +42,9 @@ test('labels that would overlap a more important one are dropped', () => {
   );
   assert.deepEqual(kept.map((k) => k.text), ['first', 'far away']);
 });
+
+test('an isolated subset alone decides the fit', () => {
+  const coords = Float32Array.from([0, 0, 10, 10, 100, 100]);
+  const { positions } = fitPositions(coords, 3, 2, [0, 1], new Set([0, 1]));
+  assert.deepEqual(Array.from(positions.slice(0, 6)), [-1, -1, 0, 1, 1, 0]);
+});

@@ -58,6 +58,14 @@ class Metadata:
     def is_numeric(self, name: str) -> bool:
         return self.numeric(name) is not None
 
+    @classmethod
+    def from_columns(cls, columns: dict[str, list[str]]) -> Metadata:
+        """Metadata that came with the vectors (a parquet table, .npz members), not from a TSV."""
+        names = list(columns)
+        rows = zip(*(columns[name] for name in names), strict=True)
+        text = "\t".join(names) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
+        return cls(names=names, columns=dict(columns), has_header=True, text=text)
+
     def to_tsv(self) -> str:
         """Always with a header line; the file's own text when it had one."""
         if self.has_header:

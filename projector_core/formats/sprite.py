@@ -8,6 +8,7 @@ picture in the browser.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,26 @@ class Sprite:
     single_image_dim: tuple[int, int]
     image_size: tuple[int, int]
     content_type: str
+    identity: tuple[int, int]  # (device, inode) of the file that was checked
+
+    def read(self, display: str) -> bytes:
+        """The image's bytes, only while the file is the very one checked.
+
+        The sprite is the one asset read at request time. Opening it by path again would follow
+        a symlink put in its place since (the file-read hole TensorBoard closed in 2026), so the
+        opened file must be the same inode; a replaced file waits for the next scan.
+        """
+        try:
+            with self.path.open("rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if (stat.st_dev, stat.st_ino) != self.identity:
+                    raise DataError("sprite image was replaced since it was checked; it is "
+                                    "checked again on the next scan", file=display)
+                return handle.read()
+        except FileNotFoundError:
+            raise DataError("sprite image is gone", file=display) from None
+        except OSError as exc:
+            raise DataError(f"sprite image cannot be read: {exc.strerror}", file=display) from None
 
 
 def grid_columns(n_points: int) -> int:
@@ -41,7 +62,8 @@ def check_sprite(path: Path, display: str, single_image_dim: tuple[int, ...], n_
     width, height = single_image_dim
     Image.MAX_IMAGE_PIXELS = None  # size is checked against the grid instead
     try:
-        with Image.open(path) as image:
+        with path.open("rb") as handle, Image.open(handle) as image:
+            stat = os.fstat(handle.fileno())
             image_format = image.format or ""
             size = image.size
             image.verify()
@@ -64,4 +86,4 @@ def check_sprite(path: Path, display: str, single_image_dim: tuple[int, ...], n_
                         f"{TENSORBOARD_MAX_PX} px limit; served here, but some browsers' WebGL "
                         "cannot take textures that large")
     return Sprite(path=path, single_image_dim=(width, height), image_size=size,
-                  content_type=_CONTENT_TYPES[image_format])
+                  content_type=_CONTENT_TYPES[image_format], identity=(stat.st_dev, stat.st_ino))

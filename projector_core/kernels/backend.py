@@ -76,9 +76,7 @@ class Backend:
         """The ``k`` smallest values of each row of a 2-D array and their columns, unordered."""
         n = scores.shape[1]
         if k >= n:
-            columns = self.xp.broadcast_to(
-                self.xp.arange(n, device=scores.device)[None, :], scores.shape
-            )
+            columns = self.xp.broadcast_to(self.xp.arange(n, device=scores.device)[None, :], scores.shape)
             return scores, columns
         if self.name == "torch":
             values, columns = scores.topk(k, dim=1, largest=False, sorted=False)
@@ -112,7 +110,7 @@ def _device_ordinal(device: str) -> int:
     return int(ordinal) if ordinal else 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_backend(device: str = "cpu") -> Backend:
     """The backend for a device name.
 
@@ -147,9 +145,7 @@ def _cupy_backend(device: str) -> Backend:
     except cupy.cuda.runtime.CUDARuntimeError as error:
         raise DeviceUnavailableError(f"device {device!r} is not available: {error}") from error
     if ordinal >= count:
-        raise DeviceUnavailableError(
-            f"device {device!r} is not available: cupy sees {count} CUDA device(s)"
-        )
+        raise DeviceUnavailableError(f"device {device!r} is not available: cupy sees {count} CUDA device(s)")
     return Backend("cupy", f"cuda:{ordinal}", xp)
 
 
@@ -169,8 +165,7 @@ def _torch_backend(device: str) -> Backend:
         ordinal = _device_ordinal(device)
         if ordinal >= torch.cuda.device_count():
             raise DeviceUnavailableError(
-                f"device {device!r} is not available: torch sees "
-                f"{torch.cuda.device_count()} CUDA device(s)"
+                f"device {device!r} is not available: torch sees {torch.cuda.device_count()} CUDA device(s)"
             )
         device = f"cuda:{ordinal}"
     return Backend("torch", device, xp)

@@ -86,19 +86,14 @@ def custom_projection(
     # One random vector per side, drawn in a fixed order so each is stable on its own.
     rng = np.random.default_rng(seed)
     fallback = {side: rng.standard_normal(dim) for side in SIDES}
-    centroids = {
-        side: sums[side] / matches[side] if matches[side] else fallback[side] for side in SIDES
-    }
-    axes = np.stack(
-        [centroids["right"] - centroids["left"], centroids["up"] - centroids["down"]], axis=1
-    )
+    centroids = {side: sums[side] / matches[side] if matches[side] else fallback[side] for side in SIDES}
+    axes = np.stack([centroids["right"] - centroids["left"], centroids["up"] - centroids["down"]], axis=1)
 
     axes_dev = be.asarray(axes, np.float32)
     offset = mean @ axes  # centring, applied after the product to keep it one pass
     coordinates = np.full((n, 2), np.nan, np.float32)
     for start in range(0, n, step):
         ok = valid[start : start + step]
-        product = be.to_numpy(xp.matmul(be.asarray(data[start : start + step], np.float32),
-                                        axes_dev))
+        product = be.to_numpy(xp.matmul(be.asarray(data[start : start + step], np.float32), axes_dev))
         coordinates[start : start + step][ok] = (product[ok] - offset).astype(np.float32)
     return CustomResult(coordinates, matches)

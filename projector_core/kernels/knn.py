@@ -83,26 +83,9 @@ class ExactIndex:
         point itself); -1 excludes nothing. ``k`` is clamped to the rows available.
         Returns (indices int64 [Q, k], distances float32 [Q, k]).
         """
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        q = np.asarray(queries)
-        if q.ndim == 1:
-            q = q[None, :]
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(
-                f"query has {q.shape[-1] if q.ndim else 0} values; "
-                f"the embedding has {self.dim} dimensions"
-            )
-        if not np.isfinite(q).all():
-            raise ValueError("query vector contains NaN or Inf values")
-        excluded = self._exclusions(exclude, q.shape[0])
-        available = self.n_valid - (1 if excluded is not None else 0)
-        k = min(k, available)
-        if k <= 0 or q.shape[0] == 0:
-            shape = (q.shape[0], max(k, 0))
-            return np.zeros(shape, np.int64), np.zeros(shape, np.float32)
+        q, k, excluded = self.validated(queries, k, metric, exclude)
+        if k == 0 or q.shape[0] == 0:
+            return np.zeros((q.shape[0], k), np.int64), np.zeros((q.shape[0], k), np.float32)
         kc = candidate_count(k, self.n)
         indices = []
         distances = []
@@ -110,7 +93,7 @@ class ExactIndex:
             batch = q[start : start + _QUERY_BATCH]
             ex = None if excluded is None else excluded[start : start + _QUERY_BATCH]
             cand = self._candidates(batch, kc, metric, ex)
-            idx, dist = self._rescore(batch, cand, k, metric, ex)
+            idx, dist = self.rescore(batch, cand, k, metric, ex)
             indices.append(idx)
             distances.append(dist)
         return np.concatenate(indices), np.concatenate(distances)
@@ -120,28 +103,49 @@ class ExactIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Nearest rows to the given rows of the data, each row excluded from its own list."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        self.check_rows(rows)
+        return self.query(np.asarray(self.host[rows]), k, metric, exclude=rows)
+
+    def check_rows(self, rows: np.ndarray) -> None:
+        """Raise ValueError unless every row index is in range and its row is finite."""
         if rows.size and (rows.min() < 0 or rows.max() >= self.n):
             raise ValueError(f"row index out of range: the embedding has {self.n} rows")
         bad = rows[~self.valid_host[rows]]
         if bad.size:
             raise ValueError(f"row {int(bad[0])} holds NaN or Inf values and has no neighbours")
-        return self.query(np.asarray(self.host[rows]), k, metric, exclude=rows)
 
-    def _exclusions(
-        self, exclude: np.ndarray | Sequence[int] | None, n_queries: int
-    ) -> np.ndarray | None:
-        if exclude is None:
-            return None
-        ex = np.asarray(exclude, dtype=np.int64).reshape(-1)
-        if ex.shape[0] != n_queries:
-            raise ValueError(f"exclude needs one index per query ({n_queries}), got {ex.shape[0]}")
-        if (ex >= self.n).any() or (ex < -1).any():
-            raise ValueError(f"exclude index out of range: the embedding has {self.n} rows")
-        return ex
+    def validated(
+        self,
+        queries: np.ndarray,
+        k: int,
+        metric: Metric,
+        exclude: np.ndarray | Sequence[int] | None,
+    ) -> tuple[np.ndarray, int, np.ndarray | None]:
+        """Checked queries [Q, D], ``k`` clamped to the rows available, exclusions [Q]."""
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        q = np.asarray(queries)
+        if q.ndim == 1:
+            q = q[None, :]
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(
+                f"query has {q.shape[-1] if q.ndim else 0} values; the embedding has {self.dim} dimensions"
+            )
+        if not np.isfinite(q).all():
+            raise ValueError("query vector contains NaN or Inf values")
+        ex = None
+        if exclude is not None:
+            ex = np.asarray(exclude, dtype=np.int64).reshape(-1)
+            if ex.shape[0] != q.shape[0]:
+                raise ValueError(f"exclude needs one index per query ({q.shape[0]}), got {ex.shape[0]}")
+            if (ex >= self.n).any() or (ex < -1).any():
+                raise ValueError(f"exclude index out of range: the embedding has {self.n} rows")
+        available = self.n_valid - (1 if ex is not None else 0)
+        return q, max(0, min(k, available)), ex
 
-    def _candidates(
-        self, batch: np.ndarray, kc: int, metric: Metric, exclude: np.ndarray | None
-    ) -> Array:
+    def _candidates(self, batch: np.ndarray, kc: int, metric: Metric, exclude: np.ndarray | None) -> Array:
         """Global row indices of the ``kc`` best rows per query by the fast score."""
         be, xp = self.backend, self.backend.xp
         qd = be.asarray(batch, self.dtype)
@@ -173,7 +177,7 @@ class ExactIndex:
             best_idx = xp.take_along_axis(merged_idx, pick, axis=1)
         return best_idx
 
-    def _rescore(
+    def rescore(
         self,
         batch: np.ndarray,
         cand: Array,
@@ -181,22 +185,27 @@ class ExactIndex:
         metric: Metric,
         exclude: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Exact float64 distances to the candidates, then the top ``k`` by (distance, index)."""
+        """Exact float64 distances from each query to its candidate rows (a backend
+        int array [Q, C]), then the top ``k`` by (distance, index); non-finite and
+        excluded rows sort last."""
         be, xp = self.backend, self.backend.xp
         qn, kc = cand.shape
-        sub = max(1, _REFINE_BYTES // (kc * self.dim * 8))
+        row_bytes = self.dim * 8
+        cols = max(1, min(kc, _REFINE_BYTES // row_bytes))  # candidates per block
+        sub = max(1, _REFINE_BYTES // (cols * row_bytes))  # queries per block
         cand_host = be.to_numpy(cand).astype(np.int64, copy=False)
         dist_host = np.empty(cand_host.shape, np.float64)
         for start in range(0, qn, sub):
             stop = min(qn, start + sub)
-            c = cand[start:stop]
-            q64 = be.asarray(batch[start:stop], np.float64)
-            rows = xp.take(self.vectors, xp.reshape(c, (-1,)), axis=0)
-            rows = xp.reshape(xp.astype(rows, xp.float64), (stop - start, kc, self.dim))
-            d = exact_distances(xp, rows, q64[:, None, :], metric)
-            d = xp.where(xp.take(self.valid, xp.reshape(c, (-1,)), axis=0).reshape(d.shape), d,
-                         xp.inf)
-            dist_host[start:stop] = be.to_numpy(d)
+            q64 = be.asarray(batch[start:stop], np.float64)[:, None, :]
+            for first in range(0, kc, cols):
+                last = min(kc, first + cols)
+                flat = xp.reshape(cand[start:stop, first:last], (-1,))
+                rows = xp.astype(xp.take(self.vectors, flat, axis=0), xp.float64)
+                rows = xp.reshape(rows, (stop - start, last - first, self.dim))
+                d = exact_distances(xp, rows, q64, metric)
+                ok = xp.reshape(xp.take(self.valid, flat, axis=0), d.shape)
+                dist_host[start:stop, first:last] = be.to_numpy(xp.where(ok, d, xp.inf))
         if exclude is not None:
             dist_host[cand_host == exclude[:, None]] = np.inf
         order = np.lexsort((cand_host, dist_host), axis=1)[:, :k]
@@ -271,8 +280,7 @@ class _IndexCache:
 _cache = _IndexCache(capacity=4)
 
 
-def exact_index(key: str, load: Callable[[], np.ndarray], backend: Backend | None = None
-                ) -> ExactIndex:
+def exact_index(key: str, load: Callable[[], np.ndarray], backend: Backend | None = None) -> ExactIndex:
     """The cached :class:`ExactIndex` for ``key`` (an embedding fingerprint), built from
     ``load()`` on first use."""
     return _cache.get(key, load, backend or get_backend("cpu"))

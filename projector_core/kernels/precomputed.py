@@ -26,14 +26,14 @@ def check_columns(metadata: Metadata | None, columns: list[str]) -> None:
         raise ValueError("this embedding has no metadata, so it has no columns to plot")
     for name in columns:
         if name not in metadata.names:
-            raise ValueError(f"unknown metadata column {name!r}; columns: "
-                             f"{', '.join(metadata.names)}")
+            raise ValueError(f"unknown metadata column {name!r}; columns: {', '.join(metadata.names)}")
         if metadata.numeric(name) is None:
             raise ValueError(f"metadata column {name!r} is not numeric")
 
 
-def precomputed(data: np.ndarray, metadata: Metadata | None = None,
-                columns: list[str] | None = None) -> PrecomputedResult:
+def precomputed(
+    data: np.ndarray, metadata: Metadata | None = None, columns: list[str] | None = None
+) -> PrecomputedResult:
     """The named numeric columns as coordinates, or ``data`` itself when ``columns`` is None.
 
     Data of one dimension gets a second axis of zeros; data of more than three is refused.
@@ -45,8 +45,10 @@ def precomputed(data: np.ndarray, metadata: Metadata | None = None,
         return PrecomputedResult(coords.astype(np.float32), list(columns))
     dim = data.shape[1]
     if dim > 3:
-        raise ValueError(f"the data has {dim} dimensions; plotting it as it is needs at most 3 "
-                         "(or name 2-3 numeric metadata columns)")
+        raise ValueError(
+            f"the data has {dim} dimensions; plotting it as it is needs at most 3 "
+            "(or name 2-3 numeric metadata columns)"
+        )
     coords = np.array(data, dtype=np.float32)
     if dim == 1:
         coords = np.hstack([coords, np.zeros_like(coords)])

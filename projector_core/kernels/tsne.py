@@ -85,32 +85,34 @@ def tsne(
     if perplexity > max_perplexity(n):
         raise ValueError(
             f"perplexity {perplexity:g} is too large for {n} points: "
-            f"it must be at most (N - 1) / 3 = {max_perplexity(n):.4g}")
+            f"it must be at most (N - 1) / 3 = {max_perplexity(n):.4g}"
+        )
 
     init = initialization.pca(data, n_components=dims, random_state=seed)
     if on_step is not None:
         on_step(0, 0.0, init)
     if neighbors is None:
-        affinities = affinity.PerplexityBasedNN(
-            data, perplexity=perplexity, n_jobs=n_jobs, random_state=seed)
+        affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=n_jobs, random_state=seed)
     else:
         affinities = affinity.PerplexityBasedNN(
-            knn_index=PrecomputedNeighbors(*neighbors), perplexity=perplexity, n_jobs=n_jobs)
+            knn_index=PrecomputedNeighbors(*neighbors), perplexity=perplexity, n_jobs=n_jobs
+        )
 
     method = gradient_method(n, dims)
     objective = kl_divergence_fft if method == "fft" else kl_divergence_bh
     early = early_exaggeration_iterations(n_iter)
     phases = [(early, early_exaggeration), (n_iter - early, None)]
     embedding = openTSNE.TSNEEmbedding(
-        init, affinities, learning_rate=learning_rate, n_jobs=n_jobs, random_state=seed)
+        init, affinities, learning_rate=learning_rate, n_jobs=n_jobs, random_state=seed
+    )
     done = 0
     for length, exaggeration in phases:
         if length == 0:
             continue
         hook = _Observed(objective, done, n_iter, length, on_step)
         embedding.optimize(
-            length, exaggeration=exaggeration, momentum=0.8, inplace=True,
-            negative_gradient_method=hook)
+            length, exaggeration=exaggeration, momentum=0.8, inplace=True, negative_gradient_method=hook
+        )
         done += length
     return TsneResult(
         coordinates=np.asarray(embedding, dtype=np.float32),
@@ -128,8 +130,9 @@ class _Observed:
     overall iteration number.
     """
 
-    def __init__(self, gradient: Callable, offset: int, total: int, length: int,
-                 on_step: StepCallback | None) -> None:
+    def __init__(
+        self, gradient: Callable, offset: int, total: int, length: int, on_step: StepCallback | None
+    ) -> None:
         self.gradient = gradient
         self.offset = offset
         self.total = total
@@ -137,7 +140,7 @@ class _Observed:
         self.on_step = on_step
         self.calls = 0
 
-    def __call__(self, embedding: np.ndarray, P, **kwargs):  # noqa: N803 (openTSNE's name)
+    def __call__(self, embedding: np.ndarray, P, **kwargs):
         if self.on_step is not None:
             iteration = self.offset + min(self.calls, self.length)
             progress = AFFINITY_SHARE + (1 - AFFINITY_SHARE) * iteration / self.total

@@ -42,8 +42,9 @@ def default_epochs(n_points: int) -> int:
     return 500 if n_points <= 10_000 else 200
 
 
-def exact_neighbors(data: np.ndarray, k: int, index: ExactIndex | None = None
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def exact_neighbors(
+    data: np.ndarray, k: int, index: ExactIndex | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ``k`` nearest other rows, euclidean: (indices int64, distances float32)."""
     index = index or ExactIndex(data)
     return index.neighbors_of(np.arange(data.shape[0]), k, "euclidean")
@@ -79,8 +80,7 @@ def umap(
     if dims not in (2, 3):
         raise ValueError(f"UMAP makes 2-D or 3-D embeddings, not {dims}-D")
     if n_neighbors >= n:
-        raise ValueError(f"n_neighbors {n_neighbors} must be smaller than the number of "
-                         f"points ({n})")
+        raise ValueError(f"n_neighbors {n_neighbors} must be smaller than the number of points ({n})")
     epochs = n_epochs or default_epochs(n)
     random_state = check_random_state(seed)
 
@@ -95,11 +95,12 @@ def umap(
         method = "exact"
     else:
         knn_indices, knn_dists, _ = nearest_neighbors(
-            data, n_neighbors, "euclidean", {}, False, random_state, n_jobs=1)
+            data, n_neighbors, "euclidean", {}, False, random_state, n_jobs=1
+        )
         method = "nndescent"
     graph, _, _ = fuzzy_simplicial_set(
-        data, n_neighbors, random_state, "euclidean",
-        knn_indices=knn_indices, knn_dists=knn_dists)
+        data, n_neighbors, random_state, "euclidean", knn_indices=knn_indices, knn_dists=knn_dists
+    )
 
     graph = graph.tocoo()
     graph.sum_duplicates()
@@ -111,18 +112,32 @@ def umap(
     layout = spectral_layout(data, graph, dims, random_state)
     layout = noisy_scale_coords(layout, random_state, max_coord=10, noise=0.0001)
     span = np.max(layout, 0) - np.min(layout, 0)
-    layout = (10.0 * (layout - np.min(layout, 0)) / np.where(span > 0, span, 1.0)
-              ).astype(np.float32, order="C")
+    layout = (10.0 * (layout - np.min(layout, 0)) / np.where(span > 0, span, 1.0)).astype(
+        np.float32, order="C"
+    )
     if on_step is not None:
         on_step(0, GRAPH_SHARE, layout)
 
     a, b = find_ab_params(1.0, min_dist)
     rng_state = random_state.randint(INT32_MIN, INT32_MAX, 3).astype(np.int64)
     optimize_layout_euclidean(
-        layout, layout, graph.row, graph.col, epochs, graph.shape[1],
-        make_epochs_per_sample(graph.data, epochs), a, b, rng_state,
-        gamma=1.0, initial_alpha=1.0, negative_sample_rate=5, parallel=False,
-        tqdm_kwds=_epoch_reporter(layout, epochs, on_step), move_other=True)
+        layout,
+        layout,
+        graph.row,
+        graph.col,
+        epochs,
+        graph.shape[1],
+        make_epochs_per_sample(graph.data, epochs),
+        a,
+        b,
+        rng_state,
+        gamma=1.0,
+        initial_alpha=1.0,
+        negative_sample_rate=5,
+        parallel=False,
+        tqdm_kwds=_epoch_reporter(layout, epochs, on_step),
+        move_other=True,
+    )
     return UmapResult(layout.astype(np.float32), epochs, method)
 
 
@@ -139,5 +154,12 @@ def _epoch_reporter(layout: np.ndarray, epochs: int, on_step: StepCallback | Non
                 on_step(epoch, GRAPH_SHARE + (1 - GRAPH_SHARE) * epoch / epochs, layout)
             return len(text)
 
-    return {"disable": False, "file": EpochSink(), "bar_format": "{n}", "mininterval": 0,
-            "miniters": 1, "delay": 0, "leave": False}
+    return {
+        "disable": False,
+        "file": EpochSink(),
+        "bar_format": "{n}",
+        "mininterval": 0,
+        "miniters": 1,
+        "delay": 0,
+        "leave": False,
+    }

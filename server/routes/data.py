@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from fastapi import APIRouter, HTTPException
-from fastapi.responses import FileResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel
 
 from projector_core.errors import DataError
@@ -119,16 +119,18 @@ def get_metadata(embedding: EmbeddingDep) -> Response:
     return Response(text, media_type="text/tab-separated-values; charset=utf-8")
 
 
-@router.get("/sprite", response_class=FileResponse,
+@router.get("/sprite", response_class=Response,
             responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
-def get_sprite(embedding: EmbeddingDep) -> FileResponse:
+def get_sprite(embedding: EmbeddingDep) -> Response:
     if "sprite" in embedding.errors:
         raise HTTPException(422, embedding.errors["sprite"])
     if embedding.sprite is None:
         raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
-    if not embedding.sprite.path.is_file():
-        raise HTTPException(422, f"{embedding.sources['sprite']}: sprite file is gone")
-    return FileResponse(embedding.sprite.path, media_type=embedding.sprite.content_type)
+    try:
+        image = embedding.sprite.read(embedding.sources["sprite"])
+    except DataError as exc:
+        raise unprocessable(exc) from None
+    return Response(image, media_type=embedding.sprite.content_type)
 
 
 @router.get("/bookmarks")

@@ -1,0 +1,188 @@
+// Projection jobs as the UI sees them: one object per computation, filled in as the server
+// streams frames (t-SNE, UMAP) or as the browser computes (uploads). Each update calls
+// `onChange(projection)`; the app decides whether it is on screen.
+
+import { customProjection, pca } from './compute.js';
+
+export class Projection {
+  constructor(method, params, dims) {
+    this.method = method;
+    this.params = params;
+    this.dims = dims;
+    this.key = projectionKey(method, params, dims);
+    this.data = null;
+    this.cols = 0;
+    this.info = null;
+    this.status = 'queued';
+    this.progress = 0;
+    this.iteration = null;
+    this.error = null;
+    this.jobId = null;
+    this.frames = 0;
+    this.paused = false;
+    this.finished = null;
+  }
+
+  get running() {
+    return this.status === 'queued' || this.status === 'running';
+  }
+}
+
+export function projectionKey(method, params, dims) {
+  return JSON.stringify([method, dims, params]);
+}
+
+/** A finished projection from stored coordinates (a bookmark), without a job. */
+export function restoredProjection(method, params, dims, coords, iteration) {
+  const p = new Projection(method, params, dims);
+  p.data = coords.data;
+  p.cols = coords.dims;
+  p.status = 'done';
+  p.progress = 1;
+  p.iteration = iteration || null;
+  p.finished = Promise.resolve(p);
+  return p;
+}
+
+export class JobRunner {
+  constructor(api, onChange) {
+    this.api = api;
+    this.onChange = onChange;
+  }
+
+  /** Starts a server projection of a data set; `projection.finished` resolves when it ends. */
+  runOnServer(dataset, method, params, dims) {
+    const p = new Projection(method, params, dims);
+    p.finished = this._serve(p, dataset);
+    return p;
+  }
+
+  async _serve(p, dataset) {
+    const n = dataset.n;
+    try {
+      p.jobId = await this.api.startProjection({ run: dataset.run, embedding: dataset.name, method: p.method, dims: p.dims, params: p.params });
+      p.status = 'running';
+      this.onChange(p);
+      let lastFrame = null;
+      const final = await this.api.follow(p.jobId, {
+        onStatus: (s) => {
+          if (s.status) p.status = s.status;
+          if (typeof s.progress === 'number') p.progress = s.progress;
+          if (s.iteration !== undefined && s.iteration !== null) p.iteration = s.iteration;
+          if (s.error) p.error = s.error;
+          if (typeof s.paused === 'boolean') p.paused = s.paused;
+          if (s.info) p.info = s.info;
+          this.onChange(p);
+        },
+        onFrame: (frame) => {
+          if (frame.length % n !== 0 || frame.length === 0) return;
+          lastFrame = frame;
+          p.data = frame;
+          p.cols = frame.length / n;
+          p.frames++;
+          this.onChange(p);
+        },
+      });
+      const status = final?.status && final.status !== 'running' ? final : await this.api.job(p.jobId);
+      p.status = status.status;
+      p.error = status.error ?? null;
+      if (status.iteration !== undefined && status.iteration !== null) p.iteration = status.iteration;
+      p.paused = false;
+      if (p.status === 'done') {
+        p.progress = 1;
+        if (!lastFrame || !p.info) await this._fetchResult(p, n);
+      }
+    } catch (err) {
+      p.status = 'failed';
+      p.error = err.message;
+    }
+    this.onChange(p);
+    return p;
+  }
+
+  async _fetchResult(p, n) {
+    const result = await this.api.jobResult(p.jobId, n);
+    p.data = result.data;
+    p.cols = result.cols;
+    p.info = result.info;
+  }
+
+  /** Pauses or resumes a running server job. */
+  async togglePause(p) {
+    if (!p.running || !p.jobId) return;
+    try {
+      const status = p.paused ? await this.api.resumeJob(p.jobId) : await this.api.pauseJob(p.jobId);
+      p.paused = Boolean(status.paused);
+    } catch (err) {
+      p.error = err.message;
+    }
+    this.onChange(p);
+  }
+
+  /** Stops a running server job; its last frame stays. */
+  async cancel(p) {
+    if (!p.running || !p.jobId) return;
+    try {
+      const status = await this.api.cancelJob(p.jobId);
+      p.status = status.status || 'cancelled';
+    } catch (err) {
+      p.error = err.message;
+    }
+    this.onChange(p);
+  }
+
+  /** PCA or custom for an uploaded data set, computed in the browser (PCA in a worker). */
+  runLocally(dataset, method, params, dims) {
+    const p = new Projection(method, params, dims);
+    p.status = 'running';
+    p.finished = (async () => {
+      try {
+        if (method === 'pca') {
+          const result = await pcaInWorker(dataset.vectors, dataset.n, dataset.d, params.spherize);
+          p.data = result.coords;
+          p.cols = result.k;
+          p.info = { explained_variance_ratio: result.varianceRatio };
+        } else if (method === 'custom') {
+          const values = dataset.values(params.column) ?? new Array(dataset.n).fill('');
+          const result = customProjection(dataset.vectors, dataset.n, dataset.d, values, params);
+          p.data = result.coords;
+          p.cols = 2;
+          p.info = { matches: result.matches };
+        } else {
+          throw new Error(`${method} runs on the server: put the data in the LOGDIR to use it`);
+        }
+        p.status = 'done';
+        p.progress = 1;
+      } catch (err) {
+        p.status = 'failed';
+        p.error = err.message;
+      }
+      this.onChange(p);
+      return p;
+    })();
+    this.onChange(p);
+    return p;
+  }
+}
+
+function pcaInWorker(vectors, n, d, spherize) {
+  return new Promise((resolve, reject) => {
+    let worker;
+    try {
+      worker = new Worker(new URL('./pca_worker.js', import.meta.url), { type: 'module' });
+    } catch {
+      resolve(pca(vectors, n, d, { spherize }));
+      return;
+    }
+    worker.onmessage = (event) => {
+      worker.terminate();
+      if (event.data.error) reject(new Error(event.data.error));
+      else resolve(event.data);
+    };
+    worker.onerror = (event) => {
+      worker.terminate();
+      reject(new Error(event.message || 'PCA failed'));
+    };
+    worker.postMessage({ vectors, n, d, spherize });
+  });
+}

@@ -1,0 +1,133 @@
+// Inspector panel: search (substring or regex) with match count and list, selection actions
+// (isolate, show all, clear), the selected point's metadata card, and its nearest
+// neighbours with distance bars and sprite thumbnails.
+
+import { $, el, formatCount, setOptions } from '../dom.js';
+
+const RESULT_LIMIT = 100;
+
+/** A sprite thumbnail of point i as a CSS background crop of the sprite image. */
+export function thumbnail(sprite, i, size) {
+  const col = i % sprite.cols;
+  const row = Math.floor(i / sprite.cols);
+  const scale = size / Math.max(sprite.cellWidth, sprite.cellHeight);
+  const node = el('div', { class: 'thumb', 'aria-hidden': 'true' });
+  node.style.backgroundImage = `url("${sprite.url}")`;
+  node.style.backgroundSize = `${sprite.width * scale}px ${sprite.height * scale}px`;
+  node.style.backgroundPosition = `${-col * sprite.cellWidth * scale}px ${-row * sprite.cellHeight * scale}px`;
+  node.style.width = `${sprite.cellWidth * scale}px`;
+  node.style.height = `${sprite.cellHeight * scale}px`;
+  return node;
+}
+
+export function createInspectorPanel(app) {
+  const column = $('search-column');
+  const input = $('search-input');
+  const regex = $('search-regex');
+  const results = $('search-results');
+  const list = $('neighbors-list');
+  const card = $('point-card');
+  const kInput = $('neighbors-k');
+  const metric = $('neighbors-metric');
+  let resultsFor = null;
+  let neighborsFor = null;
+  let cardFor = null;
+
+  const setSearch = (patch) => app.update({ search: { ...app.state.search, ...patch } });
+  column.addEventListener('change', () => setSearch({ column: column.value || null }));
+  input.addEventListener('input', () => setSearch({ query: input.value }));
+  regex.addEventListener('change', () => setSearch({ regex: regex.checked }));
+  $('isolate-selection').addEventListener('click', () => app.isolateSelection());
+  $('show-all').addEventListener('click', () => app.update({ isolated: null }));
+  $('clear-selection').addEventListener('click', () => app.clearSelection());
+  kInput.addEventListener('change', () => {
+    const k = Math.round(Number(kInput.value));
+    if (k >= 1) app.update({ neighbors: { ...app.state.neighbors, k: Math.min(1000, k) } });
+  });
+  metric.addEventListener('change', () => app.update({ neighbors: { ...app.state.neighbors, metric: metric.value } }));
+
+  const rowEvents = (i) => ({
+    onclick: () => app.selectPoint(i),
+    onmouseenter: () => app.hoverPoint(i),
+    onmouseleave: () => app.hoverPoint(-1),
+  });
+
+  function renderSearch() {
+    const { search } = app.state;
+    const columns = app.dataset ? app.dataset.columns : [];
+    setOptions(column, columns.map((c) => ({ value: c, label: c })), search.column ?? '');
+    if (input.value !== search.query) input.value = search.query;
+    regex.checked = search.regex;
+    const { indices, error } = app.searchResult;
+    const errorBox = $('search-error');
+    errorBox.hidden = !error;
+    errorBox.textContent = error ? `Invalid search: ${error}` : '';
+    $('match-count').textContent = search.query && !error ? `${formatCount(indices.length)} match${indices.length === 1 ? '' : 'es'}` : '';
+    if (resultsFor === app.searchResult) return;
+    resultsFor = app.searchResult;
+    results.replaceChildren(
+      ...indices.slice(0, RESULT_LIMIT).map((i) =>
+        el('li', { ...rowEvents(i), dataset: { index: i } }, el('span', { class: 'row-label' }, app.labelOf(i)), el('span', { class: 'row-index' }, `#${i}`)),
+      ),
+    );
+  }
+
+  function renderCard() {
+    const focus = app.state.focus;
+    const ds = app.dataset;
+    const key = `${focus}|${app.state.labelBy}|${ds?.name}|${Boolean(ds?.metadata)}`;
+    if (key === cardFor) return;
+    cardFor = key;
+    card.hidden = focus === null || !ds;
+    if (card.hidden) return;
+    const title = el('div', { class: 'card-title' }, ds.sprite ? thumbnail(ds.sprite, focus, 40) : null, el('span', {}, app.labelOf(focus)), el('span', { class: 'row-index' }, `#${focus}`));
+    const rows = [];
+    for (const name of ds.columns) rows.push(el('dt', {}, name), el('dd', {}, ds.values(name)[focus] || '–'));
+    card.replaceChildren(title, ...rows);
+  }
+
+  function renderNeighbors() {
+    const nb = app.neighbors;
+    const ds = app.dataset;
+    const { k, metric: m } = app.state.neighbors;
+    if (document.activeElement !== kInput) kInput.value = k;
+    metric.value = m;
+    $('neighbors-hint').hidden = nb.length > 0;
+    const key = `${app.state.labelBy}|${Boolean(ds?.sprite)}`;
+    if (neighborsFor?.list === nb && neighborsFor.key === key) return;
+    neighborsFor = { list: nb, key };
+    const max = nb.reduce((a, b) => Math.max(a, b.distance), 0) || 1;
+    list.replaceChildren(
+      ...nb.map(({ index, distance }) =>
+        el(
+          'li',
+          { ...rowEvents(index), class: ds?.sprite ? null : 'no-thumb', dataset: { index } },
+          ds?.sprite ? thumbnail(ds.sprite, index, 28) : null,
+          el('span', { class: 'row-label', title: app.labelOf(index) }, app.labelOf(index)),
+          el('div', { class: 'distance-bar' }, el('div', { style: { width: `${(distance / max) * 100}%` } })),
+          el('span', { class: 'row-distance' }, distance.toFixed(3)),
+        ),
+      ),
+    );
+  }
+
+  function render() {
+    renderSearch();
+    renderCard();
+    renderNeighbors();
+    const hasSelection = app.state.selection.length > 0;
+    $('isolate-selection').disabled = !hasSelection;
+    $('isolate-selection').textContent = hasSelection
+      ? `Isolate ${formatCount(new Set([...app.state.selection, ...app.neighbors.map((n) => n.index)]).size)}`
+      : 'Isolate';
+    $('show-all').disabled = !app.state.isolated;
+    $('clear-selection').disabled = !hasSelection;
+  }
+
+  function hovered(i) {
+    for (const row of list.querySelectorAll('li.hovered')) row.classList.remove('hovered');
+    if (i >= 0) list.querySelector(`li[data-index="${i}"]`)?.classList.add('hovered');
+  }
+
+  return { render, hovered };
+}

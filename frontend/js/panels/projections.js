@@ -1,0 +1,163 @@
+// Projections panel: PCA components with variance, t-SNE and UMAP parameters with live job
+// controls and progress, and the custom projection's four queries with match counts.
+
+import { $, formatCount, setOptions } from '../dom.js';
+import { CUSTOM_SIDES } from '../state.js';
+
+export function createProjectionsPanel(app) {
+  const panel = $('projections-panel');
+  const tabs = [...panel.querySelectorAll('[role="tab"]')];
+  const bodies = [...panel.querySelectorAll('[data-body]')];
+  const pcaAxes = { x: $('pca-x'), y: $('pca-y'), z: $('pca-z') };
+  const tsne = {
+    threeD: $('tsne-3d'),
+    perplexity: $('tsne-perplexity'),
+    perplexityValue: $('tsne-perplexity-value'),
+    learningRate: $('tsne-learning-rate'),
+    iterations: $('tsne-iterations'),
+    run: $('tsne-run'),
+    pause: $('tsne-pause'),
+    stop: $('tsne-stop'),
+  };
+  const umap = {
+    threeD: $('umap-3d'),
+    neighbors: $('umap-neighbors'),
+    neighborsValue: $('umap-neighbors-value'),
+    minDist: $('umap-min-dist'),
+    minDistValue: $('umap-min-dist-value'),
+    run: $('umap-run'),
+    stop: $('umap-stop'),
+  };
+  const customColumn = $('custom-column');
+  const customInputs = Object.fromEntries(CUSTOM_SIDES.map((side) => [side, $(`custom-${side}`)]));
+
+  for (const tab of tabs) tab.addEventListener('click', () => app.update({ projection: tab.dataset.tab }));
+
+  for (const [axis, select] of Object.entries(pcaAxes)) {
+    select.addEventListener('change', () => app.update({ pca: { ...app.state.pca, [axis]: Number(select.value) } }));
+  }
+  $('pca-3d').addEventListener('change', (e) => app.update({ pca: { ...app.state.pca, is3d: e.target.checked } }));
+
+  const setTsne = (patch) => app.update({ tsne: { ...app.state.tsne, ...patch } });
+  tsne.threeD.addEventListener('change', () => setTsne({ is3d: tsne.threeD.checked }));
+  tsne.perplexity.addEventListener('input', () => (tsne.perplexityValue.textContent = tsne.perplexity.value));
+  tsne.perplexity.addEventListener('change', () => setTsne({ perplexity: Number(tsne.perplexity.value) }));
+  tsne.learningRate.addEventListener('change', () => {
+    const v = Number(tsne.learningRate.value);
+    if (v > 0) setTsne({ learningRate: v });
+  });
+  tsne.iterations.addEventListener('change', () => {
+    const v = Math.round(Number(tsne.iterations.value));
+    if (v > 0) setTsne({ nIter: v });
+  });
+  tsne.run.addEventListener('click', () => app.rerun());
+  tsne.pause.addEventListener('click', () => app.togglePause());
+  tsne.stop.addEventListener('click', () => app.stopJob('tsne'));
+
+  const setUmap = (patch) => app.update({ umap: { ...app.state.umap, ...patch } });
+  umap.threeD.addEventListener('change', () => setUmap({ is3d: umap.threeD.checked }));
+  umap.neighbors.addEventListener('input', () => (umap.neighborsValue.textContent = umap.neighbors.value));
+  umap.neighbors.addEventListener('change', () => setUmap({ nNeighbors: Number(umap.neighbors.value) }));
+  umap.minDist.addEventListener('input', () => (umap.minDistValue.textContent = umap.minDist.value));
+  umap.minDist.addEventListener('change', () => setUmap({ minDist: Number(umap.minDist.value) }));
+  umap.run.addEventListener('click', () => app.rerun());
+  umap.stop.addEventListener('click', () => app.stopJob('umap'));
+
+  const setCustom = (patch) => app.update({ custom: { ...app.state.custom, ...patch } });
+  customColumn.addEventListener('change', () => setCustom({ column: customColumn.value || null }));
+  for (const [side, input] of Object.entries(customInputs)) input.addEventListener('input', () => setCustom({ [side]: input.value }));
+  $('custom-regex').addEventListener('change', (e) => setCustom({ regex: e.target.checked }));
+
+  function renderPca() {
+    const p = app.projections.pca;
+    const ratios = p?.info?.explained_variance_ratio ?? [];
+    const count = Math.max(p?.cols ?? 0, ratios.length, Math.min(10, app.dataset?.d ?? 3));
+    const options = Array.from({ length: count }, (_, i) => ({
+      value: String(i),
+      label: ratios[i] !== undefined ? `Component #${i + 1} (${(ratios[i] * 100).toFixed(1)}%)` : `Component #${i + 1}`,
+    }));
+    const { x, y, z, is3d } = app.state.pca;
+    setOptions(pcaAxes.x, options, x);
+    setOptions(pcaAxes.y, options, y);
+    setOptions(pcaAxes.z, options, z);
+    pcaAxes.z.disabled = !is3d;
+    $('pca-3d').checked = is3d;
+    const shown = is3d ? [x, y, z] : [x, y];
+    const total = shown.reduce((sum, i) => sum + (ratios[i] ?? 0), 0);
+    $('pca-variance').textContent = ratios.length
+      ? `Total variance described: ${(total * 100).toFixed(1)}%`
+      : p?.running
+        ? 'Computing the principal components…'
+        : '';
+  }
+
+  function renderJob(p, prefix) {
+    const status = p ? (app.paused && prefix === 'tsne' && p.running ? 'paused' : p.status) : 'not run yet';
+    $(`${prefix}-status`).textContent = p?.error && p.status === 'failed' ? `failed: ${p.error}` : status;
+    const fill = $(`${prefix}-progress`);
+    fill.style.width = `${Math.round((p?.progress ?? 0) * 100)}%`;
+    const note = $(`${prefix}-note`);
+    const stale = p && JSON.stringify(p.params) !== JSON.stringify(app.requestFor(prefix).params);
+    note.hidden = !stale;
+    note.textContent = stale ? 'Parameters changed: Re-run to apply them.' : '';
+  }
+
+  function renderTsne() {
+    const s = app.state.tsne;
+    const p = app.projections.tsne;
+    tsne.threeD.checked = s.is3d;
+    if (document.activeElement !== tsne.perplexity) tsne.perplexity.value = s.perplexity;
+    tsne.perplexityValue.textContent = s.perplexity;
+    if (document.activeElement !== tsne.learningRate) tsne.learningRate.value = s.learningRate;
+    if (document.activeElement !== tsne.iterations) tsne.iterations.value = s.nIter;
+    tsne.run.textContent = p ? 'Re-run' : 'Run';
+    tsne.pause.disabled = !p?.running;
+    tsne.pause.textContent = app.paused ? 'Resume' : 'Pause';
+    tsne.stop.disabled = !p?.running;
+    $('tsne-iteration').textContent = formatCount(p?.iteration ?? 0);
+    renderJob(p, 'tsne');
+  }
+
+  function renderUmap() {
+    const s = app.state.umap;
+    const p = app.projections.umap;
+    umap.threeD.checked = s.is3d;
+    if (document.activeElement !== umap.neighbors) umap.neighbors.value = s.nNeighbors;
+    umap.neighborsValue.textContent = s.nNeighbors;
+    if (document.activeElement !== umap.minDist) umap.minDist.value = s.minDist;
+    umap.minDistValue.textContent = s.minDist;
+    umap.run.textContent = p ? 'Re-run' : 'Run';
+    umap.stop.disabled = !p?.running;
+    renderJob(p, 'umap');
+  }
+
+  function renderCustom() {
+    const c = app.state.custom;
+    const columns = app.dataset ? app.dataset.columns : [];
+    setOptions(customColumn, columns.map((col) => ({ value: col, label: col })), c.column ?? '');
+    for (const [side, input] of Object.entries(customInputs)) if (input.value !== c[side]) input.value = c[side];
+    $('custom-regex').checked = c.regex;
+    const p = app.projections.custom;
+    const matches = p?.status === 'done' ? p.info?.matches : null;
+    for (const side of CUSTOM_SIDES) {
+      const count = matches?.[side];
+      $(`custom-${side}-matches`).textContent =
+        c[side].trim() && count !== undefined ? `${formatCount(count)} match${count === 1 ? '' : 'es'}` : '';
+    }
+    const error = $('custom-error');
+    error.hidden = p?.status !== 'failed';
+    error.textContent = p?.status === 'failed' ? p.error : '';
+  }
+
+  function render() {
+    const current = app.state.projection;
+    for (const tab of tabs) tab.setAttribute('aria-selected', String(tab.dataset.tab === current));
+    for (const body of bodies) body.hidden = body.dataset.body !== current;
+    renderPca();
+    renderTsne();
+    renderUmap();
+    renderCustom();
+  }
+
+  return { render };
+}

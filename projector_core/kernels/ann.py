@@ -1,0 +1,137 @@
+"""Approximate nearest neighbours for embeddings too large to scan per click.
+
+The index is pynndescent's NN-descent graph (already installed with umap-learn, so no
+new dependency; see bench/bench_ann.py for build time and recall beside hnswlib, faiss
+and usearch). It only proposes candidates: each query asks it for a margin more than
+``k`` and re-scores them exactly with the embedding's :class:`ExactIndex`, so the
+distances returned are exact and recall@10 is >= 0.95.
+
+:func:`neighbor_index` chooses per request: the exact index below ``EXACT_BUDGET``
+values (N x D) or on a GPU, where a full scan is cheap; above it, the approximate
+index once it is built, in the background, while the exact path answers meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from projector_core.kernels.backend import Backend, get_backend
+from projector_core.kernels.knn import ExactIndex, Metric, candidate_count, exact_index
+
+log = logging.getLogger(__name__)
+
+# N x D above which a CPU query switches to the approximate index: 2**30 float32 values
+# are 4 GiB, an exact scan of about half a second on a laptop.
+EXACT_BUDGET = 2**30
+# pynndescent's search breadth: 0.2 keeps recall@10 >= 0.95 on the bench data.
+_EPSILON = 0.2
+
+
+class ApproximateIndex:
+    """An NN-descent graph over an embedding's finite rows, for one metric."""
+
+    def __init__(self, exact: ExactIndex, metric: Metric, *, seed: int = 0) -> None:
+        from pynndescent import NNDescent
+
+        if exact.n_valid < 2:
+            raise ValueError("an approximate index needs at least two finite rows")
+        self.exact = exact
+        self.metric = metric
+        self.rows = np.flatnonzero(exact.valid_host)
+        data = exact.host if self.rows.size == exact.n else exact.host[self.rows]
+        self._graph = NNDescent(
+            np.ascontiguousarray(data, dtype=np.float32),
+            metric=metric,
+            random_state=seed,
+            n_jobs=-1,
+        )
+        self._graph.prepare()
+
+    def query(
+        self,
+        queries: np.ndarray,
+        k: int,
+        metric: Metric = "cosine",
+        exclude: np.ndarray | Sequence[int] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`ExactIndex.query`, approximately: (indices [Q, k], exact distances)."""
+        if metric != self.metric:
+            raise ValueError(f"this index was built for {self.metric}, not {metric}")
+        q, k, excluded = self.exact.validated(queries, k, metric, exclude)
+        if k == 0 or q.shape[0] == 0:
+            return np.zeros((q.shape[0], k), np.int64), np.zeros((q.shape[0], k), np.float32)
+        wanted = candidate_count(k + (1 if excluded is not None else 0), self.rows.size)
+        found, _ = self._graph.query(np.asarray(q, np.float32), k=wanted, epsilon=_EPSILON)
+        candidates = self.rows[found]
+        backend = self.exact.backend
+        return self.exact.rescore(q, backend.asarray(candidates), k, metric, excluded)
+
+    def neighbors_of(
+        self, rows: Sequence[int] | np.ndarray, k: int, metric: Metric = "cosine"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Nearest rows to the given rows of the data, each row excluded from its own list."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        self.exact.check_rows(rows)
+        return self.query(np.asarray(self.exact.host[rows]), k, metric, exclude=rows)
+
+
+class _ApproximateIndexes:
+    """Approximate indexes built one at a time in a background thread, kept per
+    (embedding fingerprint, metric); the newest few are kept."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._builds: OrderedDict[tuple[str, str], Future[ApproximateIndex]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ann-build")
+
+    def ready(self, key: str, exact: ExactIndex, metric: Metric) -> ApproximateIndex | None:
+        """The built index, or None after making sure a build is underway."""
+        with self._lock:
+            build = self._builds.get((key, metric))
+            if build is None:
+                build = self._pool.submit(ApproximateIndex, exact, metric)
+                self._builds[(key, metric)] = build
+                while len(self._builds) > self._capacity:
+                    self._builds.popitem(last=False)[1].cancel()
+            self._builds.move_to_end((key, metric))
+        if not build.done() or build.cancelled():
+            return None
+        if build.exception() is not None:
+            log.warning("approximate index for %s failed: %s", key, build.exception())
+            return None
+        return build.result()
+
+    def wait(self, key: str, metric: Metric, timeout: float | None = None) -> ApproximateIndex:
+        """Block until the index for ``key`` is built (for tests and scripts)."""
+        with self._lock:
+            build = self._builds[(key, metric)]
+        return build.result(timeout)
+
+
+approximate_indexes = _ApproximateIndexes(capacity=2)
+
+
+def neighbor_index(
+    key: str,
+    load: Callable[[], np.ndarray],
+    metric: Metric,
+    backend: Backend | None = None,
+    exact_budget: int = EXACT_BUDGET,
+) -> ExactIndex | ApproximateIndex:
+    """The index to answer a neighbour query on the embedding ``key`` (its fingerprint).
+
+    Exact when N x D <= ``exact_budget`` or on a GPU backend; otherwise the approximate
+    index when built, the exact one while it builds in the background.
+    """
+    be = backend or get_backend("cpu")
+    exact = exact_index(key, load, be)
+    if not be.is_numpy or exact.n * exact.dim <= exact_budget:
+        return exact
+    return approximate_indexes.ready(key, exact, metric) or exact

@@ -1,0 +1,203 @@
+"""What a projection request computes: an embedding in, coordinates and an info dict out.
+
+Every method returns one row per point. Rows holding NaN or Inf are left out of the fit and
+get NaN coordinates (``null`` in JSON); ``info.invalid_rows`` counts the rows without
+coordinates. t-SNE and UMAP report each step to a :class:`Reporter` (the job's context),
+which streams frames and can pause or cancel the run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from projector_core.kernels.backend import Backend
+from projector_core.kernels.custom import custom_projection
+from projector_core.kernels.knn import ExactIndex
+from projector_core.kernels.pca import pca
+from projector_core.kernels.precomputed import check_columns, precomputed
+from projector_core.kernels.search import search
+from projector_core.kernels.tsne import max_perplexity, tsne
+from projector_core.model import Embedding
+from projector_core.projection_params import (
+    CustomRequest,
+    PcaRequest,
+    PrecomputedRequest,
+    ProjectionRequest,
+    TsneRequest,
+    UmapRequest,
+)
+from projector_core.result_cache import result_key
+
+PCA_COMPONENTS = 10
+# Threads one t-SNE may use. The job manager runs two jobs at a time, so each gets half the
+# cores: more threads than free cores make openTSNE's OpenMP loops wait on each other and run
+# several times slower than one thread.
+KERNEL_THREADS = max(1, (os.cpu_count() or 1) // 2)
+_FINITE_CHUNK_BYTES = 64 * 2**20
+
+
+class Reporter(Protocol):
+    def step(self, iteration: int | None, progress: float,
+             frame: Callable[[], np.ndarray] | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class ProjectionResult:
+    coordinates: np.ndarray  # float32 [N, k], NaN rows for points without coordinates
+    info: dict[str, Any]
+
+
+class _Silent:
+    def step(self, iteration: int | None, progress: float,
+             frame: Callable[[], np.ndarray] | None = None) -> None:
+        return None
+
+
+def request_key(request: ProjectionRequest, embedding: Embedding, backend: Backend) -> str:
+    """The result-cache key: this version of the embedding, the full request, the device."""
+    described = request.model_dump(mode="json", exclude={"run", "embedding", "device"})
+    described["device"] = backend.name if backend.is_numpy else f"{backend.name}:{backend.device}"
+    return result_key(embedding.fingerprint, described)
+
+
+def check(request: ProjectionRequest, embedding: Embedding) -> None:
+    """Raise ValueError (a 422) for a request this embedding cannot satisfy, before queueing."""
+    embedding.vectors()  # DataError when the tensor is broken
+    n, dim = embedding.shape or (0, 0)
+    if isinstance(request, TsneRequest):
+        perplexity = request.params.perplexity
+        if n < 4:
+            raise ValueError(f"t-SNE needs at least 4 points; this embedding has {n}")
+        if perplexity is not None and perplexity > max_perplexity(n):
+            raise ValueError(f"perplexity {perplexity:g} is too large for {n} points: it must "
+                             f"be at most (N - 1) / 3 = {max_perplexity(n):.4g}")
+    elif isinstance(request, UmapRequest):
+        if request.params.n_neighbors >= n:
+            raise ValueError(f"n_neighbors {request.params.n_neighbors} must be smaller than "
+                             f"the number of points ({n})")
+    elif isinstance(request, CustomRequest):
+        params = request.params
+        check_columns(embedding.metadata(), [params.column])
+        if params.regex:
+            for query in (params.left, params.right, params.up, params.down):
+                search([], query, regex=True)  # raises ValueError for a bad pattern
+    elif isinstance(request, PrecomputedRequest):
+        if request.params.columns:
+            check_columns(embedding.metadata(), request.params.columns)
+        elif dim > 3:
+            raise ValueError(f"the data has {dim} dimensions; plotting it as it is needs at "
+                             "most 3 (or name 2-3 numeric metadata columns in 'columns')")
+
+
+def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
+            reporter: Reporter | None = None) -> ProjectionResult:
+    """Run the projection; ValueError/DataError mean the request or data do not fit."""
+    reporter = reporter or _Silent()
+    started = time.perf_counter()
+    data = embedding.vectors()
+    info: dict[str, Any] = {"method": request.method, "n_points": int(data.shape[0]),
+                            "device": backend.device}
+    if isinstance(request, TsneRequest | UmapRequest):
+        valid = finite_rows(data)
+        fit_data = data if valid.all() else np.ascontiguousarray(data[valid])
+        reporter.step(None, 0.0)
+        if isinstance(request, TsneRequest):
+            fitted, details = _tsne(request, fit_data, valid, backend, reporter)
+        else:
+            fitted, details = _umap(request, fit_data, valid, backend, reporter)
+        coordinates = spread(valid, fitted)
+        info.update(details)
+    elif isinstance(request, PcaRequest):
+        result = pca(data, PCA_COMPONENTS, request.params.spherize, backend)
+        coordinates = result.coordinates
+        info["explained_variance_ratio"] = result.explained_variance_ratio
+    elif isinstance(request, CustomRequest):
+        params = request.params
+        metadata = embedding.metadata()
+        check_columns(metadata, [params.column])
+        assert metadata is not None
+        result = custom_projection(data, metadata.column(params.column), params.left,
+                                   params.right, params.up, params.down, params.regex,
+                                   backend=backend)
+        coordinates = result.coordinates
+        info["matches"] = result.matches
+    else:
+        result = precomputed(data, embedding.metadata(), request.params.columns)
+        coordinates = result.coordinates
+        info["columns"] = result.source
+    coordinates = np.asarray(coordinates, np.float32)
+    placeable = np.isfinite(coordinates).all(axis=1)
+    if not placeable.all():  # one missing value leaves the whole point unplaced
+        coordinates[~placeable] = np.nan
+    info["dims"] = int(coordinates.shape[1])
+    info["invalid_rows"] = int(coordinates.shape[0] - placeable.sum())
+    info["seconds"] = round(time.perf_counter() - started, 3)
+    return ProjectionResult(coordinates, info)
+
+
+def finite_rows(data: np.ndarray) -> np.ndarray:
+    """Rows without NaN or Inf, scanned in chunks (no N x D temporary)."""
+    valid = np.empty(data.shape[0], bool)
+    step = max(1, _FINITE_CHUNK_BYTES // max(1, data.shape[1] * data.itemsize))
+    for start in range(0, data.shape[0], step):
+        valid[start:start + step] = np.isfinite(data[start:start + step]).all(axis=1)
+    return valid
+
+
+def spread(valid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+    """Coordinates of the fitted (finite) rows placed back among all rows, NaN elsewhere."""
+    if valid.all():
+        return np.array(fitted, dtype=np.float32)
+    out = np.full((valid.shape[0], fitted.shape[1]), np.nan, np.float32)
+    out[valid] = fitted
+    return out
+
+
+def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
+          reporter: Reporter) -> tuple[np.ndarray, dict[str, Any]]:
+    params = request.params
+    neighbors = None
+    if not backend.is_numpy:
+        perplexity = params.perplexity or min(30.0, max_perplexity(data.shape[0]))
+        k = min(data.shape[0] - 1, int(3 * perplexity))
+        indices, distances = ExactIndex(data, backend).neighbors_of(
+            np.arange(data.shape[0]), k, "euclidean")
+        neighbors = (indices, distances.astype(np.float64))
+
+    def on_step(iteration: int, progress: float, live: np.ndarray) -> None:
+        reporter.step(iteration, progress, lambda: spread(valid, live))
+
+    result = tsne(data, request.dims, params.perplexity, params.learning_rate, params.n_iter,
+                  params.early_exaggeration, params.seed, neighbors=neighbors,
+                  n_jobs=KERNEL_THREADS, on_step=on_step)
+    return result.coordinates, {
+        "perplexity": result.perplexity, "kl_divergence": result.kl_divergence,
+        "gradient_method": result.gradient_method, "iterations": params.n_iter,
+        "neighbors": "exact" if neighbors is not None else "openTSNE",
+    }
+
+
+def _umap(request: UmapRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
+          reporter: Reporter) -> tuple[np.ndarray, dict[str, Any]]:
+    from projector_core.kernels.umap import exact_neighbors, umap  # numba: imported on first use
+
+    params = request.params
+    if params.n_neighbors >= data.shape[0]:
+        raise ValueError(f"n_neighbors {params.n_neighbors} must be smaller than the number of "
+                         f"finite points ({data.shape[0]})")
+    neighbors = None
+    if not backend.is_numpy:
+        neighbors = exact_neighbors(data, params.n_neighbors - 1, ExactIndex(data, backend))
+
+    def on_step(epoch: int, progress: float, live: np.ndarray) -> None:
+        reporter.step(epoch, progress, lambda: spread(valid, live))
+
+    result = umap(data, request.dims, params.n_neighbors, params.min_dist, params.n_epochs,
+                  params.seed, neighbors=neighbors, on_step=on_step)
+    return result.coordinates, {"n_epochs": result.n_epochs, "neighbors": result.neighbors}

@@ -1,0 +1,136 @@
+"""Nearest neighbours in the original space, and metadata search (TensorBoard's inspector).
+
+Plain ``def`` handlers: FastAPI runs them in its thread pool, so a neighbour scan never
+blocks the event loop and is answered while projection jobs run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import numpy as np
+from fastapi import APIRouter, HTTPException, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from projector_core.kernels.ann import ApproximateIndex, neighbor_index
+from projector_core.kernels.backend import get_backend
+from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.search import search
+from projector_core.model import Embedding
+from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
+
+router = APIRouter(prefix="/api", tags=["neighbors"])
+
+K_DEFAULT = 100
+_ERRORS = {
+    404: {"description": "Unknown run or embedding"},
+    422: {
+        "description": "Bad parameter (index out of range, k <= 0, unknown metric, wrong "
+        "vector length, NaN/Inf values) or an unreadable tensor"
+    },
+}
+
+
+class Neighbor(BaseModel):
+    index: int = Field(description="Row of the neighbour in the embedding")
+    distance: float = Field(description="1 - cosine similarity, or euclidean distance")
+
+
+class NeighborsOut(BaseModel):
+    neighbors: list[Neighbor] = Field(description="Nearest first; ties by index")
+
+
+class VectorQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run: str = Field(description="Run name as listed by /api/runs")
+    embedding: str = Field(description="Embedding (tensor) name within the run")
+    vector: list[float] = Field(min_length=1, description="D finite values")
+    k: int = Field(K_DEFAULT, gt=0, description="Number of neighbours (clamped to N)")
+    metric: Metric = "cosine"
+
+
+class SearchOut(BaseModel):
+    indices: list[int] = Field(description="Matching rows, ascending")
+
+
+NeighborQuery = Callable[[ExactIndex | ApproximateIndex], tuple[np.ndarray, np.ndarray]]
+
+
+def _answer(request: Request, embedding: Embedding, metric: Metric, query: NeighborQuery) -> NeighborsOut:
+    """Run ``query(index)`` on the embedding's neighbour index; ValueError -> 422."""
+    try:
+        backend = get_backend(request.app.state.device)
+        index = neighbor_index(embedding.fingerprint, embedding.vectors, metric, backend)
+        indices, distances = query(index)
+    except ValueError as error:  # DataError included: the tensor file is unreadable
+        raise HTTPException(422, str(error)) from None
+    return NeighborsOut(
+        neighbors=[
+            Neighbor(index=int(i), distance=float(d)) for i, d in zip(indices[0], distances[0], strict=True)
+        ]
+    )
+
+
+@router.get("/neighbors", responses=_ERRORS)
+def neighbors_of_point(
+    request: Request,
+    embedding: EmbeddingDep,
+    index: Annotated[int, Query(ge=0, description="Row whose neighbours are wanted")],
+    k: Annotated[int, Query(gt=0, description="Number of neighbours (clamped to N - 1)")] = (K_DEFAULT),
+    metric: Annotated[Metric, Query(description="cosine (1 - cos) or euclidean")] = "cosine",
+) -> NeighborsOut:
+    """The ``k`` nearest points to point ``index``, itself excluded."""
+    shape = embedding.shape
+    if shape is not None and index >= shape[0]:
+        raise HTTPException(422, f"index {index} out of range: the embedding has {shape[0]} points")
+    return _answer(request, embedding, metric, lambda ix: ix.neighbors_of([index], k, metric))
+
+
+@router.post("/neighbors", responses=_ERRORS)
+def neighbors_of_vector(body: VectorQuery, request: Request, catalog: CatalogDep) -> NeighborsOut:
+    """The ``k`` nearest points to an arbitrary vector of the embedding's dimension."""
+    embedding = lookup_embedding(catalog, body.run, body.embedding)
+    vector = np.asarray(body.vector, np.float64)
+    return _answer(request, embedding, body.metric, lambda ix: ix.query(vector, body.k, body.metric))
+
+
+@router.get(
+    "/search",
+    responses={
+        404: {"description": "Unknown run or embedding"},
+        422: {
+            "description": "Unknown metadata column (the detail lists the known ones), "
+            "bad regular expression, or unreadable metadata"
+        },
+    },
+)
+def search_metadata(
+    embedding: EmbeddingDep,
+    column: Annotated[str, Query(description="Metadata column to search")],
+    query: Annotated[str, Query(description="Substring, or regular expression with regex=true")],
+    regex: Annotated[bool, Query(description="Treat the query as a regular expression")] = False,
+) -> SearchOut:
+    """Rows whose value in ``column`` matches, case-insensitively (a blank query matches none).
+
+    An embedding without a metadata file has one column, ``index``, as /api/metadata
+    serves it.
+    """
+    try:
+        metadata = embedding.metadata()
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None
+    if metadata is None:
+        n = embedding.shape[0] if embedding.shape else 0
+        names = ["index"]
+        values = [str(i) for i in range(n)] if column == "index" else None
+    else:
+        names = list(metadata.names)
+        values = metadata.column(column) if column in names else None
+    if values is None:
+        raise HTTPException(422, f"unknown metadata column {column!r}: the columns are {', '.join(names)}")
+    try:
+        return SearchOut(indices=search(values, query, regex))
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None

@@ -1,0 +1,217 @@
+"""The job manager: states, bounded concurrency, frames, pause, cancel, retention, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from projector_core.jobs import JobCancelled, JobContext, JobManager, JobStatus
+
+
+@pytest.fixture
+def manager():
+    jobs = JobManager(workers=2, keep=3, frame_interval=0.05)
+    yield jobs
+    jobs.shutdown()
+
+
+def _until(predicate, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+def _looping(release: threading.Event, steps: list[int] | None = None):
+    """Work that steps until released (or cancelled), publishing a frame each step."""
+    def work(ctx: JobContext) -> str:
+        i = 0
+        while not release.is_set():
+            i += 1
+            ctx.step(i, min(i / 1000, 0.99), lambda: np.full((4, 2), i, np.float32))
+            if steps is not None:
+                steps.append(i)
+            time.sleep(0.002)
+        return "finished"
+    return work
+
+
+def test_done_job_has_result_and_full_progress(manager):
+    job = manager.submit(lambda ctx: 42)
+    assert job.wait(5)
+    assert job.status is JobStatus.DONE
+    assert job.result == 42
+    assert job.snapshot() == {"id": job.id, "status": "done", "progress": 1.0,
+                              "iteration": None, "error": None, "paused": False}
+
+
+def test_concurrency_is_bounded_and_the_rest_queue(manager):
+    release = threading.Event()
+    jobs = [manager.submit(_looping(release)) for _ in range(3)]
+    _until(lambda: sum(j.status is JobStatus.RUNNING for j in jobs) == 2)
+    time.sleep(0.1)
+    assert [j.status for j in jobs].count(JobStatus.QUEUED) == 1
+    release.set()
+    for job in jobs:
+        assert job.wait(5)
+        assert job.status is JobStatus.DONE
+
+
+def test_errors_fail_the_job_and_keep_the_workers(manager):
+    def bad_input(ctx: JobContext) -> None:
+        raise ValueError("perplexity is too large")
+
+    def bug(ctx: JobContext) -> None:
+        raise KeyError("oops")
+
+    first, second = manager.submit(bad_input), manager.submit(bug)
+    assert first.wait(5) and second.wait(5)
+    assert (first.status, first.error, first.error_is_input) == (
+        JobStatus.FAILED, "perplexity is too large", True)
+    assert second.status is JobStatus.FAILED and second.error == "KeyError: 'oops'"
+    assert not second.error_is_input
+    assert manager.submit(lambda ctx: "still works").wait(5)
+
+
+def test_cancel_running_job_stops_its_work_at_the_next_step(manager):
+    release, steps = threading.Event(), []
+    job = manager.submit(_looping(release, steps))
+    _until(lambda: len(steps) > 5)
+    manager.cancel(job.id)
+    assert job.status is JobStatus.CANCELLED  # at once, not when the work notices
+    time.sleep(0.05)
+    count = len(steps)
+    time.sleep(0.1)
+    assert len(steps) == count
+    assert job.result is None
+
+
+def test_cancel_queued_job_never_runs(manager):
+    release = threading.Event()
+    blockers = [manager.submit(_looping(release)) for _ in range(2)]
+    ran = threading.Event()
+    queued = manager.submit(lambda ctx: ran.set())
+    manager.cancel(queued.id)
+    release.set()
+    for job in blockers:
+        job.wait(5)
+    time.sleep(0.1)
+    assert queued.status is JobStatus.CANCELLED and not ran.is_set()
+
+
+def test_a_late_result_does_not_override_cancel(manager):
+    gate = threading.Event()
+    job = manager.submit(lambda ctx: gate.wait(5) and "late")  # never calls ctx.step
+    _until(lambda: job.status is JobStatus.RUNNING)
+    manager.cancel(job.id)
+    gate.set()
+    time.sleep(0.1)
+    assert job.status is JobStatus.CANCELLED and job.result is None
+
+
+def test_pause_holds_the_work_and_resume_continues(manager):
+    release, steps = threading.Event(), []
+    job = manager.submit(_looping(release, steps))
+    _until(lambda: len(steps) > 3)
+    manager.pause(job.id)
+    assert job.snapshot()["paused"] is True and job.status is JobStatus.RUNNING
+    time.sleep(0.05)
+    held = len(steps)
+    time.sleep(0.2)
+    assert len(steps) == held
+    manager.resume(job.id)
+    _until(lambda: len(steps) > held)
+    release.set()
+    assert job.wait(5) and job.status is JobStatus.DONE
+
+
+def test_cancel_releases_a_paused_job(manager):
+    release, steps = threading.Event(), []
+    job = manager.submit(_looping(release, steps))
+    _until(lambda: len(steps) > 3)
+    manager.pause(job.id)
+    manager.cancel(job.id)
+    assert job.status is JobStatus.CANCELLED
+    # The worker is free again: two new jobs both run.
+    assert manager.submit(lambda ctx: 1).wait(5)
+    assert manager.submit(lambda ctx: 2).wait(5)
+
+
+def test_frames_are_published_at_most_every_interval(manager):
+    release = threading.Event()
+    job = manager.submit(_looping(release))
+    seen = set()
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:
+        if job.frame is not None:
+            seen.add(job.frame.seq)
+        time.sleep(0.005)
+    release.set()
+    job.wait(5)
+    # ~250 steps in 0.5 s, one frame per 0.05 s at most
+    assert 3 <= len(seen) <= 12
+    assert job.frame.coordinates.shape == (4, 2)
+    assert job.iteration >= 50
+
+
+def test_finished_jobs_are_forgotten_beyond_keep_oldest_first(manager):
+    done = [manager.submit(lambda ctx: i) for i in range(5)]
+    for job in done:
+        job.wait(5)
+    manager.submit(lambda ctx: "newest").wait(5)
+    with pytest.raises(KeyError):
+        manager.get(done[0].id)
+    assert manager.get(done[-1].id).status is JobStatus.DONE
+
+
+def test_same_key_reuses_active_or_done_job_but_not_a_cancelled_one(manager):
+    release = threading.Event()
+    first = manager.submit(_looping(release), key="k")
+    assert manager.submit(_looping(release), key="k") is first
+    manager.cancel(first.id)
+    second = manager.submit(lambda ctx: "again", key="k")
+    assert second is not first
+    second.wait(5)
+    assert manager.find("k") is second
+    assert manager.completed("cached", key="other").status is JobStatus.DONE
+
+
+def test_async_followers_are_woken_by_changes(manager):
+    release = threading.Event()
+
+    async def follow() -> list[int]:
+        job = manager.submit(_looping(release))
+        versions, seen = [], -1
+        while len(versions) < 5:
+            seen = await job.changed(seen, 1.0)
+            versions.append(seen)
+        release.set()
+        await job.finished()
+        assert job.status is JobStatus.DONE
+        return versions
+
+    versions = asyncio.run(follow())
+    assert versions == sorted(set(versions))
+
+
+def test_job_context_raises_once_cancelled(manager):
+    started, caught = threading.Event(), []
+
+    def work(ctx: JobContext) -> None:
+        started.set()
+        try:
+            while True:
+                ctx.step(None, 0.5)
+                time.sleep(0.001)
+        except JobCancelled:
+            caught.append(True)
+            raise
+
+    job = manager.submit(work)
+    started.wait(5)
+    manager.cancel(job.id)
+    _until(lambda: caught)

@@ -1,0 +1,304 @@
+"""Paths and exposure: nothing outside a config's folder is read, nothing is offered off-host.
+
+An asset path that leaves its config's folder (``..``, absolute, a symlink pointing out) is
+refused with TensorBoard's message "resolves outside the config directory" (its 2026 file-read
+fix), and the file's bytes never reach a response. Run names in requests are looked up, never
+joined to a path. The server binds 127.0.0.1, sends no CORS headers and bounds request bodies.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from PIL import Image
+
+from server.cli import build_parser
+from server.limits import DEFAULT_MAX_BODY_BYTES
+from tests.builders import vectors, write_pbtxt_run
+
+SECRET_MARK = "TOP-SECRET-ROW"
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def _png(width: int, height: int, color: tuple[int, int, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), color).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+SECRET_TENSOR = np.full((4, 2), 1234.5, np.float32)
+SECRETS = {
+    "tensor_path": ("secret.npy", _npy(SECRET_TENSOR)),
+    "metadata_path": ("secret.tsv", f"{SECRET_MARK}\nb\nc\nd\n".encode()),
+    "sprite.image_path": ("secret.png", _png(16, 16, (200, 10, 10))),
+    "bookmarks_path": ("secret.json", json.dumps([{"label": SECRET_MARK}]).encode()),
+}
+ROUTES = {"tensor_path": "tensor", "metadata_path": "metadata", "sprite.image_path": "sprite",
+          "bookmarks_path": "bookmarks"}
+
+
+def _write_outside(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in SECRETS.values():
+        (folder / name).write_bytes(content)
+
+
+def _config(field: str, asset: str) -> str:
+    """A run whose ``field`` names ``asset``; its other parts are healthy files inside."""
+    paths = {"tensor_path": "t.npy", "metadata_path": "m.tsv", "bookmarks_path": "b.json",
+             "sprite.image_path": "s.png", field: asset}
+    return ('embeddings {\n  tensor_name: "t"\n'
+            + "".join(f'  {name}: "{paths[name]}"\n'
+                      for name in ("tensor_path", "metadata_path", "bookmarks_path"))
+            + f'  sprite {{ image_path: "{paths["sprite.image_path"]}" single_image_dim: 8 '
+              "single_image_dim: 8 }\n}\n")
+
+
+INSIDE_FILES: dict[str, bytes | str] = {
+    "t.npy": _npy(vectors(4, 2)),
+    "m.tsv": "a\nb\nc\nd\n",
+    "s.png": _png(16, 16, (0, 0, 200)),
+    "b.json": "[]",
+}
+
+
+def _make_escape(kind: str, run: Path, outside: Path, secret_name: str) -> str:
+    """Build one way out of the run's folder to ``outside/secret_name``; return the asset path."""
+    if kind == "dotdot":
+        return f"../../outside/{secret_name}"
+    if kind == "absolute":
+        return str(outside / secret_name)
+    if kind == "symlink-file":
+        (run / f"link-{secret_name}").symlink_to(outside / secret_name)
+        return f"link-{secret_name}"
+    if kind == "symlink-folder":
+        (run / "linked").symlink_to(outside, target_is_directory=True)
+        return f"linked/{secret_name}"
+    if kind == "dotdot-through-inside":
+        return f"sub/../../../outside/{secret_name}"
+    raise AssertionError(kind)
+
+
+def _assert_no_secret(response: httpx.Response) -> None:
+    for _, content in SECRETS.values():
+        assert content not in response.content
+    assert SECRET_MARK.encode() not in response.content
+    assert SECRET_TENSOR.tobytes() not in response.content
+
+
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink-file", "symlink-folder",
+                                  "dotdot-through-inside"])
+@pytest.mark.parametrize("field", list(SECRETS))
+def test_asset_paths_leaving_the_config_folder_are_refused(tmp_path, serve, field, kind):
+    outside = tmp_path / "outside"
+    _write_outside(outside)
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    (run / "sub").mkdir()
+    asset = _make_escape(kind, run, outside, SECRETS[field][0])
+    write_pbtxt_run(run, _config(field, asset), INSIDE_FILES)
+    url = serve(tmp_path / "logs")
+
+    runs = httpx.get(f"{url}/api/runs")
+    _assert_no_secret(runs)
+    embedding = runs.json()[0]["embeddings"][0]
+    expected = (f"run/projector_config.pbtxt field '{field}': path {asset!r} resolves outside "
+                "the config directory")
+    assert expected in embedding["error"]
+    params = {"run": "run", "embedding": "t"}
+    refused = httpx.get(f"{url}/api/{ROUTES[field]}", params=params)
+    assert refused.status_code == 422
+    assert expected in refused.json()["detail"]
+    for route in ROUTES.values():  # the other parts of the embedding are still served
+        response = httpx.get(f"{url}/api/{route}", params=params)
+        _assert_no_secret(response)
+        assert response.status_code == (422 if route == ROUTES[field] else 200)
+
+
+def test_paths_and_symlinks_that_stay_inside_are_accepted(tmp_path, serve):
+    run = tmp_path / "logs" / "run"
+    write_pbtxt_run(run, 'embeddings {\n  tensor_name: "t"\n  tensor_path: "sub/../real/t.npy"\n'
+                         '  metadata_path: "alias.tsv"\n}\n',
+                    {"real/t.npy": _npy(vectors(4, 2)), "real/m.tsv": "a\nb\nc\nd\n",
+                     "sub/keep": ""})
+    (run / "alias.tsv").symlink_to(run / "real" / "m.tsv")
+    url = serve(tmp_path / "logs")
+    embedding = httpx.get(f"{url}/api/runs").json()[0]["embeddings"][0]
+    assert embedding["error"] is None
+    metadata = httpx.get(f"{url}/api/metadata", params={"run": "run", "embedding": "t"})
+    assert metadata.text == "label\na\nb\nc\nd\n"
+
+
+def test_a_sprite_swapped_for_a_symlink_after_loading_is_not_followed(tmp_path, serve):
+    """The sprite is the one file read at request time: it must still be the file checked."""
+    outside = tmp_path / "outside"
+    _write_outside(outside)
+    run = tmp_path / "logs" / "run"
+    write_pbtxt_run(run, _config("tensor_path", "t.npy"), INSIDE_FILES)
+    url = serve(tmp_path / "logs", refresh_seconds=0)
+    params = {"run": "run", "embedding": "t"}
+    assert httpx.get(f"{url}/api/sprite", params=params).content == INSIDE_FILES["s.png"]
+    (run / "s.png").unlink()
+    (run / "s.png").symlink_to(outside / "secret.png")
+    response = httpx.get(f"{url}/api/sprite", params=params)
+    _assert_no_secret(response)
+    assert response.status_code == 422
+    assert "run/s.png" in response.json()["detail"]
+
+
+def test_a_symlinked_run_folder_pointing_out_of_logdir_is_not_served(tmp_path, serve):
+    elsewhere = tmp_path / "elsewhere"
+    write_pbtxt_run(elsewhere, 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
+                    {"t.npy": _npy(SECRET_TENSOR)})
+    write_pbtxt_run(tmp_path / "logs" / "real", 'embeddings { tensor_name: "t" '
+                    'tensor_path: "t.npy" }', {"t.npy": _npy(vectors(3, 2))})
+    (tmp_path / "logs" / "linked").symlink_to(elsewhere, target_is_directory=True)
+    url = serve(tmp_path / "logs")
+    assert [run["name"] for run in httpx.get(f"{url}/api/runs").json()] == ["real"]
+    response = httpx.get(f"{url}/api/tensor", params={"run": "linked", "embedding": "t"})
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("route", ["tensor", "metadata", "sprite", "bookmarks"])
+def test_run_names_cannot_reach_outside_logdir(tmp_path, serve, route):
+    """A valid run sits next to LOGDIR; every spelling of a way to it is an unknown run."""
+    outside = tmp_path / "outside"
+    write_pbtxt_run(outside, 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
+                    {"t.npy": _npy(SECRET_TENSOR)})
+    logdir = tmp_path / "logs"
+    write_pbtxt_run(logdir / "run", 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
+                    {"t.npy": _npy(vectors(3, 2))})
+    url = serve(logdir)
+    for name in ["../outside", "..", "run/../../outside", str(outside), "/", "%2e%2e/outside",
+                 "..%2foutside", "run/..", "./run", "run/", "\\..\\outside", "outside"]:
+        response = httpx.get(f"{url}/api/{route}", params={"run": name, "embedding": "t"})
+        assert response.status_code == 404, name
+        _assert_no_secret(response)
+    ok = httpx.get(f"{url}/api/{route}", params={"run": "run", "embedding": "t"})
+    assert ok.status_code in (200, 404)  # 404: this run has no sprite
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses of LISTEN sockets on ``port``, from /proc/net/tcp and tcp6."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            address, port_hex = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and int(port_hex, 16) == port:
+                raw = bytes.fromhex(address)
+                # /proc stores each 32-bit word in host (little-endian) order
+                words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                family = socket.AF_INET if len(raw) == 4 else socket.AF_INET6
+                found.add(socket.inet_ntop(family, words))
+    return found
+
+
+def _outward_address() -> str | None:
+    """This machine's address on its default route (no packet is sent), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        address = sock.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+def test_cli_binds_loopback_by_default():
+    assert build_parser().parse_args(["serve"]).host == "127.0.0.1"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads Linux's /proc/net/tcp")
+def test_projector_serve_listens_on_127_0_0_1_only(tmp_path, sample_logdir):
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", str(sample_logdir / "iris"),
+         "--port", str(port), "--cache-dir", str(tmp_path / "cache")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _listening_addresses(port):
+            assert process.poll() is None, "projector serve exited"
+            assert time.monotonic() < deadline, "projector serve did not listen"
+            time.sleep(0.1)
+        assert _listening_addresses(port) == {"127.0.0.1"}
+        assert httpx.get(f"http://127.0.0.1:{port}/api/health").status_code == 200
+        outward = _outward_address()
+        if outward is not None:
+            with pytest.raises(httpx.ConnectError):
+                httpx.get(f"http://{outward}:{port}/api/health", timeout=5)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_no_cors_headers_by_default(serve, sample_logdir):
+    url = serve(sample_logdir)
+    origin = {"Origin": "http://evil.example"}
+    simple = httpx.get(f"{url}/api/runs", headers=origin)
+    assert simple.status_code == 200
+    preflight = httpx.options(f"{url}/api/tensor", headers={
+        **origin, "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "content-type"})
+    assert preflight.status_code >= 400
+    for response in (simple, preflight):
+        assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+
+
+def _raw_request(url: str, head: str) -> bytes:
+    """Send only a request head (no body) and read the answer until the server closes or
+    pauses: a server waiting for the declared body would answer nothing here."""
+    host, port = url.removeprefix("http://").split(":")
+    chunks = []
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(head.encode())
+        try:
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+                sock.settimeout(0.5)
+        except TimeoutError:
+            pass
+    return b"".join(chunks)
+
+
+def test_request_bodies_are_bounded_by_default(serve, sample_logdir):
+    url = serve(sample_logdir)
+    too_big = DEFAULT_MAX_BODY_BYTES + 1
+    answer = _raw_request(url, f"POST /api/neighbors HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               f"Content-Type: application/json\r\nContent-Length: {too_big}"
+                               "\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert f"larger than {DEFAULT_MAX_BODY_BYTES} bytes".encode() in answer
+    assert httpx.get(f"{url}/api/health").status_code == 200
+
+
+def test_an_oversized_request_line_is_refused_not_a_crash(serve, sample_logdir):
+    url = serve(sample_logdir)
+    answer = _raw_request(url, f"GET /api/tensor?run={'x' * 200_000}&embedding=t HTTP/1.1\r\n"
+                               "Host: 127.0.0.1\r\n\r\n")
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 4")
+    assert httpx.get(f"{url}/api/health").status_code == 200
