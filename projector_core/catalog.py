@@ -21,6 +21,7 @@ import numpy as np
 
 from projector_core.cache import TensorCache, default_cache_dir, file_fingerprint
 from projector_core.errors import DataError
+from projector_core.formats.arrays import plain_array_files, read_plain_array
 from projector_core.formats.bookmarks import parse_bookmarks
 from projector_core.formats.config import (
     CONFIG_NAMES,
@@ -29,11 +30,10 @@ from projector_core.formats.config import (
     parse_config,
     resolve_asset,
 )
-from projector_core.formats.arrays import plain_array_files, read_plain_array
 from projector_core.formats.metadata import Metadata, parse_metadata
 from projector_core.formats.sprite import check_sprite
-from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
 from projector_core.formats.tensor_files import looks_binary, read_bytes, read_npy, read_tsv
+from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
 from projector_core.model import Embedding, Run
 
 PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")

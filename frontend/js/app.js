@@ -59,7 +59,6 @@ class App {
     this.localDatasets = [];
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     this.shown = null;
-    this.paused = false;
     this.missing = null;
     this.neighbors = [];
     this.searchResult = { indices: [], error: null };
@@ -202,7 +201,6 @@ class App {
     for (const p of Object.values(this.projections)) if (p?.running) this.runner.cancel(p);
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     this.shown = null;
-    this.paused = false;
     this.missing = null;
     this.neighbors = [];
     this.searchResult = { indices: [], error: null };
@@ -335,13 +333,20 @@ class App {
     switch (method) {
       case 'pca':
         return { params: { spherize: state.pca.spherize }, dims: 3 };
-      case 'tsne':
+      case 'tsne': {
+        // openTSNE needs perplexity <= (N - 1) / 3; TensorBoard's slider goes to 100.
+        const n = this.dataset?.n ?? Infinity;
+        const perplexity = Math.max(2, Math.min(state.tsne.perplexity, Math.floor((n - 1) / 3)));
         return {
-          params: { perplexity: state.tsne.perplexity, learning_rate: state.tsne.learningRate, n_iter: state.tsne.nIter },
+          params: { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter },
           dims: state.tsne.is3d ? 3 : 2,
         };
-      case 'umap':
-        return { params: { n_neighbors: state.umap.nNeighbors, min_dist: state.umap.minDist }, dims: state.umap.is3d ? 3 : 2 };
+      }
+      case 'umap': {
+        const n = this.dataset?.n ?? Infinity;
+        const nNeighbors = Math.max(2, Math.min(state.umap.nNeighbors, n - 1));
+        return { params: { n_neighbors: nNeighbors, min_dist: state.umap.minDist }, dims: state.umap.is3d ? 3 : 2 };
+      }
       default: {
         const { column, left, right, up, down, regex } = state.custom;
         return { params: { column, left, right, up, down, regex }, dims: 2 };
@@ -357,7 +362,6 @@ class App {
     const serverSide = !ds.local;
     const p = serverSide ? this.runner.runOnServer(ds, method, params, dims) : this.runner.runLocally(ds, method, params, dims);
     this.projections[method] = p;
-    if (method === 'tsne') this.paused = false;
     const task = this.progress.start(`${methodName(method)}…`);
     p.task = task;
     p.finished.then(() => task.done());
@@ -416,21 +420,19 @@ class App {
   stopJob(method) {
     const p = this.projections[method];
     if (p) this.runner.cancel(p);
-    if (method === 'tsne') this.paused = false;
   }
 
-  togglePause() {
-    this.paused = !this.paused;
-    if (!this.paused && this.shown?.data) this._display(this.shown, false);
-    this.render();
+  /** Pause holds the server job (its frames stop); resume lets it go on. */
+  togglePause(method) {
+    const p = this.projections[method];
+    if (p) this.runner.togglePause(p);
   }
 
   _projectionChanged(p) {
     if (p !== this.projections[p.method]) return;
     if (p === this.shown) {
       if (p.status === 'failed') this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
-      const frozen = this.paused && p.method === 'tsne';
-      if (p.data && !frozen && p.displayedData !== p.data) {
+      if (p.data && p.displayedData !== p.data) {
         const first = !p.displayedOnce;
         this.plot.setMode(is3d(this.state) && (p.method !== 'pca' || p.cols >= 3));
         this._display(p, first);

@@ -15,7 +15,7 @@ export function defaultState() {
     embedding: null,
     projection: 'pca',
     pca: { x: 0, y: 1, z: 2, is3d: true, spherize: false },
-    tsne: { is3d: false, perplexity: 30, learningRate: 200, nIter: 1000 },
+    tsne: { is3d: false, perplexity: 30, learningRate: null, nIter: 1000 },
     umap: { is3d: false, nNeighbors: 15, minDist: 0.1 },
     custom: { column: null, left: '', right: '', up: '', down: '', regex: false },
     labelBy: null,
@@ -105,7 +105,7 @@ export function sanitizeState(input) {
     tsne: {
       is3d: pick(tsne.is3d, d.tsne.is3d, bool),
       perplexity: pick(tsne.perplexity, d.tsne.perplexity, number(1, 1000)),
-      learningRate: pick(tsne.learningRate, d.tsne.learningRate, number(1e-6, 1e6)),
+      learningRate: pick(tsne.learningRate, d.tsne.learningRate, (v) => v === null || number(1e-6, 1e7)(v)),
       nIter: pick(tsne.nIter, d.tsne.nIter, (v) => Number.isInteger(v) && v > 0 && v <= 1e6),
     },
     umap: {

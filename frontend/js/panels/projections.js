@@ -44,14 +44,14 @@ export function createProjectionsPanel(app) {
   tsne.perplexity.addEventListener('change', () => setTsne({ perplexity: Number(tsne.perplexity.value) }));
   tsne.learningRate.addEventListener('change', () => {
     const v = Number(tsne.learningRate.value);
-    if (v > 0) setTsne({ learningRate: v });
+    setTsne({ learningRate: tsne.learningRate.value.trim() && v > 0 ? v : null });
   });
   tsne.iterations.addEventListener('change', () => {
     const v = Math.round(Number(tsne.iterations.value));
     if (v > 0) setTsne({ nIter: v });
   });
   tsne.run.addEventListener('click', () => app.rerun());
-  tsne.pause.addEventListener('click', () => app.togglePause());
+  tsne.pause.addEventListener('click', () => app.togglePause('tsne'));
   tsne.stop.addEventListener('click', () => app.stopJob('tsne'));
 
   const setUmap = (patch) => app.update({ umap: { ...app.state.umap, ...patch } });
@@ -92,7 +92,7 @@ export function createProjectionsPanel(app) {
   }
 
   function renderJob(p, prefix) {
-    const status = p ? (app.paused && prefix === 'tsne' && p.running ? 'paused' : p.status) : 'not run yet';
+    const status = p ? (p.paused && p.running ? 'paused' : p.status) : 'not run yet';
     $(`${prefix}-status`).textContent = p?.error && p.status === 'failed' ? `failed: ${p.error}` : status;
     const fill = $(`${prefix}-progress`);
     fill.style.width = `${Math.round((p?.progress ?? 0) * 100)}%`;
@@ -108,11 +108,11 @@ export function createProjectionsPanel(app) {
     tsne.threeD.checked = s.is3d;
     if (document.activeElement !== tsne.perplexity) tsne.perplexity.value = s.perplexity;
     tsne.perplexityValue.textContent = s.perplexity;
-    if (document.activeElement !== tsne.learningRate) tsne.learningRate.value = s.learningRate;
+    if (document.activeElement !== tsne.learningRate) tsne.learningRate.value = s.learningRate ?? '';
     if (document.activeElement !== tsne.iterations) tsne.iterations.value = s.nIter;
     tsne.run.textContent = p ? 'Re-run' : 'Run';
     tsne.pause.disabled = !p?.running;
-    tsne.pause.textContent = app.paused ? 'Resume' : 'Pause';
+    tsne.pause.textContent = p?.paused ? 'Resume' : 'Pause';
     tsne.stop.disabled = !p?.running;
     $('tsne-iteration').textContent = formatCount(p?.iteration ?? 0);
     renderJob(p, 'tsne');
