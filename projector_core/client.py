@@ -127,15 +127,19 @@ class ProjectorClient:
     async def project_async(self, run: str, embedding: str, method: str, dims: int = 2, *,
                             on_frame: FrameCallback | None = None,
                             on_done: DoneCallback | None = None,
+                            on_start: Callable[[str], Any] | None = None,
                             device: str | None = None, **params: Any) -> Projection:
-        """Start a projection and follow its stream: ``on_frame(coordinates, iteration)`` for
-        each intermediate frame, ``on_done(projection)`` at the end, which is also returned.
+        """Start a projection and follow its stream: ``on_start(job_id)`` once queued,
+        ``on_frame(coordinates, iteration)`` for each intermediate frame (a read-only array),
+        ``on_done(projection)`` at the end; the projection is also returned.
 
         Cancelling the awaiting task cancels the job on the server. A job that fails or is
         cancelled raises :class:`ProjectorError`.
         """
         job_id = await asyncio.to_thread(self.start, run, embedding, method, dims, device,
                                          **params)
+        if on_start is not None:
+            on_start(job_id)
         try:
             projection = await self._follow(job_id, on_frame)
         except asyncio.CancelledError:

@@ -61,10 +61,9 @@ class Frame:
 class Job:
     """One unit of work and everything a follower may ask about it. Thread-safe."""
 
-    def __init__(self, job_id: str, key: str | None, description: str) -> None:
+    def __init__(self, job_id: str, key: str | None) -> None:
         self.id = job_id
         self.key = key
-        self.description = description
         self.status = JobStatus.QUEUED
         self.progress = 0.0
         self.iteration: int | None = None
@@ -73,8 +72,6 @@ class Job:
         self.paused = False
         self.result: Any = None
         self.frame: Frame | None = None
-        self.created = time.time()
-        self.finished_at: float | None = None
         self._version = 0
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -88,10 +85,6 @@ class Job:
         """The public status fields (``GET /api/jobs/ID``)."""
         return {"id": self.id, "status": self.status.value, "progress": round(self.progress, 4),
                 "iteration": self.iteration, "error": self.error, "paused": self.paused}
-
-    @property
-    def version(self) -> int:
-        return self._version
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the job has finished; False on timeout."""
@@ -114,7 +107,7 @@ class Job:
             self._waiters.append(entry)
         try:
             await asyncio.wait_for(event.wait(), timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet the builtin TimeoutError on Python 3.10
             pass
         finally:
             with self._lock:
@@ -138,8 +131,7 @@ class Job:
         with self._lock:
             if self.status.finished:
                 return False
-            waiters = self._apply(dict(changes, status=status, finished_at=time.time(),
-                                       paused=False))
+            waiters = self._apply(dict(changes, status=status, paused=False))
         self._wake(waiters)
         return True
 
@@ -218,19 +210,19 @@ class JobManager:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, work: Work, *, key: str | None = None, description: str = "") -> Job:
+    def submit(self, work: Work, *, key: str | None = None) -> Job:
         with self._lock:
             existing = self._reusable(key)
             if existing is not None:
                 return existing
-            job = self._add(key, description)
+            job = self._add(key)
         self._queue.put((job, work))
         return job
 
-    def completed(self, result: Any, *, key: str | None = None, description: str = "") -> Job:
+    def completed(self, result: Any, *, key: str | None = None) -> Job:
         """A job that is already done (a cached result), so callers handle one kind of thing."""
         with self._lock:
-            job = self._add(key, description)
+            job = self._add(key)
         job._finish(JobStatus.DONE, progress=1.0, result=result)
         return job
 
@@ -286,8 +278,8 @@ class JobManager:
                 return job
         return None
 
-    def _add(self, key: str | None, description: str) -> Job:
-        job = Job(secrets.token_hex(8), key, description)
+    def _add(self, key: str | None) -> Job:
+        job = Job(secrets.token_hex(8), key)
         self._jobs[job.id] = job
         finished = [j for j in self._jobs.values() if j.status.finished]
         for old in finished[: max(0, len(finished) - self.keep)]:
@@ -309,7 +301,8 @@ class JobManager:
                 job._finish(JobStatus.CANCELLED)
             except ValueError as error:  # bad request or data discovered while computing
                 job._finish(JobStatus.FAILED, error=str(error), error_is_input=True)
-            except Exception as error:  # a bug or resource problem: the server keeps going
+            except BaseException as error:  # a bug, a resource problem, even SystemExit: the
+                # job fails and this worker lives on (a dead one would leave it "running")
                 job._finish(JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
             else:
                 job._finish(JobStatus.DONE, progress=1.0, result=result)

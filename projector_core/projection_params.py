@@ -11,9 +11,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Method = Literal["pca", "tsne", "umap", "custom", "precomputed"]
-METHODS: tuple[str, ...] = ("pca", "tsne", "umap", "custom", "precomputed")
-
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1, description="Random seed; same seed, same result")]
 
 

@@ -22,7 +22,7 @@ from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
 from projector_core.kernels.precomputed import check_columns, precomputed
 from projector_core.kernels.search import search
-from projector_core.kernels.tsne import max_perplexity, tsne
+from projector_core.kernels.tsne import default_perplexity, max_perplexity, tsne
 from projector_core.model import Embedding
 from projector_core.projection_params import (
     CustomRequest,
@@ -164,7 +164,7 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
     params = request.params
     neighbors = None
     if not backend.is_numpy:
-        perplexity = params.perplexity or min(30.0, max_perplexity(data.shape[0]))
+        perplexity = params.perplexity or default_perplexity(data.shape[0])
         k = min(data.shape[0] - 1, int(3 * perplexity))
         indices, distances = ExactIndex(data, backend).neighbors_of(
             np.arange(data.shape[0]), k, "euclidean")

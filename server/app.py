@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,7 +18,7 @@ from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.result_cache import ResultCache
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import data, jobs, neighbors, projections
+from server.routes import data, jobs, neighbors, projections, ui
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 log = logging.getLogger("projector")
@@ -78,11 +79,46 @@ def create_app(
     async def data_error(request: Request, exc: DataError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
+
     app.include_router(data.router)
     app.include_router(projections.router)
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
+    app.include_router(ui.router)
     return app
+
+
+ERROR_SCHEMA = {
+    "title": "Error",
+    "type": "object",
+    "properties": {"detail": {"type": "string", "title": "Detail",
+                              "description": "What is wrong, naming the file and line or the "
+                                             "parameter"}},
+    "required": ["detail"],
+}
+
+
+def _with_string_errors(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """Document errors as they are answered: FastAPI describes 422 as its list of validation
+    errors, but the handler above sends ``{"detail": "..."}`` with a string, like every other
+    error; and a body that cannot even be decoded (not UTF-8) is FastAPI's 400."""
+
+    def openapi() -> dict[str, Any]:
+        schema = build()
+        schemas = schema.get("components", {}).get("schemas", {})
+        if "HTTPValidationError" in schemas:
+            schemas["HTTPValidationError"] = ERROR_SCHEMA
+            schemas.pop("ValidationError", None)
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                if isinstance(operation, dict) and "requestBody" in operation:
+                    operation["responses"].setdefault("400", {
+                        "description": "The body cannot be decoded as JSON",
+                        "content": {"application/json": {"schema": ERROR_SCHEMA}}})
+        return schema
+
+    return openapi
 
 
 async def _keep_fresh(catalog: Catalog, every: float) -> None:

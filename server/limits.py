@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -33,7 +34,7 @@ class BodySizeLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise _TooLarge
+                    raise _TooLarge(self.max_bytes)
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -48,12 +49,20 @@ class BodySizeLimit:
                 await self._reject(send)
 
     async def _reject(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body is larger than {self.max_bytes} bytes"}).encode()
+        body = json.dumps({"detail": _message(self.max_bytes)}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HTTPException):
+    """Raised from ``receive``. An HTTPException, because FastAPI turns any other exception met
+    while reading a body into "400 There was an error parsing the body"."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(413, _message(max_bytes))
+
+
+def _message(max_bytes: int) -> str:
+    return f"request body is larger than {max_bytes} bytes"

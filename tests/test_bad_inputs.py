@@ -1,16 +1,19 @@
 """The bad-input corpus of issue 5, end to end through the live server.
 
-Each broken input sits in run ``bad`` of a LOGDIR that also holds a healthy run ``good``. Every
-test checks that the problem is reported where a user looks (``/api/runs``, or the route's
-422), that the message names the file and the line or field, and that ``good`` keeps working.
-The request cases at the end are written against the compute API contract; while a route does
-not exist yet they skip, naming the missing module.
+Every broken input is a run of its own in one LOGDIR, beside a healthy run ``good``, all served
+by one live server: so each test also shows that the other runs (broken or not) keep working.
+Each checks that the problem is reported where a user looks (``/api/runs``, or the route's 422),
+and that the message names the file and the line or field. The request cases at the end are
+written against the compute API contract; while a route does not exist they skip, naming the
+missing module.
 """
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -19,9 +22,11 @@ import pytest
 from PIL import Image
 
 from projector_core.formats import tensor_files
+from server.app import create_app
 from tests.builders import vectors, write_pbtxt_run, write_standalone_logdir
+from tests.conftest import LiveServer
 
-Files = dict[str, bytes | str]
+FileContent = bytes | str | Callable[[Path], bytes]  # a callable gets the corpus root
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -58,67 +63,99 @@ def get(url: str, route: str, **params: object) -> httpx.Response:
     return httpx.get(f"{url}/api/{route}", params=params, timeout=30)
 
 
-def assert_good_run_works(url: str) -> None:
-    """The healthy neighbour run is listed without errors and serves its data."""
-    runs = {run["name"]: run for run in get(url, "runs").json()}
-    good = runs["good"]
-    assert good["error"] is None
-    for embedding in good["embeddings"]:
-        assert embedding["error"] is None
-        response = get(url, "tensor", run="good", embedding=embedding["name"])
-        assert response.status_code == 200
-        assert len(response.content) == 4 * np.prod(embedding["shape"])
-    assert get(url, "metadata", run="good", embedding="bytes one").status_code == 200
+@dataclass
+class Case:
+    config: str
+    files: dict[str, FileContent] = field(default_factory=dict)
+    config_name: str = "projector_config.pbtxt"
 
 
-class BadRun:
-    """A LOGDIR with a broken run ``bad`` beside a healthy run ``good``, served live."""
+CORPUS: dict[str, Case] = {}
 
-    def __init__(self, tmp_path: Path, serve, config: str, files: Files | None = None,
-                 config_name: str = "projector_config.pbtxt") -> None:
-        logdir = tmp_path / "logs"
-        write_standalone_logdir(logdir / "good")
-        folder = logdir / "bad"
-        folder.mkdir()
-        for name, content in (files or {}).items():
-            if isinstance(content, str):
-                (folder / name).write_text(content)
-            else:
-                (folder / name).write_bytes(content)
-        (folder / config_name).write_text(config)
-        self.url = serve(logdir)
-        assert_good_run_works(self.url)
 
-    @property
-    def run(self) -> dict:
-        runs = {run["name"]: run for run in get(self.url, "runs").json()}
-        return runs["bad"]
+def case(run: str, config: str, files: dict[str, FileContent] | None = None,
+         config_name: str = "projector_config.pbtxt") -> str:
+    """Register a broken run for the corpus LOGDIR; returns its run name."""
+    assert run not in CORPUS, run
+    CORPUS[run] = Case(config, files or {}, config_name)
+    return run
 
-    def embedding(self, name: str = "t") -> dict:
-        return {e["name"]: e for e in self.run["embeddings"]}[name]
 
-    def get(self, route: str, embedding: str = "t", **params: object) -> httpx.Response:
-        return get(self.url, route, run="bad", embedding=embedding, **params)
+def write_case(folder: Path, found: Case, root: Path) -> None:
+    folder.mkdir(parents=True)
+    for name, content in found.files.items():
+        data = content(root) if callable(content) else content
+        if isinstance(data, str):
+            (folder / name).write_text(data)
+        else:
+            (folder / name).write_bytes(data)
+    (folder / found.config_name).write_text(found.config)
 
-    def tensor(self, embedding: str = "t") -> np.ndarray:
-        response = self.get("tensor", embedding)
+
+class Served:
+    """The live server over a LOGDIR, with lookups of what it lists."""
+
+    def __init__(self, url: str, root: Path) -> None:
+        self.url = url
+        self.root = root
+
+    def run(self, run: str) -> dict:
+        return {listed["name"]: listed for listed in get(self.url, "runs").json()}[run]
+
+    def embedding(self, run: str, name: str = "t") -> dict:
+        return {e["name"]: e for e in self.run(run)["embeddings"]}[name]
+
+    def get(self, route: str, run: str, embedding: str = "t") -> httpx.Response:
+        return get(self.url, route, run=run, embedding=embedding)
+
+    def tensor(self, run: str, embedding: str = "t") -> np.ndarray:
+        response = self.get("tensor", run, embedding)
         assert response.status_code == 200, response.text
         n, d = map(int, response.headers["x-shape"].split(","))
         return np.frombuffer(response.content, dtype="<f4").reshape(n, d)
 
+    def assert_good_run_works(self) -> None:
+        """The healthy run is listed without errors and serves its data."""
+        good = self.run("good")
+        assert good["error"] is None
+        for embedding in good["embeddings"]:
+            assert embedding["error"] is None
+            response = self.get("tensor", "good", embedding["name"])
+            assert response.status_code == 200
+            assert len(response.content) == 4 * np.prod(embedding["shape"])
+        assert self.get("metadata", "good", "bytes one").status_code == 200
 
-def assert_refused(bad: BadRun, part_route: str, *words: str, embedding: str = "t") -> str:
-    """The embedding's error holds ``words`` and its route answers 422 with the same message."""
-    error = bad.embedding(embedding)["error"]
-    assert error is not None
-    for word in words:
-        assert word in error, (word, error)
-    response = bad.get(part_route, embedding)
-    assert response.status_code == 422
-    detail = response.json()["detail"]
-    assert isinstance(detail, str)
-    assert all(word in detail for word in words), (words, detail)
-    return error
+    def refused(self, run: str, route: str, *words: str, embedding: str = "t") -> str:
+        """The embedding's error holds ``words``; its route answers 422 with the same."""
+        self.assert_good_run_works()
+        error = self.embedding(run, embedding)["error"]
+        assert error is not None
+        for word in words:
+            assert word in error, (word, error)
+        response = self.get(route, run, embedding)
+        assert response.status_code == 422
+        detail = response.json()["detail"]
+        assert isinstance(detail, str)
+        assert all(word in detail for word in words), (words, detail)
+        return error
+
+
+def serve_corpus(root: Path, runs: dict[str, Case]) -> LiveServer:
+    write_standalone_logdir(root / "logs" / "good")
+    for run, found in runs.items():
+        write_case(root / "logs" / run, found, root)
+    server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", refresh_seconds=0))
+    server.start()
+    return server
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One LOGDIR holding every registered broken run and the healthy ``good``."""
+    root = tmp_path_factory.mktemp("corpus")
+    server = serve_corpus(root, CORPUS)
+    yield Served(server.url, root)
+    server.stop()
 
 
 TENSOR_5x2 = {"t.npy": npy_bytes(vectors(5, 2))}
@@ -127,142 +164,181 @@ TENSOR_5x2 = {"t.npy": npy_bytes(vectors(5, 2))}
 # -- configs ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("config", "line", "words"), [
-    ('embeddings {\n  tensor_name: "t"\n  tensor_path: "t.npy"\n', 3,
-     "unexpected end of file, expected '}'"),
-    ('embeddings {\n  tensor_name "t"\n}\n', 2, "expected ':' after 'tensor_name'"),
-    ('embeddings {\n  tensor_name: "t"\n  tensor_path: "t.npy\n}\n', 3, "unexpected character"),
-    ('embeddings {\n  tensor_shape: [5, x]\n}\n', 2, "needs a number"),
+@pytest.mark.parametrize(("run", "line", "words"), [
+    (case("syntax-eof", 'embeddings {\n  tensor_name: "t"\n  tensor_path: "t.npy"\n',
+          TENSOR_5x2), 3, "unexpected end of file, expected '}'"),
+    (case("syntax-colon", 'embeddings {\n  tensor_name "t"\n}\n', TENSOR_5x2), 2,
+     "expected ':' after 'tensor_name'"),
+    (case("syntax-quote", 'embeddings {\n  tensor_name: "t"\n  tensor_path: "t.npy\n}\n',
+          TENSOR_5x2), 3, "unexpected character"),
+    (case("syntax-number", 'embeddings {\n  tensor_shape: [5, x]\n}\n', TENSOR_5x2), 2,
+     "needs a number"),
 ])
-def test_pbtxt_syntax_error_names_the_line(tmp_path, serve, config, line, words):
-    bad = BadRun(tmp_path, serve, config, TENSOR_5x2)
-    assert bad.run["embeddings"] == []
-    assert bad.run["error"].startswith(f"bad/projector_config.pbtxt line {line}: ")
-    assert words in bad.run["error"]
+def test_pbtxt_syntax_error_names_the_line(corpus, run, line, words):
+    listed = corpus.run(run)
+    assert listed["embeddings"] == []
+    assert listed["error"].startswith(f"{run}/projector_config.pbtxt line {line}: ")
+    assert words in listed["error"]
+    corpus.assert_good_run_works()
 
 
-def test_pbtxt_unknown_field_names_the_line_and_the_field(tmp_path, serve):
-    config = 'embeddings {\n  tensor_name: "t"\n  tensor_pth: "t.npy"\n}\n'
-    bad = BadRun(tmp_path, serve, config, TENSOR_5x2)
-    assert bad.run["error"] == ("bad/projector_config.pbtxt line 3: unknown field 'tensor_pth' "
-                                "in EmbeddingInfo")
+UNKNOWN_FIELD = case("unknown-field", 'embeddings {\n  tensor_name: "t"\n  tensor_pth: "t.npy"\n}\n',
+           TENSOR_5x2)
 
 
-def test_json_config_that_is_not_json_names_the_line(tmp_path, serve):
-    config = '{"embeddings": [\n  {"tensorName": "t", "tensorPath": "t.npy",}\n]}\n'
-    bad = BadRun(tmp_path, serve, config, TENSOR_5x2, config_name="projector_config.json")
-    assert bad.run["error"].startswith("bad/projector_config.json line 2: not valid JSON")
+def test_pbtxt_unknown_field_names_the_line_and_the_field(corpus):
+    run = UNKNOWN_FIELD
+    assert corpus.run(run)["error"] == (f"{run}/projector_config.pbtxt line 3: unknown field "
+                                        "'tensor_pth' in EmbeddingInfo")
+    corpus.assert_good_run_works()
 
 
-@pytest.mark.parametrize("config_name", ["projector_config.pbtxt", "projector_config.json"])
-def test_embedding_with_no_tensor_names_the_field(tmp_path, serve, config_name):
-    config = (embedding_config(tensor_name="t") if config_name.endswith("pbtxt")
-              else json.dumps({"embeddings": [{"tensorName": "t"}]}))
-    bad = BadRun(tmp_path, serve, config, TENSOR_5x2, config_name=config_name)
-    error = assert_refused(bad, "tensor", f"bad/{config_name}", "embeddings[0].tensor_path")
+JSON_BROKEN = case("json-broken", '{"embeddings": [\n  {"tensorName": "t", "tensorPath": "t.npy",}\n]}',
+           TENSOR_5x2, config_name="projector_config.json")
+
+
+def test_json_config_that_is_not_json_names_the_line(corpus):
+    run = JSON_BROKEN
+    assert corpus.run(run)["error"].startswith(f"{run}/projector_config.json line 2: not valid JSON")
+    corpus.assert_good_run_works()
+
+
+@pytest.mark.parametrize(("run", "config_name"), [
+    (case("no-tensor-pbtxt", embedding_config(tensor_name="t"), TENSOR_5x2),
+     "projector_config.pbtxt"),
+    (case("no-tensor-json", json.dumps({"embeddings": [{"tensorName": "t"}]}), TENSOR_5x2,
+          config_name="projector_config.json"), "projector_config.json"),
+])
+def test_embedding_with_no_tensor_names_the_field(corpus, run, config_name):
+    error = corpus.refused(run, "tensor", f"{run}/{config_name}", "embeddings[0].tensor_path")
     assert "no tensor_path" in error
-    assert bad.embedding()["shape"] is None
+    assert corpus.embedding(run)["shape"] is None
 
 
-@pytest.mark.parametrize(("tensor_path", "files"), [
-    ("t.npy", TENSOR_5x2),
-    ("t.tsv", {"t.tsv": tsv_text(vectors(5, 2))}),
+@pytest.mark.parametrize(("run", "tensor_path"), [
+    (case("shape-npy", embedding_config(tensor_name="t", tensor_path="t.npy", tensor_shape=[6, 2]),
+          TENSOR_5x2), "t.npy"),
+    (case("shape-tsv", embedding_config(tensor_name="t", tensor_path="t.tsv", tensor_shape=[6, 2]),
+          {"t.tsv": tsv_text(vectors(5, 2))}), "t.tsv"),
 ])
-def test_tensor_shape_that_disagrees_with_the_file(tmp_path, serve, tensor_path, files):
-    config = embedding_config(tensor_name="t", tensor_path=tensor_path, tensor_shape=[6, 2])
-    bad = BadRun(tmp_path, serve, config, files)
-    error = assert_refused(bad, "tensor", "bad/projector_config.pbtxt",
-                           "embeddings[0].tensor_shape", f"bad/{tensor_path}")
+def test_tensor_shape_that_disagrees_with_the_file(corpus, run, tensor_path):
+    error = corpus.refused(run, "tensor", f"{run}/projector_config.pbtxt",
+                           "embeddings[0].tensor_shape", f"{run}/{tensor_path}")
     assert "[6, 2]" in error and "[5, 2]" in error
 
 
-def test_duplicate_tensor_names_flag_the_second_and_keep_the_first(tmp_path, serve):
-    first, second = vectors(5, 2, 1), vectors(4, 3, 2)
-    config = (embedding_config(tensor_name="t", tensor_path="a.npy")
-              + embedding_config(tensor_name="t", tensor_path="b.npy"))
-    bad = BadRun(tmp_path, serve, config, {"a.npy": npy_bytes(first), "b.npy": npy_bytes(second)})
-    listed = bad.run["embeddings"]
+FIRST, SECOND = vectors(5, 2, 1), vectors(4, 3, 2)
+
+
+DUPLICATE = case("duplicate", embedding_config(tensor_name="t", tensor_path="a.npy")
+           + embedding_config(tensor_name="t", tensor_path="b.npy"),
+           {"a.npy": npy_bytes(FIRST), "b.npy": npy_bytes(SECOND)})
+
+
+def test_duplicate_tensor_names_flag_the_second_and_keep_the_first(corpus):
+    run = DUPLICATE
+    listed = corpus.run(run)["embeddings"]
     assert [e["name"] for e in listed] == ["t", "t"]
     assert listed[0]["error"] is None
-    duplicate = "bad/projector_config.pbtxt embeddings[1]: duplicate tensor_name 't'"
+    duplicate = f"{run}/projector_config.pbtxt embeddings[1]: duplicate tensor_name 't'"
     assert duplicate in listed[1]["error"]
     assert "embeddings[0]" in listed[1]["error"]
-    np.testing.assert_array_equal(bad.tensor("t"), first)
+    np.testing.assert_array_equal(corpus.tensor(run), FIRST)
+    corpus.assert_good_run_works()
 
 
 # -- tensors ----------------------------------------------------------------------------------
 
 
-def tsv_run(tmp_path: Path, serve, text: str | bytes, **fields) -> BadRun:
-    config = embedding_config(tensor_name="t", tensor_path="t.tsv", **fields)
-    return BadRun(tmp_path, serve, config, {"t.tsv": text})
+def tsv_case(run: str, text: str | bytes, **fields) -> str:
+    return case(run, embedding_config(tensor_name="t", tensor_path="t.tsv", **fields),
+                {"t.tsv": text})
 
 
-def test_ragged_tsv_rows_name_the_line(tmp_path, serve):
-    bad = tsv_run(tmp_path, serve, "1\t2\t3\n4\t5\t6\n7\t8\n9\t10\t11\n")
-    error = assert_refused(bad, "tensor", "bad/t.tsv line 3")
+RAGGED = tsv_case("ragged", "1\t2\t3\n4\t5\t6\n7\t8\n9\t10\t11\n")
+
+
+def test_ragged_tsv_rows_name_the_line(corpus):
+    run = RAGGED
+    error = corpus.refused(run, "tensor", f"{run}/t.tsv line 3")
     assert "has 2 values, expected 3" in error
 
 
-def test_non_numeric_cell_names_the_line_and_column(tmp_path, serve):
-    bad = tsv_run(tmp_path, serve, "1\t2\n3\tabc\n5\t6\n")
-    error = assert_refused(bad, "tensor", "bad/t.tsv line 2")
+NON_NUMERIC = tsv_case("non-numeric", "1\t2\n3\tabc\n5\t6\n")
+
+
+def test_non_numeric_cell_names_the_line_and_column(corpus):
+    run = NON_NUMERIC
+    error = corpus.refused(run, "tensor", f"{run}/t.tsv line 2")
     assert "column 2: 'abc' is not a number" in error
 
 
-@pytest.mark.parametrize("kind", ["npy", "tsv"])
-def test_nan_and_inf_are_reported_and_served_as_written(tmp_path, serve, kind):
-    matrix = vectors(10, 3)
-    matrix[2, 1] = np.nan
-    matrix[7, 0] = np.inf
-    matrix[8, 2] = -np.inf
-    files: Files = ({"t.npy": npy_bytes(matrix)} if kind == "npy"
-                    else {"t.tsv": tsv_text(matrix)})
-    bad = BadRun(tmp_path, serve, embedding_config(tensor_name="t", tensor_path=f"t.{kind}"),
-                 files)
-    embedding = bad.embedding()
-    assert embedding["error"] is None
-    assert f"bad/t.{kind}: 3 rows hold NaN or Inf" in " ".join(embedding["warnings"])
-    np.testing.assert_array_equal(bad.tensor(), matrix)
+WITH_NAN = vectors(10, 3)
+WITH_NAN[2, 1] = np.nan
+WITH_NAN[7, 0] = np.inf
+WITH_NAN[8, 2] = -np.inf
 
 
-@pytest.mark.parametrize(("name", "content"), [
-    ("t.tsv", b""),
-    ("t.tsv", b"\n\n  \n"),
-    ("t.npy", npy_bytes(np.zeros((0, 3), np.float32))),
+@pytest.mark.parametrize(("run", "kind"), [
+    (case("nan-npy", embedding_config(tensor_name="t", tensor_path="t.npy"),
+          {"t.npy": npy_bytes(WITH_NAN)}), "npy"),
+    (tsv_case("nan-tsv", tsv_text(WITH_NAN)), "tsv"),
 ])
-def test_empty_tensor_file(tmp_path, serve, name, content):
-    bad = BadRun(tmp_path, serve, embedding_config(tensor_name="t", tensor_path=name),
-                 {name: content})
-    error = assert_refused(bad, "tensor", f"bad/{name}")
+def test_nan_and_inf_are_reported_and_served_as_written(corpus, run, kind):
+    embedding = corpus.embedding(run)
+    assert embedding["error"] is None
+    assert f"{run}/t.{kind}: 3 rows hold NaN or Inf" in " ".join(embedding["warnings"])
+    np.testing.assert_array_equal(corpus.tensor(run), WITH_NAN)
+    corpus.assert_good_run_works()
+
+
+@pytest.mark.parametrize(("run", "name"), [
+    (tsv_case("empty-tsv", b""), "t.tsv"),
+    (tsv_case("blank-tsv", b"\n\n  \n"), "t.tsv"),
+    (case("empty-npy", embedding_config(tensor_name="t", tensor_path="t.npy"),
+          {"t.npy": npy_bytes(np.zeros((0, 3), np.float32))}), "t.npy"),
+])
+def test_empty_tensor_file(corpus, run, name):
+    error = corpus.refused(run, "tensor", f"{run}/{name}")
     assert "empty" in error
 
 
-def test_single_column_tensor_is_served_with_a_warning(tmp_path, serve):
-    column = vectors(6, 1)
-    bad = tsv_run(tmp_path, serve, tsv_text(column))
-    embedding = bad.embedding()
+COLUMN = vectors(6, 1)
+
+
+SINGLE_COLUMN = tsv_case("single-column", tsv_text(COLUMN))
+
+
+def test_single_column_tensor_is_served_with_a_warning(corpus):
+    run = SINGLE_COLUMN
+    embedding = corpus.embedding(run)
     assert embedding["error"] is None and embedding["shape"] == [6, 1]
-    assert any(w.startswith("bad/t.tsv: has a single column") for w in embedding["warnings"])
-    np.testing.assert_array_equal(bad.tensor(), column)
+    assert any(w.startswith(f"{run}/t.tsv: has a single column") for w in embedding["warnings"])
+    np.testing.assert_array_equal(corpus.tensor(run), COLUMN)
+    corpus.assert_good_run_works()
 
 
-def test_bytes_whose_size_is_not_n_d_4(tmp_path, serve):
-    config = embedding_config(tensor_name="t", tensor_path="t.bytes", tensor_shape=[4, 3])
-    bad = BadRun(tmp_path, serve, config, {"t.bytes": vectors(4, 3).tobytes()[:-4]})
-    error = assert_refused(bad, "tensor", "bad/t.bytes")
+BYTES_SIZE = case("bytes-size", embedding_config(tensor_name="t", tensor_path="t.bytes",
+                                          tensor_shape=[4, 3]),
+           {"t.bytes": vectors(4, 3).tobytes()[:-4]})
+
+
+def test_bytes_whose_size_is_not_n_d_4(corpus):
+    run = BYTES_SIZE
+    error = corpus.refused(run, "tensor", f"{run}/t.bytes")
     assert "has 44 bytes but tensor_shape [4, 3] needs 48" in error
 
 
-@pytest.mark.parametrize(("keep", "words"), [
-    (20, "reading array header"),
-    (-40, "truncated: its header says shape [10, 4] of float32 (160 bytes of data) but only 120 "
-          "bytes follow the header"),
-], ids=["in-header", "in-data"])
-def test_truncated_npy(tmp_path, serve, keep, words):
-    bad = BadRun(tmp_path, serve, embedding_config(tensor_name="t", tensor_path="t.npy"),
-                 {"t.npy": npy_bytes(vectors(10, 4))[:keep]})
-    error = assert_refused(bad, "tensor", "bad/t.npy: is not a valid .npy file")
+@pytest.mark.parametrize(("run", "words"), [
+    (case("npy-cut-header", embedding_config(tensor_name="t", tensor_path="t.npy"),
+          {"t.npy": npy_bytes(vectors(10, 4))[:20]}), "reading array header"),
+    (case("npy-cut-data", embedding_config(tensor_name="t", tensor_path="t.npy"),
+          {"t.npy": npy_bytes(vectors(10, 4))[:-40]}),
+     "truncated: its header says shape [10, 4] of float32 (160 bytes of data) but only 120 "
+     "bytes follow the header"),
+])
+def test_truncated_npy(corpus, run, words):
+    error = corpus.refused(run, "tensor", f"{run}/t.npy: is not a valid .npy file")
     assert words in error
 
 
@@ -276,165 +352,208 @@ class _WritesAFileWhenUnpickled:
         return (open, (str(self.marker), "w"))
 
 
-def test_object_dtype_npy_is_refused_and_never_unpickled(tmp_path, serve):
-    marker = tmp_path / "unpickled"
-    payload = np.array([_WritesAFileWhenUnpickled(marker), None], dtype=object)
-    bad = BadRun(tmp_path, serve, embedding_config(tensor_name="t", tensor_path="t.npy"),
-                 {"t.npy": npy_bytes(payload, allow_pickle=True)})
-    error = assert_refused(bad, "tensor", "bad/t.npy")
+def _pickled_objects(root: Path) -> bytes:
+    payload = np.array([_WritesAFileWhenUnpickled(root / "unpickled"), None], dtype=object)
+    return npy_bytes(payload, allow_pickle=True)
+
+
+OBJECTS = case("objects", embedding_config(tensor_name="t", tensor_path="t.npy"),
+           {"t.npy": _pickled_objects})
+
+
+def test_object_dtype_npy_is_refused_and_never_unpickled(corpus):
+    run = OBJECTS
+    error = corpus.refused(run, "tensor", f"{run}/t.npy")
     assert "pickle" in error
-    assert not marker.exists()
+    assert not (corpus.root / "unpickled").exists()
 
 
-def test_gigabyte_long_line_is_refused_without_reading_it_all(tmp_path, serve, monkeypatch):
+def test_gigabyte_long_line_is_refused_without_reading_it_all(tmp_path, monkeypatch):
     """The guard's limit is lowered (same code path) so the test writes 3 MiB, not 300."""
     monkeypatch.setattr(tensor_files, "CHUNK_BYTES", 64 * 1024)
     monkeypatch.setattr(tensor_files, "MAX_LINE_BYTES", 1024 * 1024)
     long_line = "\t".join(["0.5"] * (3 * 1024 * 1024 // 4))
-    bad = tsv_run(tmp_path, serve, f"1\t2\n3\t4\n{long_line}\n5\t6\n")
-    error = assert_refused(bad, "tensor", "bad/t.tsv line 3")
+    text = f"1\t2\n3\t4\n{long_line}\n5\t6\n"
+    server = serve_corpus(tmp_path, {"long-line": Case(
+        embedding_config(tensor_name="t", tensor_path="t.tsv"), {"t.tsv": text})})
+    try:
+        error = Served(server.url, tmp_path).refused("long-line", "tensor",
+                                                     "long-line/t.tsv line 3")
+    finally:
+        server.stop()
     assert "longer than 1 MiB" in error
 
 
 # -- metadata ---------------------------------------------------------------------------------
 
 
-def metadata_run(tmp_path: Path, serve, metadata: str | bytes, n: int = 4) -> BadRun:
+def metadata_case(run: str, metadata: str | bytes) -> str:
     config = embedding_config(tensor_name="t", tensor_path="t.npy", metadata_path="m.tsv")
-    return BadRun(tmp_path, serve, config, {"t.npy": npy_bytes(vectors(n, 2)), "m.tsv": metadata})
+    return case(run, config, {"t.npy": npy_bytes(vectors(4, 2)), "m.tsv": metadata})
 
 
-def assert_metadata_refused_tensor_kept(bad: BadRun, *words: str) -> str:
-    error = assert_refused(bad, "metadata", "bad/m.tsv", *words)
-    assert bad.embedding()["shape"] == [4, 2]
-    bad.tensor()
+def metadata_refused_tensor_kept(corpus: Served, run: str, *words: str) -> str:
+    error = corpus.refused(run, "metadata", f"{run}/m.tsv", *words)
+    assert corpus.embedding(run)["shape"] == [4, 2]
+    corpus.tensor(run)
     return error
 
 
-def test_metadata_one_row_short_explains_the_header_rule(tmp_path, serve):
+META_SHORT = metadata_case("meta-short", "a\t1\nb\t2\nc\t3\nd\t4\n")
+
+
+def test_metadata_one_row_short_explains_the_header_rule(corpus):
     """Four data rows, two columns, no header: the first row was read as the header."""
-    bad = metadata_run(tmp_path, serve, "a\t1\nb\t2\nc\t3\nd\t4\n")
-    error = assert_metadata_refused_tensor_kept(bad, "has 3 data rows but the tensor has 4")
+    run = META_SHORT
+    error = metadata_refused_tensor_kept(corpus, run, "has 3 data rows but the tensor has 4")
     assert "first line contains a tab, so it was read as a header" in error
 
 
-def test_metadata_one_row_long_explains_the_header_rule(tmp_path, serve):
+META_LONG = metadata_case("meta-long", "name\na\nb\nc\nd\n")
+
+
+def test_metadata_one_row_long_explains_the_header_rule(corpus):
     """One column with a header line: a one-column file has no header."""
-    bad = metadata_run(tmp_path, serve, "name\na\nb\nc\nd\n")
-    error = assert_metadata_refused_tensor_kept(bad, "has 5 data rows but the tensor has 4")
+    run = META_LONG
+    error = metadata_refused_tensor_kept(corpus, run, "has 5 data rows but the tensor has 4")
     assert "single-column metadata file has no header" in error
 
 
-def test_metadata_off_by_more(tmp_path, serve):
-    bad = metadata_run(tmp_path, serve, "".join(f"p{i}\n" for i in range(9)))
-    error = assert_metadata_refused_tensor_kept(bad, "has 9 data rows but the tensor has 4")
+META_MORE = metadata_case("meta-more", "".join(f"p{i}\n" for i in range(9)))
+
+
+def test_metadata_off_by_more(corpus):
+    run = META_MORE
+    error = metadata_refused_tensor_kept(corpus, run, "has 9 data rows but the tensor has 4")
     assert "each point needs exactly one metadata row" in error
 
 
-def test_metadata_invalid_utf8_names_the_line(tmp_path, serve):
-    bad = metadata_run(tmp_path, serve, b"name\tkind\na\tx\nb\t\xff\xfe\nc\tz\nd\tw\n")
-    error = assert_metadata_refused_tensor_kept(bad, "bad/m.tsv line 3")
+META_UTF8 = metadata_case("meta-utf8", b"name\tkind\na\tx\nb\t\xff\xfe\nc\tz\nd\tw\n")
+
+
+def test_metadata_invalid_utf8_names_the_line(corpus):
+    run = META_UTF8
+    error = metadata_refused_tensor_kept(corpus, run, f"{run}/m.tsv line 3")
     assert "not valid UTF-8" in error
 
 
-def test_metadata_reserved_column_name(tmp_path, serve):
-    bad = metadata_run(tmp_path, serve, "name\t__index__\n" + "".join(f"p{i}\t{i}\n"
-                                                                      for i in range(4)))
-    error = assert_metadata_refused_tensor_kept(bad, "bad/m.tsv line 1")
+META_RESERVED = metadata_case("meta-reserved",
+                    "name\t__index__\n" + "".join(f"p{i}\t{i}\n" for i in range(4)))
+
+
+def test_metadata_reserved_column_name(corpus):
+    run = META_RESERVED
+    error = metadata_refused_tensor_kept(corpus, run, f"{run}/m.tsv line 1")
     assert "'__index__' is reserved" in error
 
 
-def test_metadata_column_numeric_but_one_cell_is_text_with_a_warning(tmp_path, serve):
-    rows = [f"p{i}\t{i * 1.5}" for i in range(4)]
-    rows[2] = "p2\tn/a"
-    bad = metadata_run(tmp_path, serve, "name\tsize\n" + "\n".join(rows) + "\n")
-    embedding = bad.embedding()
+META_ALMOST_NUMERIC = metadata_case(
+    "meta-almost-numeric", "name\tsize\np0\t0.0\np1\t1.5\np2\tn/a\np3\t4.5\n")
+
+
+def test_metadata_column_numeric_but_one_cell_is_text_with_a_warning(corpus):
+    run = META_ALMOST_NUMERIC
+    embedding = corpus.embedding(run)
     assert embedding["error"] is None
     assert embedding["metadata_columns"] == ["name", "size"]
-    assert ("bad/m.tsv line 4: column 'size' is numeric except for 'n/a', so it is treated as "
-            "text") in embedding["warnings"]
-    assert bad.get("metadata").text.splitlines()[3] == "p2\tn/a"
+    assert (f"{run}/m.tsv line 4: column 'size' is numeric except for 'n/a', so it is treated "
+            "as text") in embedding["warnings"]
+    assert corpus.get("metadata", run).text.splitlines()[3] == "p2\tn/a"
+    corpus.assert_good_run_works()
 
 
 # -- sprites ----------------------------------------------------------------------------------
 
 
-def sprite_run(tmp_path: Path, serve, image: bytes, n: int = 9, dim: list[int] | None = None
-               ) -> BadRun:
+def sprite_case(run: str, image: bytes, n: int = 9, dim: tuple[int, ...] = (8, 8)) -> str:
     config = ('embeddings {\n  tensor_name: "t"\n  tensor_path: "t.npy"\n  sprite {\n'
               '    image_path: "s.png"\n'
-              + "".join(f"    single_image_dim: {v}\n" for v in (dim if dim is not None
-                                                                  else [8, 8]))
+              + "".join(f"    single_image_dim: {v}\n" for v in dim)
               + "  }\n}\n")
-    return BadRun(tmp_path, serve, config, {"t.npy": npy_bytes(vectors(n, 2)), "s.png": image})
+    return case(run, config, {"t.npy": npy_bytes(vectors(n, 2)), "s.png": image})
 
 
-def assert_sprite_refused_rest_kept(bad: BadRun, *words: str) -> str:
-    error = assert_refused(bad, "sprite", *words)
-    assert bad.embedding()["sprite"] is None
-    bad.tensor()
+def sprite_refused_rest_kept(corpus: Served, run: str, *words: str) -> str:
+    error = corpus.refused(run, "sprite", *words)
+    assert corpus.embedding(run)["sprite"] is None
+    corpus.tensor(run)
     return error
 
 
-def test_sprite_smaller_than_the_grid_needs(tmp_path, serve):
-    bad = sprite_run(tmp_path, serve, png_bytes(16, 24))
-    error = assert_sprite_refused_rest_kept(bad, "bad/s.png")
+SPRITE_SMALL = sprite_case("sprite-small", png_bytes(16, 24))
+
+
+def test_sprite_smaller_than_the_grid_needs(corpus):
+    run = SPRITE_SMALL
+    error = sprite_refused_rest_kept(corpus, run, f"{run}/s.png")
     assert "is 16x24 px but 9 thumbnails of 8x8 in a 3-column grid need at least 24x24" in error
 
 
-@pytest.mark.parametrize("image", [b"not an image at all", png_bytes(24, 24)[:60]],
-                         ids=["garbage", "truncated-png"])
-def test_corrupt_sprite(tmp_path, serve, image):
-    bad = sprite_run(tmp_path, serve, image)
-    error = assert_sprite_refused_rest_kept(bad, "bad/s.png")
+@pytest.mark.parametrize("run", [
+    sprite_case("sprite-garbage", b"not an image at all"),
+    sprite_case("sprite-truncated", png_bytes(24, 24)[:60]),
+])
+def test_corrupt_sprite(corpus, run):
+    error = sprite_refused_rest_kept(corpus, run, f"{run}/s.png")
     assert "not a readable image" in error
 
 
-def test_sprite_above_8192_px_is_served_with_a_warning(tmp_path, serve):
-    """Four 4100x1 thumbnails in a 2x2 grid: an 8200 px wide image, tiny on disk."""
-    image = png_bytes(8200, 2, mode="L")
-    bad = sprite_run(tmp_path, serve, image, n=4, dim=[4100, 1])
-    embedding = bad.embedding()
+WIDE_SPRITE = png_bytes(8200, 2, mode="L")  # four 4100x1 thumbnails in a 2x2 grid, tiny on disk
+
+
+SPRITE_WIDE = sprite_case("sprite-wide", WIDE_SPRITE, n=4, dim=(4100, 1))
+
+
+def test_sprite_above_8192_px_is_served_with_a_warning(corpus):
+    run = SPRITE_WIDE
+    embedding = corpus.embedding(run)
     assert embedding["error"] is None
     assert embedding["sprite"] == {"single_image_dim": [4100, 1]}
-    assert any(w.startswith("bad/s.png: sprite is 8200x2 px, above TensorBoard's 8192 px")
+    assert any(w.startswith(f"{run}/s.png: sprite is 8200x2 px, above TensorBoard's 8192 px")
                for w in embedding["warnings"])
-    response = bad.get("sprite")
-    assert response.status_code == 200 and response.content == image
+    response = corpus.get("sprite", run)
+    assert response.status_code == 200 and response.content == WIDE_SPRITE
 
 
-@pytest.mark.parametrize("dim", [[], [8]], ids=["missing", "one-value"])
-def test_sprite_without_single_image_dim_names_the_config_field(tmp_path, serve, dim):
-    bad = sprite_run(tmp_path, serve, png_bytes(24, 24), dim=dim)
-    error = assert_sprite_refused_rest_kept(bad, "bad/projector_config.pbtxt",
-                                            "embeddings[0].sprite.single_image_dim")
+@pytest.mark.parametrize("run", [
+    sprite_case("sprite-no-dim", png_bytes(24, 24), dim=()),
+    sprite_case("sprite-one-dim", png_bytes(24, 24), dim=(8,)),
+])
+def test_sprite_without_single_image_dim_names_the_config_field(corpus, run):
+    error = sprite_refused_rest_kept(corpus, run, f"{run}/projector_config.pbtxt",
+                                     "embeddings[0].sprite.single_image_dim")
     assert "needs single_image_dim [width, height]" in error
 
 
 # -- bookmarks --------------------------------------------------------------------------------
 
 
-def bookmarks_run(tmp_path: Path, serve, bookmarks: str) -> BadRun:
+def bookmarks_case(run: str, bookmarks: str) -> str:
     config = embedding_config(tensor_name="t", tensor_path="t.npy", bookmarks_path="b.json")
-    return BadRun(tmp_path, serve, config, {"t.npy": npy_bytes(vectors(5, 2)),
-                                            "b.json": bookmarks})
+    return case(run, config, {"t.npy": npy_bytes(vectors(5, 2)), "b.json": bookmarks})
 
 
-def test_bookmarks_invalid_json_names_the_line(tmp_path, serve):
-    bad = bookmarks_run(tmp_path, serve, '[\n  {"label": "a"},\n  {"label": }\n]\n')
-    error = assert_refused(bad, "bookmarks", "bad/b.json line 3")
+BOOKMARKS_JSON = bookmarks_case("bookmarks-json", '[\n  {"label": "a"},\n  {"label": }\n]\n')
+
+
+def test_bookmarks_invalid_json_names_the_line(corpus):
+    run = BOOKMARKS_JSON
+    error = corpus.refused(run, "bookmarks", f"{run}/b.json line 3")
     assert "not valid JSON" in error
-    bad.tensor()
+    corpus.tensor(run)
 
 
-def test_bookmarks_for_another_data_set_size_are_refused_with_the_reason(tmp_path, serve):
-    states = [{"label": "fits", "dataSetDimensions": [5, 2]},
-              {"label": "other", "dataSetDimensions": [1797, 64]}]
-    bad = bookmarks_run(tmp_path, serve, json.dumps(states))
-    error = assert_refused(bad, "bookmarks", "bad/b.json", "field '[1].dataSetDimensions'")
+BOOKMARKS_SIZE = bookmarks_case("bookmarks-size", json.dumps([
+    {"label": "fits", "dataSetDimensions": [5, 2]},
+    {"label": "other", "dataSetDimensions": [1797, 64]}]))
+
+
+def test_bookmarks_for_another_data_set_size_are_refused_with_the_reason(corpus):
+    run = BOOKMARKS_SIZE
+    error = corpus.refused(run, "bookmarks", f"{run}/b.json", "field '[1].dataSetDimensions'")
     assert "saved for a data set of [1797, 64], this embedding is [5, 2]" in error
-    assert bad.embedding()["has_bookmarks"] is True
-    bad.tensor()
+    assert corpus.embedding(run)["has_bookmarks"] is True
+    corpus.tensor(run)
 
 
 # -- requests (the compute API of issue 3) ----------------------------------------------------
@@ -447,17 +566,22 @@ def needs(module: str) -> None:
 N_POINTS, DIMS = 12, 4
 
 
-@pytest.fixture
-def compute_url(tmp_path, serve) -> str:
+@pytest.fixture(scope="module")
+def compute_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A run ``r`` / embedding ``e`` of 12 x 4 with two NaN/Inf rows and metadata."""
+    root = tmp_path_factory.mktemp("compute")
     matrix = vectors(N_POINTS, DIMS)
     matrix[3, 0] = np.nan
     matrix[9, 2] = np.inf
     config = embedding_config(tensor_name="e", tensor_path="e.npy", metadata_path="m.tsv")
-    write_pbtxt_run(tmp_path / "logs" / "r", config, {
+    write_pbtxt_run(root / "logs" / "r", config, {
         "e.npy": npy_bytes(matrix),
         "m.tsv": "name\tgroup\n" + "".join(f"p{i}\t{i % 3}\n" for i in range(N_POINTS))})
-    return serve(tmp_path / "logs", max_body_bytes=64 * 1024)
+    server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", refresh_seconds=0,
+                                   max_body_bytes=64 * 1024))
+    server.start()
+    yield server.url
+    server.stop()
 
 
 def neighbors(url: str, **params: object) -> httpx.Response:
@@ -486,14 +610,20 @@ def test_neighbors_of_unknown_run_or_embedding_is_404(compute_url, params, word)
     ({"index": -1}, "index"),
     ({"k": 0}, "k"),
     ({"k": -2}, "k"),
-    ({"k": N_POINTS}, "k"),
-    ({"k": N_POINTS + 50}, "k"),
     ({"metric": "manhattan"}, "metric"),
 ])
 def test_neighbors_bad_parameters_are_422_naming_the_parameter(compute_url, params, word):
     needs("server.routes.neighbors")
     assert_error(neighbors(compute_url, **params), 422, word)
     assert neighbors(compute_url).status_code == 200
+
+
+@pytest.mark.parametrize("k", [N_POINTS, N_POINTS + 50])
+def test_neighbors_k_not_below_n_is_422(compute_url, k):
+    """Issue 5 lists k >= N among the requests refused with a clear error (not clamped)."""
+    needs("server.routes.neighbors")
+    assert_error(neighbors(compute_url, k=k), 422, "k")
+    assert neighbors(compute_url, k=N_POINTS - 1).status_code == 200
 
 
 def test_nan_rows_are_never_neighbours(compute_url):
@@ -505,11 +635,15 @@ def test_nan_rows_are_never_neighbours(compute_url):
         assert 3 not in found and 9 not in found and index not in found
 
 
-@pytest.mark.parametrize("length", [DIMS - 1, DIMS + 1, 0])
-def test_neighbors_of_a_vector_of_the_wrong_length_is_422(compute_url, length):
+@pytest.mark.parametrize(("length", "words"), [
+    (DIMS - 1, f"{DIMS - 1} values"),
+    (DIMS + 1, f"{DIMS + 1} values"),
+    (0, "vector"),
+])
+def test_neighbors_of_a_vector_of_the_wrong_length_is_422(compute_url, length, words):
     needs("server.routes.neighbors")
     body = {"run": "r", "embedding": "e", "vector": [0.5] * length, "k": 3, "metric": "cosine"}
-    assert_error(httpx.post(f"{compute_url}/api/neighbors", json=body), 422, "vector")
+    assert_error(httpx.post(f"{compute_url}/api/neighbors", json=body), 422, words)
     body["vector"] = [0.5] * DIMS
     assert httpx.post(f"{compute_url}/api/neighbors", json=body).status_code == 200
 

@@ -32,7 +32,7 @@ def _looping(release: threading.Event, steps: list[int] | None = None):
         i = 0
         while not release.is_set():
             i += 1
-            ctx.step(i, min(i / 1000, 0.99), lambda: np.full((4, 2), i, np.float32))
+            ctx.step(i, min(i / 1000, 0.99), lambda i=i: np.full((4, 2), i, np.float32))
             if steps is not None:
                 steps.append(i)
             time.sleep(0.002)
@@ -159,7 +159,7 @@ def test_frames_are_published_at_most_every_interval(manager):
 
 
 def test_finished_jobs_are_forgotten_beyond_keep_oldest_first(manager):
-    done = [manager.submit(lambda ctx: i) for i in range(5)]
+    done = [manager.submit(lambda ctx, i=i: i) for i in range(5)]
     for job in done:
         job.wait(5)
     manager.submit(lambda ctx: "newest").wait(5)

@@ -55,7 +55,7 @@ def test_3d_uses_barnes_hut(digits):
 
 def test_precomputed_neighbors_are_used(digits):
     data = digits[:400]
-    k = int(3 * 10)
+    k = 3 * 10  # 3 x perplexity
     distances = np.linalg.norm(data[:, None, :] - data[None, :, :], axis=2)
     np.fill_diagonal(distances, np.inf)
     indices = np.argsort(distances, axis=1)[:, :k]

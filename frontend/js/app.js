@@ -153,7 +153,7 @@ class App {
     dataset.metadata = await metadata;
     metaTask.done();
     if (token !== this.loadToken) return;
-    if (!restore) this._applyMetadataDefaults();
+    this._applyMetadataDefaults({ restored: Boolean(restore) });
     this._recolor();
     this._updateFlags();
     dataset.sprite = await sprite;
@@ -225,13 +225,17 @@ class App {
     return base;
   }
 
-  _applyMetadataDefaults() {
+  /**
+   * Fills the column choices from the metadata: defaults for a fresh view; for a restored
+   * one only replacements of columns this data set lacks ("none" and "index" stay).
+   */
+  _applyMetadataDefaults({ restored = false } = {}) {
     const ds = this.dataset;
     const patch = {};
-    if (!ds.columns.includes(this.state.labelBy)) patch.labelBy = ds.defaultLabelColumn();
-    if (this.state.colorBy !== null && !ds.columns.includes(this.state.colorBy)) patch.colorBy = null;
-    if (this.state.colorBy === null) patch.colorBy = ds.defaultColorColumn();
-    const first = ds.columns.find((c) => !ds.numeric(c)) ?? ds.columns[0] ?? null;
+    const { labelBy, colorBy } = this.state;
+    if (labelBy !== null ? !ds.columns.includes(labelBy) : !restored) patch.labelBy = ds.defaultLabelColumn();
+    if (colorBy !== null ? !ds.columns.includes(colorBy) : !restored) patch.colorBy = restored ? null : ds.defaultColorColumn();
+    const first = patch.labelBy ?? this.state.labelBy ?? ds.columns[0] ?? null;
     if (!ds.columns.includes(this.state.search.column)) patch.search = { ...this.state.search, column: first };
     if (!ds.columns.includes(this.state.custom.column)) patch.custom = { ...this.state.custom, column: first };
     this.state = { ...this.state, ...patch };
@@ -291,7 +295,7 @@ class App {
     }
     const prevProjection = this.shown;
     this.state = next;
-    if (this.dataset.metadata) this._applyMetadataDefaults();
+    if (this.dataset.metadata) this._applyMetadataDefaults({ restored: true });
     this.neighbors = [];
     this._recolor();
     this.plot.setShowSprites(Boolean(this.dataset.sprite) && this.state.sprites);
@@ -357,10 +361,11 @@ class App {
   _start(method) {
     const { params, dims } = this.requestFor(method);
     const old = this.projections[method];
-    if (old?.running) this.runner.cancel(old);
+    const cancelled = old?.running ? this.runner.cancel(old) : null;
     const ds = this.dataset;
-    const serverSide = !ds.local;
-    const p = serverSide ? this.runner.runOnServer(ds, method, params, dims) : this.runner.runLocally(ds, method, params, dims);
+    const p = ds.local
+      ? this.runner.runLocally(ds, method, params, dims)
+      : this.runner.runOnServer(ds, method, params, dims, cancelled);
     this.projections[method] = p;
     const task = this.progress.start(`${methodName(method)}…`);
     p.task = task;
@@ -480,9 +485,8 @@ class App {
     if (!ds) return;
     const column = this.state.colorBy;
     const values = column ? ds.values(column) : null;
-    this.coloring = values
-      ? columnColoring(values, ds.numeric(column), { categorical: this.state.categorical })
-      : uniformColoring(ds.n);
+    const categorical = this.state.categorical ?? (values ? ds.categoricalByDefault(column) : false);
+    this.coloring = values ? columnColoring(values, ds.numeric(column), { categorical }) : uniformColoring(ds.n);
     this.plot.setColors(this.coloring.colors, { plain: this.coloring.kind === 'none' });
   }
 
@@ -813,26 +817,25 @@ window.__projector = {
     return app.ready && Boolean(app.shown?.data);
   },
   projection: () => (app.shown ? { method: app.shown.method, status: app.shown.status, iteration: app.shown.iteration, frames: app.shown.frames, cols: app.shown.cols } : null),
-  /** Orbits the 3D camera for `frames` animation frames; resolves with each frame's interval (ms). */
+  /** Orbits the 3D camera one step per animation frame; resolves with the frame intervals (ms). */
   orbit(frames = 120) {
+    const plot = app.plot;
     return new Promise((resolve) => {
       const intervals = [];
-      let last = performance.now();
-      let left = frames;
-      const step = () => {
-        const now = performance.now();
-        intervals.push(now - last);
+      let last = null;
+      const step = (now) => {
+        if (last !== null) intervals.push(now - last);
         last = now;
-        if (--left <= 0) {
-          app.plot.onFrame = null;
-          resolve(intervals.slice(1));
+        if (intervals.length >= frames) {
+          resolve(intervals);
           return;
         }
-        app.plot.setCamera({ ...app.plot.camera, theta: app.plot.camera.theta + 0.02 });
-        app.plot.onFrame = () => requestAnimationFrame(step);
+        plot.camera = { ...plot.camera, theta: plot.camera.theta + 0.02 };
+        plot.picking.invalidate();
+        plot._draw();
+        requestAnimationFrame(step);
       };
-      app.plot.onFrame = () => requestAnimationFrame(step);
-      app.plot.setCamera({ ...app.plot.camera, theta: app.plot.camera.theta + 0.02 });
+      requestAnimationFrame(step);
     });
   },
 };

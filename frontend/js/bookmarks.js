@@ -68,7 +68,7 @@ export function toTensorBoardState(state, { label, n, d, coords = null, iteratio
     shuffledDataIndices: [],
     cameraDef: toTensorBoardCamera(state.camera ?? defaultCamera(), threeD),
     selectedColorOptionName: state.colorBy,
-    forceCategoricalColoring: state.categorical,
+    forceCategoricalColoring: state.categorical ?? false,
     selectedLabelOption: state.labelBy,
     projector: state,
   };
@@ -95,7 +95,7 @@ function stateFromTensorBoard(tb) {
       regex,
     },
     colorBy: tb.selectedColorOptionName ?? null,
-    categorical: tb.forceCategoricalColoring ?? false,
+    categorical: tb.forceCategoricalColoring === true ? true : null,
     labelBy: tb.selectedLabelOption ?? null,
     selection,
     focus: selection.length === 1 ? selection[0] : null,

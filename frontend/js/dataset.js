@@ -43,6 +43,23 @@ export class Dataset {
     return this.numericCache.get(column);
   }
 
+  /**
+   * Whether a column is coloured by category unless the user says otherwise: text columns,
+   * and numeric ones holding at most 20 distinct integers (class ids such as 0-9).
+   */
+  categoricalByDefault(column) {
+    const numbers = this.numeric(column);
+    if (!numbers) return true;
+    const distinct = new Set();
+    for (const v of numbers) {
+      if (Number.isNaN(v)) continue;
+      if (!Number.isInteger(v)) return false;
+      distinct.add(v);
+      if (distinct.size > 20) return false;
+    }
+    return true;
+  }
+
   /** TensorBoard's default label column: the first non-numeric one, else the first. */
   defaultLabelColumn() {
     const cols = this.columns;

@@ -50,16 +50,21 @@ export class JobRunner {
     this.onChange = onChange;
   }
 
-  /** Starts a server projection of a data set; `projection.finished` resolves when it ends. */
-  runOnServer(dataset, method, params, dims) {
+  /**
+   * Starts a server projection of a data set once `after` (the cancellation of the job it
+   * replaces) has settled, so the server never hands back the job being cancelled;
+   * `projection.finished` resolves when it ends.
+   */
+  runOnServer(dataset, method, params, dims, after = null) {
     const p = new Projection(method, params, dims);
-    p.finished = this._serve(p, dataset);
+    p.finished = this._serve(p, dataset, after);
     return p;
   }
 
-  async _serve(p, dataset) {
+  async _serve(p, dataset, after) {
     const n = dataset.n;
     try {
+      await after;
       p.jobId = await this.api.startProjection({ run: dataset.run, embedding: dataset.name, method: p.method, dims: p.dims, params: p.params });
       p.status = 'running';
       this.onChange(p);

@@ -56,6 +56,7 @@ export class Plot {
     this.onFrame = null;
     this.theme = null;
     this._bindEvents();
+    this._bindToolbar();
     new ResizeObserver(() => this.requestRender()).observe(container);
   }
 
@@ -175,7 +176,18 @@ export class Plot {
 
   setTool(tool) {
     this.tool = tool;
-    this.canvas.style.cursor = tool === 'navigate' ? 'grab' : 'crosshair';
+    this.canvas.style.cursor = tool === 'navigate' ? '' : 'crosshair';
+    for (const button of this.container.querySelectorAll('[data-tool]')) {
+      button.classList.toggle('active', button.dataset.tool === tool);
+      button.setAttribute('aria-pressed', String(button.dataset.tool === tool));
+    }
+  }
+
+  _bindToolbar() {
+    for (const button of this.container.querySelectorAll('[data-tool]')) {
+      button.addEventListener('click', () => this.setTool(button.dataset.tool));
+    }
+    this.container.querySelector('[data-testid="reset-view"]').addEventListener('click', () => this.resetView());
   }
 
   // ---- rendering --------------------------------------------------------------------
@@ -209,7 +221,7 @@ export class Plot {
     return {
       matrix: this.matrix(),
       t: this._transitionT(),
-      size: this.sprites && this.points.atlas ? this.size * 4.5 : this.size,
+      size: this.sprites && this.points.atlas ? this.size * 3.6 : this.size,
       scale: pointScale(this.camera, this.threeD) * (this.dpr || 1),
       threeD: this.threeD,
       hover: picking ? -1 : this.hover,

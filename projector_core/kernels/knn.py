@@ -92,7 +92,9 @@ class ExactIndex:
         for start in range(0, q.shape[0], _QUERY_BATCH):
             batch = q[start : start + _QUERY_BATCH]
             ex = None if excluded is None else excluded[start : start + _QUERY_BATCH]
-            cand = self._candidates(batch, kc, metric, ex)
+            # NaN rows yield NaN scores by design (they are masked); numpy need not warn.
+            with np.errstate(invalid="ignore", over="ignore"):
+                cand = self._candidates(batch, kc, metric, ex)
             idx, dist = self.rescore(batch, cand, k, metric, ex)
             indices.append(idx)
             distances.append(dist)
@@ -203,7 +205,8 @@ class ExactIndex:
                 flat = xp.reshape(cand[start:stop, first:last], (-1,))
                 rows = xp.astype(xp.take(self.vectors, flat, axis=0), xp.float64)
                 rows = xp.reshape(rows, (stop - start, last - first, self.dim))
-                d = exact_distances(xp, rows, q64, metric)
+                with np.errstate(invalid="ignore", over="ignore"):  # NaN rows, masked next
+                    d = exact_distances(xp, rows, q64, metric)
                 ok = xp.reshape(xp.take(self.valid, flat, axis=0), d.shape)
                 dist_host[start:stop, first:last] = be.to_numpy(xp.where(ok, d, xp.inf))
         if exclude is not None:

@@ -57,6 +57,17 @@ class Health(BaseModel):
     status: str
 
 
+class ErrorOut(BaseModel):
+    detail: str
+
+
+EMBEDDING_ERRORS: dict[int | str, dict] = {
+    404: {"model": ErrorOut, "description": "Unknown run or embedding"},
+    422: {"model": ErrorOut, "description": "A missing or bad parameter, or a broken file (the "
+                                            "message names the file and the line or field)"},
+}
+
+
 def unprocessable(exc: DataError) -> HTTPException:
     """A broken input file, reported with the file and line in the message."""
     return HTTPException(422, str(exc))
@@ -85,7 +96,8 @@ def _float32_chunks(vectors: np.ndarray) -> Iterator[bytes]:
 @router.get(
     "/tensor",
     response_class=Response,
-    responses={200: {"content": {"application/octet-stream": {}},
+    responses={**EMBEDDING_ERRORS,
+               200: {"content": {"application/octet-stream": {}},
                      "description": "float32 little-endian, row-major, N x D"}},
 )
 def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
@@ -104,7 +116,7 @@ def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
 @router.get(
     "/metadata",
     response_class=Response,
-    responses={200: {"content": {"text/tab-separated-values": {}}}},
+    responses={**EMBEDDING_ERRORS, 200: {"content": {"text/tab-separated-values": {}}}},
 )
 def get_metadata(embedding: EmbeddingDep) -> Response:
     try:
@@ -120,7 +132,10 @@ def get_metadata(embedding: EmbeddingDep) -> Response:
 
 
 @router.get("/sprite", response_class=Response,
-            responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
+            responses={**EMBEDDING_ERRORS,
+                       200: {"content": {"image/png": {}, "image/jpeg": {}}},
+                       404: {"model": ErrorOut,
+                             "description": "Unknown run or embedding, or it has no sprite"}})
 def get_sprite(embedding: EmbeddingDep) -> Response:
     if "sprite" in embedding.errors:
         raise HTTPException(422, embedding.errors["sprite"])
@@ -133,7 +148,7 @@ def get_sprite(embedding: EmbeddingDep) -> Response:
     return Response(image, media_type=embedding.sprite.content_type)
 
 
-@router.get("/bookmarks")
+@router.get("/bookmarks", responses=EMBEDDING_ERRORS)
 def get_bookmarks(embedding: EmbeddingDep) -> list[dict]:
     try:
         return embedding.bookmarks()

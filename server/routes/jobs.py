@@ -30,7 +30,9 @@ from pydantic import BaseModel, Field
 from projector_core.jobs import Job, JobManager, JobStatus
 from projector_core.projections import ProjectionResult
 
-router = APIRouter(prefix="/api", tags=["jobs"])
+router = APIRouter(prefix="/api", tags=["jobs"],
+                   responses={404: {"description": "Unknown job (finished jobs are kept for a "
+                                                   "while, then forgotten)"}})
 
 HEARTBEAT = 0.5  # seconds between progress messages when nothing changes
 FRAME_REPEAT = 1.0  # an unchanged frame is sent again after this long

@@ -68,7 +68,9 @@ def _answer(request: Request, embedding: Embedding, metric: Metric, query: Neigh
         raise HTTPException(422, str(error)) from None
     return NeighborsOut(
         neighbors=[
-            Neighbor(index=int(i), distance=float(d)) for i, d in zip(indices[0], distances[0], strict=True)
+            # str() of a float32 is its shortest round-trip form: 0.0192614, not 0.01926136203...
+            Neighbor(index=int(i), distance=float(str(d)))
+            for i, d in zip(indices[0], distances[0], strict=True)
         ]
     )
 

@@ -75,19 +75,17 @@ async def create_projection(
 def _start(body: ProjectionRequest, embedding: Embedding, backend: Backend, jobs: JobManager,
            results: ResultCache) -> Job:
     key = request_key(body, embedding, backend)
-    description = f"{body.method} of {body.run}/{body.embedding}"
     active = jobs.find(key)
     if active is not None:
         return active
     cached = results.load(key)
     if cached is not None:
         coordinates, info = cached
-        return jobs.completed(ProjectionResult(coordinates, info), key=key,
-                              description=description)
+        return jobs.completed(ProjectionResult(coordinates, info), key=key)
 
     def work(ctx: JobContext) -> ProjectionResult:
         result = compute(body, embedding, backend, ctx)
         results.store(key, result.coordinates, result.info)
         return result
 
-    return jobs.submit(work, key=key, description=description)
+    return jobs.submit(work, key=key)

@@ -28,7 +28,7 @@ export function createDataPanel(app) {
   });
   embeddingSelect.addEventListener('change', () => app.update({ embedding: embeddingSelect.value }));
   labelBy.addEventListener('change', () => app.update({ labelBy: labelBy.value || null }));
-  colorBy.addEventListener('change', () => app.update({ colorBy: colorBy.value || null }));
+  colorBy.addEventListener('change', () => app.update({ colorBy: colorBy.value || null, categorical: null }));
   categorical.addEventListener('change', () => app.update({ categorical: categorical.checked }));
   spherize.addEventListener('change', () => app.update({ pca: { ...app.state.pca, spherize: spherize.checked } }));
   sprites.addEventListener('change', () => app.update({ sprites: sprites.checked }));
@@ -101,7 +101,7 @@ export function createDataPanel(app) {
     setOptions(colorBy, [{ value: '', label: '(none)' }, ...columns.map((c) => ({ value: c, label: c }))], state.colorBy ?? '');
     const numeric = Boolean(ds && state.colorBy && ds.numeric(state.colorBy));
     $('categorical-field').hidden = !numeric;
-    categorical.checked = state.categorical;
+    categorical.checked = numeric && (state.categorical ?? ds.categoricalByDefault(state.colorBy));
     spherize.checked = state.pca.spherize;
     $('sprites-field').hidden = !ds?.sprite;
     sprites.checked = state.sprites;

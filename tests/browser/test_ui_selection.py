@@ -1,0 +1,110 @@
+"""Selecting points: search, click with neighbours, box and lasso, isolate."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.browser
+
+DIGITS_2D = {"run": "digits", "embedding": "digits", "sprites": False,
+             "pca": {"is3d": False}, "colorBy": "label", "labelBy": "label"}
+
+
+def test_search_selects_matches_and_shows_bad_regex(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), DIGITS_2D)
+    projector.by("search-column").select_option("label")
+    projector.by("search-input").fill("0")
+    projector.page.wait_for_function("window.__projector.state().selection.length === 178")
+    assert projector.by("match-count").inner_text() == "178 matches"
+    assert projector.by("search-results").locator("li").count() == 100
+    assert "Selected 178 points" in projector.by("status-bar").inner_text()
+    projector.by("search-column").select_option("parity")
+    projector.by("search-regex").check()
+    projector.by("search-input").fill("^ev")
+    projector.wait_text("match-count", "891 matches")
+    projector.by("search-input").fill("(")
+    error = projector.by("search-error")
+    error.wait_for()
+    assert error.inner_text().startswith("Invalid search")
+    assert projector.state()["selection"] != []  # a bad query leaves the selection alone
+
+
+def test_clicking_a_point_lists_its_neighbours(serve, sample_logdir, projector):
+    url = serve(sample_logdir)
+    projector.open(url, DIGITS_2D)
+    projector.wait_settled()
+    x, y = projector.screen_position(42)
+    projector.page.mouse.move(x, y)
+    # Point 42 or a neighbour drawn over it: the one under the cursor is picked.
+    projector.page.wait_for_function("window.__projector.app.hover >= 0")
+    index = projector.page.evaluate("window.__projector.app.hover")
+    assert projector.by("tooltip").is_visible()
+    label = projector.page.evaluate(f"window.__projector.app.labelOf({index})")
+    assert projector.by("tooltip").inner_text() == label
+    projector.page.mouse.click(x, y)
+    rows = projector.by("neighbors-list").locator("li")
+    rows.nth(99).wait_for()
+    assert rows.count() == 100
+    state = projector.state()
+    assert state["focus"] == index and state["selection"] == [index]
+    expected = httpx.get(f"{url}/api/neighbors", params={
+        "run": "digits", "embedding": "digits", "index": index, "k": 100, "metric": "cosine"}).json()
+    shown = [int(i) for i in projector.page.eval_on_selector_all(
+        "[data-testid=neighbors-list] li", "rows => rows.map(r => r.dataset.index)")]
+    assert shown == [n["index"] for n in expected["neighbors"]]
+    card = projector.by("point-card").inner_text()
+    assert "label" in card and "parity" in card and f"#{index}" in card
+    # Fewer neighbours, euclidean: the list follows.
+    projector.by("neighbors-k").fill("7")
+    projector.by("neighbors-k").dispatch_event("change")
+    projector.by("neighbors-metric").select_option("euclidean")
+    projector.wait_js("document.querySelectorAll('[data-testid=neighbors-list] li').length === 7")
+    # Clicking a neighbour row selects that point.
+    first = int(rows.nth(0).get_attribute("data-index"))
+    rows.nth(0).click()
+    projector.page.wait_for_function(f"window.__projector.state().focus === {first}")
+    projector.wait_js(f"app.neighbors.length === 7 && !app.neighbors.some(n => n.index === {first})")
+    assert projector.by("isolate-selection").inner_text() == "Isolate 8"
+    # Isolate, show all, clear.
+    projector.by("isolate-selection").click()
+    assert "showing 8" in projector.by("status-points").inner_text()
+    projector.by("show-all").click()
+    assert "showing" not in projector.by("status-points").inner_text()
+    projector.by("clear-selection").click()
+    assert projector.state()["selection"] == []
+    assert projector.by("neighbors-list").locator("li").count() == 0
+
+
+def test_clicking_empty_space_clears_the_selection(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), {**DIGITS_2D, "selection": [1, 2, 3]})
+    assert projector.state()["selection"] == [1, 2, 3]
+    box = projector.by("plot").bounding_box()
+    projector.page.mouse.click(box["x"] + box["width"] - 5, box["y"] + box["height"] - 5)
+    projector.page.wait_for_function("window.__projector.state().selection.length === 0")
+
+
+def test_box_and_lasso_select_the_points_inside(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), DIGITS_2D)
+    projector.wait_settled()
+    box = projector.by("plot").bounding_box()
+    projector.by("tool-box").click()
+    page = projector.page
+    page.mouse.move(box["x"] + 2, box["y"] + 60)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=5)
+    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] - 2, steps=5)
+    page.mouse.up()
+    selected = len(projector.state()["selection"])
+    assert 0 < selected <= 1797
+    # A lasso around the left half selects some but not all points.
+    projector.by("tool-lasso").click()
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    page.mouse.move(left + 2, top + 2)
+    page.mouse.down()
+    for fx, fy in [(0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]:
+        page.mouse.move(left + fx * width, top + fy * height, steps=4)
+    page.mouse.up()
+    half = len(projector.state()["selection"])
+    assert 100 < half < 1797
+    assert f"Selected {half:,} points" in projector.by("status-bar").inner_text()

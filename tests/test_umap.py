@@ -1,0 +1,71 @@
+"""UMAP kernel: umap-learn's own result, streamed epoch by epoch, stoppable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.manifold import trustworthiness
+
+from projector_core.kernels.umap import default_epochs, umap
+
+
+@pytest.fixture(scope="module")
+def digits() -> np.ndarray:
+    return load_digits().data.astype(np.float32)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:n_jobs value 1 overridden")
+def test_identical_to_umap_learn(digits):
+    """Driving the epochs ourselves changes nothing: umap.UMAP gives the same array."""
+    import umap as umap_learn
+
+    data = digits[:500]
+    ours = umap(data, 2, n_neighbors=10, min_dist=0.2, n_epochs=60, seed=1)
+    reference = umap_learn.UMAP(n_neighbors=10, min_dist=0.2, n_epochs=60,
+                                random_state=1).fit_transform(data)
+    np.testing.assert_array_equal(ours.coordinates, reference)
+    assert ours.neighbors == "exact"
+
+
+def test_digits_trustworthy_and_every_epoch_streamed(digits):
+    frames: list[tuple[int, float, np.ndarray]] = []
+    result = umap(digits, 2, n_epochs=150,
+                  on_step=lambda epoch, progress, live: frames.append(
+                      (epoch, progress, live.copy())))
+    assert result.coordinates.shape == (1797, 2)
+    assert trustworthiness(digits, result.coordinates, n_neighbors=10) >= 0.95
+    epochs = [epoch for epoch, _, _ in frames]
+    assert set(range(151)) <= set(epochs) and epochs[-1] == 150
+    assert [p for _, p, _ in frames] == sorted(p for _, p, _ in frames)
+    # The frames are the layout moving: the first differs from the last, the last is the result.
+    assert not np.allclose(frames[0][2], frames[-1][2])
+    np.testing.assert_array_equal(frames[-1][2], result.coordinates)
+
+
+def test_3d_and_stop_from_the_callback(digits):
+    class Stop(Exception):
+        pass
+
+    def on_step(epoch, progress, live):
+        assert live.shape == (300, 3)
+        if epoch == 5:
+            raise Stop
+
+    with pytest.raises(Stop):
+        umap(digits[:300], 3, n_epochs=200, on_step=on_step)
+
+
+def test_precomputed_neighbors_and_limits(digits):
+    data = digits[:200]
+    distances = np.linalg.norm(data[:, None, :] - data[None, :, :], axis=2)
+    np.fill_diagonal(distances, np.inf)
+    indices = np.argsort(distances, axis=1)[:, :14]
+    result = umap(data, 2, n_neighbors=15, n_epochs=50,
+                  neighbors=(indices, np.take_along_axis(distances, indices, axis=1)))
+    assert result.coordinates.shape == (200, 2) and result.neighbors == "exact"
+    with pytest.raises(ValueError, match="n_neighbors 15 must be smaller than the number of "
+                                         r"points \(10\)"):
+        umap(data[:10])
+    assert default_epochs(10_000) == 500 and default_epochs(10_001) == 200
