@@ -94,7 +94,13 @@ class Server:
 
 
 # TensorBoard draws its plot in a frame of its own: its plot area, in the same 1280 x 800 page.
-TENSORBOARD_PLOT = {"x": 330, "y": 135, "width": 580, "height": 640}
+TENSORBOARD_PLOT = {"x": 380, "y": 135, "width": 530, "height": 640}
+# Our plot's overlays (toolbar, progress card) are hidden so that only points count.
+HIDE_OVERLAYS = """document.addEventListener('DOMContentLoaded', () => {
+  const style = document.createElement('style');
+  style.textContent = '.plot-toolbar, .plot-progress, .plot-message { visibility: hidden !important; }';
+  document.head.append(style);
+});"""
 DRAWN_PIXELS = 1500
 
 
@@ -141,6 +147,7 @@ def summary(intervals: list[float]) -> str:
 
 def measure_ours(page: Page, logdir: Path, cache: Path) -> dict[str, object]:
     server = Server(logdir, cache)
+    page.add_init_script(HIDE_OVERLAYS)
     try:
         state = json.dumps({"projection": "pca", "pca": {"is3d": True}}).encode()
         hash_ = "#s=" + base64.urlsafe_b64encode(state).decode().rstrip("=")
@@ -205,7 +212,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--no-tensorboard", action="store_true", help="skip the reference")
-    parser.add_argument("--tensorboard-timeout", type=float, default=300)
+    parser.add_argument("--tensorboard-timeout", type=float, default=180)
     args = parser.parse_args()
     use_tb = not args.no_tensorboard and shutil.which("tensorboard") is not None
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30

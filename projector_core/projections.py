@@ -83,7 +83,7 @@ def check(request: ProjectionRequest, embedding: Embedding) -> None:
                              f"the number of points ({n})")
     elif isinstance(request, CustomRequest):
         params = request.params
-        check_columns(embedding.metadata(), [params.column])
+        check_columns(embedding.metadata(), [params.column], numeric=False)
         if params.regex:
             for query in (params.left, params.right, params.up, params.down):
                 search([], query, regex=True)  # raises ValueError for a bad pattern
@@ -120,7 +120,7 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
     elif isinstance(request, CustomRequest):
         params = request.params
         metadata = embedding.metadata()
-        check_columns(metadata, [params.column])
+        check_columns(metadata, [params.column], numeric=False)
         assert metadata is not None
         result = custom_projection(data, metadata.column(params.column), params.left,
                                    params.right, params.up, params.down, params.regex,
@@ -170,8 +170,8 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
             np.arange(data.shape[0]), k, "euclidean")
         neighbors = (indices, distances.astype(np.float64))
 
-    def on_step(iteration: int, progress: float, live: np.ndarray) -> None:
-        reporter.step(iteration, progress, lambda: spread(valid, live))
+    def on_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
+        reporter.step(iteration, progress, None if live is None else lambda: spread(valid, live))
 
     result = tsne(data, request.dims, params.perplexity, params.learning_rate, params.n_iter,
                   params.early_exaggeration, params.seed, neighbors=neighbors,

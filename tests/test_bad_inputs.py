@@ -59,10 +59,6 @@ def embedding_config(**fields: str | list[int]) -> str:
     return "embeddings {\n" + "\n".join(lines) + "\n}\n"
 
 
-def get(url: str, route: str, **params: object) -> httpx.Response:
-    return httpx.get(f"{url}/api/{route}", params=params, timeout=30)
-
-
 @dataclass
 class Case:
     config: str
@@ -98,15 +94,16 @@ class Served:
     def __init__(self, url: str, root: Path) -> None:
         self.url = url
         self.root = root
+        self.http = httpx.Client(base_url=url, timeout=30)  # one connection, kept alive
 
     def run(self, run: str) -> dict:
-        return {listed["name"]: listed for listed in get(self.url, "runs").json()}[run]
+        return {listed["name"]: listed for listed in self.http.get("/api/runs").json()}[run]
 
     def embedding(self, run: str, name: str = "t") -> dict:
         return {e["name"]: e for e in self.run(run)["embeddings"]}[name]
 
     def get(self, route: str, run: str, embedding: str = "t") -> httpx.Response:
-        return get(self.url, route, run=run, embedding=embedding)
+        return self.http.get(f"/api/{route}", params={"run": run, "embedding": embedding})
 
     def tensor(self, run: str, embedding: str = "t") -> np.ndarray:
         response = self.get("tensor", run, embedding)
@@ -154,7 +151,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """One LOGDIR holding every registered broken run and the healthy ``good``."""
     root = tmp_path_factory.mktemp("corpus")
     server = serve_corpus(root, CORPUS)
-    yield Served(server.url, root)
+    served = Served(server.url, root)
+    yield served
+    served.http.close()
     server.stop()
 
 
@@ -182,8 +181,8 @@ def test_pbtxt_syntax_error_names_the_line(corpus, run, line, words):
     corpus.assert_good_run_works()
 
 
-UNKNOWN_FIELD = case("unknown-field", 'embeddings {\n  tensor_name: "t"\n  tensor_pth: "t.npy"\n}\n',
-           TENSOR_5x2)
+UNKNOWN_FIELD = case("unknown-field",
+                     'embeddings {\n  tensor_name: "t"\n  tensor_pth: "t.npy"\n}\n', TENSOR_5x2)
 
 
 def test_pbtxt_unknown_field_names_the_line_and_the_field(corpus):
@@ -193,8 +192,9 @@ def test_pbtxt_unknown_field_names_the_line_and_the_field(corpus):
     corpus.assert_good_run_works()
 
 
-JSON_BROKEN = case("json-broken", '{"embeddings": [\n  {"tensorName": "t", "tensorPath": "t.npy",}\n]}',
-           TENSOR_5x2, config_name="projector_config.json")
+JSON_BROKEN = case("json-broken",
+                   '{"embeddings": [\n  {"tensorName": "t", "tensorPath": "t.npy",}\n]}',
+                   TENSOR_5x2, config_name="projector_config.json")
 
 
 def test_json_config_that_is_not_json_names_the_line(corpus):
@@ -228,11 +228,9 @@ def test_tensor_shape_that_disagrees_with_the_file(corpus, run, tensor_path):
 
 
 FIRST, SECOND = vectors(5, 2, 1), vectors(4, 3, 2)
-
-
 DUPLICATE = case("duplicate", embedding_config(tensor_name="t", tensor_path="a.npy")
-           + embedding_config(tensor_name="t", tensor_path="b.npy"),
-           {"a.npy": npy_bytes(FIRST), "b.npy": npy_bytes(SECOND)})
+                 + embedding_config(tensor_name="t", tensor_path="b.npy"),
+                 {"a.npy": npy_bytes(FIRST), "b.npy": npy_bytes(SECOND)})
 
 
 def test_duplicate_tensor_names_flag_the_second_and_keep_the_first(corpus):
@@ -304,8 +302,6 @@ def test_empty_tensor_file(corpus, run, name):
 
 
 COLUMN = vectors(6, 1)
-
-
 SINGLE_COLUMN = tsv_case("single-column", tsv_text(COLUMN))
 
 
@@ -318,9 +314,9 @@ def test_single_column_tensor_is_served_with_a_warning(corpus):
     corpus.assert_good_run_works()
 
 
-BYTES_SIZE = case("bytes-size", embedding_config(tensor_name="t", tensor_path="t.bytes",
-                                          tensor_shape=[4, 3]),
-           {"t.bytes": vectors(4, 3).tobytes()[:-4]})
+BYTES_SIZE = case("bytes-size",
+                  embedding_config(tensor_name="t", tensor_path="t.bytes", tensor_shape=[4, 3]),
+                  {"t.bytes": vectors(4, 3).tobytes()[:-4]})
 
 
 def test_bytes_whose_size_is_not_n_d_4(corpus):
@@ -358,7 +354,7 @@ def _pickled_objects(root: Path) -> bytes:
 
 
 OBJECTS = case("objects", embedding_config(tensor_name="t", tensor_path="t.npy"),
-           {"t.npy": _pickled_objects})
+               {"t.npy": _pickled_objects})
 
 
 def test_object_dtype_npy_is_refused_and_never_unpickled(corpus):
@@ -376,10 +372,11 @@ def test_gigabyte_long_line_is_refused_without_reading_it_all(tmp_path, monkeypa
     text = f"1\t2\n3\t4\n{long_line}\n5\t6\n"
     server = serve_corpus(tmp_path, {"long-line": Case(
         embedding_config(tensor_name="t", tensor_path="t.tsv"), {"t.tsv": text})})
+    served = Served(server.url, tmp_path)
     try:
-        error = Served(server.url, tmp_path).refused("long-line", "tensor",
-                                                     "long-line/t.tsv line 3")
+        error = served.refused("long-line", "tensor", "long-line/t.tsv line 3")
     finally:
+        served.http.close()
         server.stop()
     assert "longer than 1 MiB" in error
 
@@ -438,7 +435,7 @@ def test_metadata_invalid_utf8_names_the_line(corpus):
 
 
 META_RESERVED = metadata_case("meta-reserved",
-                    "name\t__index__\n" + "".join(f"p{i}\t{i}\n" for i in range(4)))
+                              "name\t__index__\n" + "".join(f"p{i}\t{i}\n" for i in range(4)))
 
 
 def test_metadata_reserved_column_name(corpus):
@@ -567,7 +564,7 @@ N_POINTS, DIMS = 12, 4
 
 
 @pytest.fixture(scope="module")
-def compute_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def compute(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     """A run ``r`` / embedding ``e`` of 12 x 4 with two NaN/Inf rows and metadata."""
     root = tmp_path_factory.mktemp("compute")
     matrix = vectors(N_POINTS, DIMS)
@@ -580,13 +577,14 @@ def compute_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", refresh_seconds=0,
                                    max_body_bytes=64 * 1024))
     server.start()
-    yield server.url
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
     server.stop()
 
 
-def neighbors(url: str, **params: object) -> httpx.Response:
+def neighbors(compute: httpx.Client, **params: object) -> httpx.Response:
     query = {"run": "r", "embedding": "e", "index": 0, "k": 3, "metric": "cosine", **params}
-    return httpx.get(f"{url}/api/neighbors", params=query, timeout=30)
+    return compute.get("/api/neighbors", params=query)
 
 
 def assert_error(response: httpx.Response, status: int, *words: str) -> None:
@@ -600,9 +598,9 @@ def assert_error(response: httpx.Response, status: int, *words: str) -> None:
     ({"run": "nope"}, "nope"),
     ({"embedding": "nope"}, "nope"),
 ])
-def test_neighbors_of_unknown_run_or_embedding_is_404(compute_url, params, word):
+def test_neighbors_of_unknown_run_or_embedding_is_404(compute, params, word):
     needs("server.routes.neighbors")
-    assert_error(neighbors(compute_url, **params), 404, word)
+    assert_error(neighbors(compute, **params), 404, word)
 
 
 @pytest.mark.parametrize(("params", "word"), [
@@ -612,24 +610,24 @@ def test_neighbors_of_unknown_run_or_embedding_is_404(compute_url, params, word)
     ({"k": -2}, "k"),
     ({"metric": "manhattan"}, "metric"),
 ])
-def test_neighbors_bad_parameters_are_422_naming_the_parameter(compute_url, params, word):
+def test_neighbors_bad_parameters_are_422_naming_the_parameter(compute, params, word):
     needs("server.routes.neighbors")
-    assert_error(neighbors(compute_url, **params), 422, word)
-    assert neighbors(compute_url).status_code == 200
+    assert_error(neighbors(compute, **params), 422, word)
+    assert neighbors(compute).status_code == 200
 
 
 @pytest.mark.parametrize("k", [N_POINTS, N_POINTS + 50])
-def test_neighbors_k_not_below_n_is_422(compute_url, k):
+def test_neighbors_k_not_below_n_is_422(compute, k):
     """Issue 5 lists k >= N among the requests refused with a clear error (not clamped)."""
     needs("server.routes.neighbors")
-    assert_error(neighbors(compute_url, k=k), 422, "k")
-    assert neighbors(compute_url, k=N_POINTS - 1).status_code == 200
+    assert_error(neighbors(compute, k=k), 422, "k")
+    assert neighbors(compute, k=N_POINTS - 1).status_code == 200
 
 
-def test_nan_rows_are_never_neighbours(compute_url):
+def test_nan_rows_are_never_neighbours(compute):
     needs("server.routes.neighbors")
     for index in (0, 5):
-        response = neighbors(compute_url, index=index, k=N_POINTS - 1, metric="euclidean")
+        response = neighbors(compute, index=index, k=N_POINTS - 1, metric="euclidean")
         assert response.status_code == 200, response.text
         found = [n["index"] for n in response.json()["neighbors"]]
         assert 3 not in found and 9 not in found and index not in found
@@ -640,30 +638,30 @@ def test_nan_rows_are_never_neighbours(compute_url):
     (DIMS + 1, f"{DIMS + 1} values"),
     (0, "vector"),
 ])
-def test_neighbors_of_a_vector_of_the_wrong_length_is_422(compute_url, length, words):
+def test_neighbors_of_a_vector_of_the_wrong_length_is_422(compute, length, words):
     needs("server.routes.neighbors")
     body = {"run": "r", "embedding": "e", "vector": [0.5] * length, "k": 3, "metric": "cosine"}
-    assert_error(httpx.post(f"{compute_url}/api/neighbors", json=body), 422, words)
+    assert_error(compute.post("/api/neighbors", json=body), 422, words)
     body["vector"] = [0.5] * DIMS
-    assert httpx.post(f"{compute_url}/api/neighbors", json=body).status_code == 200
+    assert compute.post("/api/neighbors", json=body).status_code == 200
 
 
-def test_search_with_a_bad_regex_is_422(compute_url):
+def test_search_with_a_bad_regex_is_422(compute):
     needs("server.routes.neighbors")
     params = {"run": "r", "embedding": "e", "column": "name", "query": "p(1", "regex": "true"}
-    assert_error(httpx.get(f"{compute_url}/api/search", params=params), 422)
+    assert_error(compute.get("/api/search", params=params), 422)
 
 
-def test_projection_with_an_unknown_method_is_422(compute_url):
+def test_projection_with_an_unknown_method_is_422(compute):
     needs("server.routes.projections")
     body = {"run": "r", "embedding": "e", "method": "isomap", "dims": 2, "params": {}}
-    assert_error(httpx.post(f"{compute_url}/api/projections", json=body), 422, "method")
+    assert_error(compute.post("/api/projections", json=body), 422, "method")
 
 
-def test_projection_of_an_unknown_embedding_is_404(compute_url):
+def test_projection_of_an_unknown_embedding_is_404(compute):
     needs("server.routes.projections")
     body = {"run": "r", "embedding": "nope", "method": "pca", "dims": 2, "params": {}}
-    assert_error(httpx.post(f"{compute_url}/api/projections", json=body), 404, "nope")
+    assert_error(compute.post("/api/projections", json=body), 404, "nope")
 
 
 @pytest.mark.parametrize(("method", "path"), [
@@ -671,21 +669,21 @@ def test_projection_of_an_unknown_embedding_is_404(compute_url):
     ("GET", "/api/jobs/no-such-job/result"),
     ("DELETE", "/api/jobs/no-such-job"),
 ])
-def test_unknown_job_id_is_404(compute_url, method, path):
+def test_unknown_job_id_is_404(compute, method, path):
     needs("server.routes.jobs")
-    assert_error(httpx.request(method, f"{compute_url}{path}"), 404, "no-such-job")
+    assert_error(compute.request(method, path), 404, "no-such-job")
 
 
-def test_huge_declared_body_is_413_before_it_is_read(compute_url):
+def test_huge_declared_body_is_413_before_it_is_read(compute):
     """The limit applies to the declared Content-Length, so the body is never buffered."""
     body = json.dumps({"run": "r", "embedding": "e", "vector": [0.25] * 40_000, "k": 3})
-    response = httpx.post(f"{compute_url}/api/neighbors", content=body,
+    response = compute.post("/api/neighbors", content=body,
                           headers={"content-type": "application/json"})
     assert_error(response, 413, "larger than 65536 bytes")
-    assert get(compute_url, "health").status_code == 200
+    assert compute.get("/api/health").status_code == 200
 
 
-def test_huge_streamed_body_is_413(compute_url):
+def test_huge_streamed_body_is_413(compute):
     """No Content-Length (chunked upload): the limit is enforced while the body streams in."""
     needs("server.routes.neighbors")
 
@@ -695,7 +693,7 @@ def test_huge_streamed_body_is_413(compute_url):
             yield b", 0.25"
         yield b"]}"
 
-    response = httpx.post(f"{compute_url}/api/neighbors", content=chunks(),
+    response = compute.post("/api/neighbors", content=chunks(),
                           headers={"content-type": "application/json"})
     assert_error(response, 413, "larger than 65536 bytes")
-    assert get(compute_url, "health").status_code == 200
+    assert compute.get("/api/health").status_code == 200

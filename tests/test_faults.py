@@ -157,15 +157,17 @@ def subprocess_server(tmp_path) -> Iterator[Callable[[Path], tuple[str, subproce
 
     def start(logdir: Path) -> tuple[str, subprocess.Popen]:
         port = _free_port()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", str(logdir), "--port", str(port),
-             "--cache-dir", str(tmp_path / "cache")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        log = tmp_path / "server.log"
+        with log.open("w") as handle:  # a file, not a pipe nobody drains
+            process = subprocess.Popen(
+                [sys.executable, "-m", "server.cli", "serve", str(logdir), "--port", str(port),
+                 "--cache-dir", str(tmp_path / "cache")],
+                stdout=subprocess.DEVNULL, stderr=handle)
         processes.append(process)
         url = f"http://127.0.0.1:{port}"
 
         def up() -> bool:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert process.poll() is None, log.read_text()
             try:
                 return httpx.get(f"{url}/api/health").status_code == 200
             except httpx.TransportError:
@@ -177,7 +179,7 @@ def subprocess_server(tmp_path) -> Iterator[Callable[[Path], tuple[str, subproce
     yield start
     for process in processes:
         process.terminate()
-        process.communicate(timeout=20)
+        process.wait(timeout=20)
 
 
 def test_tensor_files_rewritten_in_place_never_crash_the_server(tmp_path, subprocess_server):
@@ -202,7 +204,7 @@ def test_tensor_files_rewritten_in_place_never_crash_the_server(tmp_path, subpro
         np.save(handle, smaller)
     with (logdir / "r" / "t.bytes").open("r+b") as handle:
         handle.truncate(100)
-    deadline = time.monotonic() + 3  # across the re-scan (every 2 s in `projector serve`)
+    deadline = time.monotonic() + 2.5  # across a re-scan (every 2 s in `projector serve`)
     while time.monotonic() < deadline:
         for run, before, after in (("n", big, smaller), ("r", raw, None)):
             response = httpx.get(f"{url}/api/tensor", params={"run": run, "embedding": "t"})

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -22,9 +23,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from server.app import create_app
 from server.cli import build_parser
 from server.limits import DEFAULT_MAX_BODY_BYTES
 from tests.builders import vectors, write_pbtxt_run
+from tests.conftest import LiveServer
 
 SECRET_MARK = "TOP-SECRET-ROW"
 
@@ -77,6 +80,9 @@ INSIDE_FILES: dict[str, bytes | str] = {
 }
 
 
+KINDS = ["dotdot", "absolute", "symlink-file", "symlink-folder", "dotdot-through-inside"]
+
+
 def _make_escape(kind: str, run: Path, outside: Path, secret_name: str) -> str:
     """Build one way out of the run's folder to ``outside/secret_name``; return the asset path."""
     if kind == "dotdot":
@@ -101,47 +107,98 @@ def _assert_no_secret(response: httpx.Response) -> None:
     assert SECRET_TENSOR.tobytes() not in response.content
 
 
-@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink-file", "symlink-folder",
-                                  "dotdot-through-inside"])
-@pytest.mark.parametrize("field", list(SECRETS))
-def test_asset_paths_leaving_the_config_folder_are_refused(tmp_path, serve, field, kind):
-    outside = tmp_path / "outside"
-    _write_outside(outside)
-    run = tmp_path / "logs" / "run"
-    run.mkdir(parents=True)
-    (run / "sub").mkdir()
-    asset = _make_escape(kind, run, outside, SECRETS[field][0])
-    write_pbtxt_run(run, _config(field, asset), INSIDE_FILES)
-    url = serve(tmp_path / "logs")
+class Escapes:
+    """ROOT/outside holds secrets (and is a valid run itself); ROOT/logs is LOGDIR with one run
+    per (field, way out), a run ``inside`` whose paths stay in, a healthy run ``real`` and a
+    symlinked folder ``linked`` pointing at ROOT/outside."""
 
-    runs = httpx.get(f"{url}/api/runs")
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.outside = root / "outside"
+        self.logdir = root / "logs"
+        _write_outside(self.outside)
+        write_pbtxt_run(self.outside, 'embeddings { tensor_name: "t" tensor_path: "secret.npy" }')
+        self.assets: dict[str, str] = {}
+        for field in SECRETS:
+            for kind in KINDS:
+                run = self.logdir / f"{field}-{kind}"
+                (run / "sub").mkdir(parents=True)
+                asset = _make_escape(kind, run, self.outside, SECRETS[field][0])
+                self.assets[run.name] = asset
+                write_pbtxt_run(run, _config(field, asset), INSIDE_FILES)
+        inside = self.logdir / "inside"
+        write_pbtxt_run(inside, 'embeddings {\n  tensor_name: "t"\n'
+                                '  tensor_path: "sub/../real/t.npy"\n  metadata_path: "alias.tsv"\n}\n',
+                        {"real/t.npy": _npy(vectors(4, 2)), "real/m.tsv": "a\nb\nc\nd\n",
+                         "sub/keep": ""})
+        (inside / "alias.tsv").symlink_to(inside / "real" / "m.tsv")
+        write_pbtxt_run(self.logdir / "real", 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
+                        {"t.npy": _npy(vectors(3, 2))})
+        (self.logdir / "linked").symlink_to(self.outside, target_is_directory=True)
+
+
+@pytest.fixture(scope="module")
+def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Escapes, httpx.Client]]:
+    """The escape corpus, served with the default settings (body limit included)."""
+    corpus = Escapes(tmp_path_factory.mktemp("escapes"))
+    server = LiveServer(create_app(corpus.logdir, cache_dir=corpus.root / "cache"))
+    server.start()
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield corpus, client
+    server.stop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("field", list(SECRETS))
+def test_asset_paths_leaving_the_config_folder_are_refused(escapes, field, kind):
+    corpus, client = escapes
+    run = f"{field}-{kind}"
+    runs = client.get("/api/runs")
     _assert_no_secret(runs)
-    embedding = runs.json()[0]["embeddings"][0]
-    expected = (f"run/projector_config.pbtxt field '{field}': path {asset!r} resolves outside "
-                "the config directory")
+    embedding = {r["name"]: r for r in runs.json()}[run]["embeddings"][0]
+    expected = (f"{run}/projector_config.pbtxt field '{field}': path {corpus.assets[run]!r} "
+                "resolves outside the config directory")
     assert expected in embedding["error"]
-    params = {"run": "run", "embedding": "t"}
-    refused = httpx.get(f"{url}/api/{ROUTES[field]}", params=params)
+    params = {"run": run, "embedding": "t"}
+    refused = client.get(f"/api/{ROUTES[field]}", params=params)
     assert refused.status_code == 422
     assert expected in refused.json()["detail"]
     for route in ROUTES.values():  # the other parts of the embedding are still served
-        response = httpx.get(f"{url}/api/{route}", params=params)
+        response = client.get(f"/api/{route}", params=params)
         _assert_no_secret(response)
         assert response.status_code == (422 if route == ROUTES[field] else 200)
 
 
-def test_paths_and_symlinks_that_stay_inside_are_accepted(tmp_path, serve):
-    run = tmp_path / "logs" / "run"
-    write_pbtxt_run(run, 'embeddings {\n  tensor_name: "t"\n  tensor_path: "sub/../real/t.npy"\n'
-                         '  metadata_path: "alias.tsv"\n}\n',
-                    {"real/t.npy": _npy(vectors(4, 2)), "real/m.tsv": "a\nb\nc\nd\n",
-                     "sub/keep": ""})
-    (run / "alias.tsv").symlink_to(run / "real" / "m.tsv")
-    url = serve(tmp_path / "logs")
-    embedding = httpx.get(f"{url}/api/runs").json()[0]["embeddings"][0]
+def test_paths_and_symlinks_that_stay_inside_are_accepted(escapes):
+    _, client = escapes
+    embedding = {r["name"]: r for r in client.get("/api/runs").json()}["inside"]["embeddings"][0]
     assert embedding["error"] is None
-    metadata = httpx.get(f"{url}/api/metadata", params={"run": "run", "embedding": "t"})
+    metadata = client.get("/api/metadata", params={"run": "inside", "embedding": "t"})
     assert metadata.text == "label\na\nb\nc\nd\n"
+
+
+def test_a_symlinked_run_folder_pointing_out_of_logdir_is_not_served(escapes):
+    _, client = escapes
+    names = {run["name"] for run in client.get("/api/runs").json()}
+    assert "real" in names and "inside" in names
+    assert not [name for name in names if name.startswith("linked") or "outside" in name]
+    response = client.get("/api/tensor", params={"run": "linked", "embedding": "t"})
+    assert response.status_code == 404
+    _assert_no_secret(response)
+
+
+@pytest.mark.parametrize("route", ["tensor", "metadata", "sprite", "bookmarks"])
+def test_run_names_cannot_reach_outside_logdir(escapes, route):
+    """A valid run sits next to LOGDIR; every spelling of a way to it is an unknown run."""
+    corpus, client = escapes
+    for name in ["../outside", "..", "real/../../outside", str(corpus.outside), "/",
+                 "%2e%2e/outside", "..%2foutside", "real/..", "./real", "real/",
+                 "\\..\\outside", "outside", "linked", "linked/."]:
+        response = client.get(f"/api/{route}", params={"run": name, "embedding": "t"})
+        assert response.status_code == 404, name
+        _assert_no_secret(response)
+    ok = client.get(f"/api/{route}", params={"run": "real", "embedding": "t"})
+    assert ok.status_code in (200, 404)  # 404: this run has no sprite
 
 
 def test_a_sprite_swapped_for_a_symlink_after_loading_is_not_followed(tmp_path, serve):
@@ -159,38 +216,6 @@ def test_a_sprite_swapped_for_a_symlink_after_loading_is_not_followed(tmp_path, 
     _assert_no_secret(response)
     assert response.status_code == 422
     assert "run/s.png" in response.json()["detail"]
-
-
-def test_a_symlinked_run_folder_pointing_out_of_logdir_is_not_served(tmp_path, serve):
-    elsewhere = tmp_path / "elsewhere"
-    write_pbtxt_run(elsewhere, 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
-                    {"t.npy": _npy(SECRET_TENSOR)})
-    write_pbtxt_run(tmp_path / "logs" / "real", 'embeddings { tensor_name: "t" '
-                    'tensor_path: "t.npy" }', {"t.npy": _npy(vectors(3, 2))})
-    (tmp_path / "logs" / "linked").symlink_to(elsewhere, target_is_directory=True)
-    url = serve(tmp_path / "logs")
-    assert [run["name"] for run in httpx.get(f"{url}/api/runs").json()] == ["real"]
-    response = httpx.get(f"{url}/api/tensor", params={"run": "linked", "embedding": "t"})
-    assert response.status_code == 404
-
-
-@pytest.mark.parametrize("route", ["tensor", "metadata", "sprite", "bookmarks"])
-def test_run_names_cannot_reach_outside_logdir(tmp_path, serve, route):
-    """A valid run sits next to LOGDIR; every spelling of a way to it is an unknown run."""
-    outside = tmp_path / "outside"
-    write_pbtxt_run(outside, 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
-                    {"t.npy": _npy(SECRET_TENSOR)})
-    logdir = tmp_path / "logs"
-    write_pbtxt_run(logdir / "run", 'embeddings { tensor_name: "t" tensor_path: "t.npy" }',
-                    {"t.npy": _npy(vectors(3, 2))})
-    url = serve(logdir)
-    for name in ["../outside", "..", "run/../../outside", str(outside), "/", "%2e%2e/outside",
-                 "..%2foutside", "run/..", "./run", "run/", "\\..\\outside", "outside"]:
-        response = httpx.get(f"{url}/api/{route}", params={"run": name, "embedding": "t"})
-        assert response.status_code == 404, name
-        _assert_no_secret(response)
-    ok = httpx.get(f"{url}/api/{route}", params={"run": "run", "embedding": "t"})
-    assert ok.status_code in (200, 404)  # 404: this run has no sprite
 
 
 def _free_port() -> int:
@@ -256,12 +281,12 @@ def test_projector_serve_listens_on_127_0_0_1_only(tmp_path, sample_logdir):
         process.wait(timeout=20)
 
 
-def test_no_cors_headers_by_default(serve, sample_logdir):
-    url = serve(sample_logdir)
+def test_no_cors_headers_by_default(escapes):
+    _, client = escapes
     origin = {"Origin": "http://evil.example"}
-    simple = httpx.get(f"{url}/api/runs", headers=origin)
+    simple = client.get("/api/runs", headers=origin)
     assert simple.status_code == 200
-    preflight = httpx.options(f"{url}/api/tensor", headers={
+    preflight = client.options("/api/tensor", headers={
         **origin, "Access-Control-Request-Method": "GET",
         "Access-Control-Request-Headers": "content-type"})
     assert preflight.status_code >= 400
@@ -285,20 +310,22 @@ def _raw_request(url: str, head: str) -> bytes:
     return b"".join(chunks)
 
 
-def test_request_bodies_are_bounded_by_default(serve, sample_logdir):
-    url = serve(sample_logdir)
+def test_request_bodies_are_bounded_by_default(escapes):
+    _, client = escapes
+    url = str(client.base_url).rstrip("/")
     too_big = DEFAULT_MAX_BODY_BYTES + 1
     answer = _raw_request(url, f"POST /api/neighbors HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                f"Content-Type: application/json\r\nContent-Length: {too_big}"
                                "\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 413 ")
     assert f"larger than {DEFAULT_MAX_BODY_BYTES} bytes".encode() in answer
-    assert httpx.get(f"{url}/api/health").status_code == 200
+    assert client.get("/api/health").status_code == 200
 
 
-def test_an_oversized_request_line_is_refused_not_a_crash(serve, sample_logdir):
-    url = serve(sample_logdir)
+def test_an_oversized_request_line_is_refused_not_a_crash(escapes):
+    _, client = escapes
+    url = str(client.base_url).rstrip("/")
     answer = _raw_request(url, f"GET /api/tensor?run={'x' * 200_000}&embedding=t HTTP/1.1\r\n"
                                "Host: 127.0.0.1\r\n\r\n")
     assert answer == b"" or answer.startswith(b"HTTP/1.1 4")
-    assert httpx.get(f"{url}/api/health").status_code == 200
+    assert client.get("/api/health").status_code == 200

@@ -101,13 +101,15 @@ def test_tsne_streams_frames_while_running_then_the_final_one(client, digits):
         "paused": False}
 
 
-def test_api_answers_quickly_while_tsne_runs(client):
+def test_health_and_neighbours_answer_quickly_while_tsne_runs(client):
     job = _start(client, **DIGITS, method="tsne", params={"n_iter": 3000, "seed": 2})
     _until(lambda: (client.get(f"/api/jobs/{job}").json()["iteration"] or 0) > 5)
     latencies = []
-    for _ in range(20):
+    for _ in range(10):
         started = time.perf_counter()
         assert client.get("/api/health").json() == {"status": "ok"}
+        found = client.get("/api/neighbors", params={**DIGITS, "index": 0, "k": 10}).json()
+        assert len(found["neighbors"]) == 10
         latencies.append(time.perf_counter() - started)
         time.sleep(0.02)
     assert client.get(f"/api/jobs/{job}").json()["status"] == "running"
@@ -139,6 +141,28 @@ def test_cancel_stops_the_computation_within_a_second(client):
     assert [m for _, m in messages] == [{"type": "status", **frozen}]
     assert client.get(f"/api/jobs/{long[0]}/result").status_code == 409
     client.delete(f"/api/jobs/{waiting}")
+
+
+def test_cancel_during_the_neighbour_search_is_as_quick(serve, tmp_path):
+    """On larger data the Annoy search takes seconds; a cancel does not wait for its end."""
+    data = np.random.default_rng(0).normal(size=(20000, 50)).astype("<f4")
+    write_pbtxt_run(tmp_path / "logdir" / "big", 'embeddings {\n  tensor_name: "v"\n'
+                    '  tensor_path: "v.bytes"\n  tensor_shape: 20000\n  tensor_shape: 50\n}\n',
+                    {"v.bytes": data.tobytes()})
+    with httpx.Client(base_url=serve(tmp_path / "logdir"), timeout=60) as http:
+        body = {"run": "big", "embedding": "v", "method": "tsne"}
+        long = [_start(http, **body, params={"seed": s}) for s in (1, 2)]
+        waiting = _start(http, **body, params={"seed": 3})
+        for job in long:
+            # Querying the neighbours (after the trees are built), well before the first step.
+            _until(lambda job=job: 0 < http.get(f"/api/jobs/{job}").json()["progress"] < 0.2)
+        started = time.monotonic()
+        for job in long:
+            http.delete(f"/api/jobs/{job}")
+        _until(lambda: http.get(f"/api/jobs/{waiting}").json()["status"] == "running",
+               timeout=1.0)
+        assert time.monotonic() - started < 1.0
+        http.delete(f"/api/jobs/{waiting}")
 
 
 def test_pause_and_resume(client):

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.app import SAMPLE_DATA
 from tests.builders import write_standalone_logdir, write_torch_logdir
 
 Snapshot = dict[str, tuple]
@@ -47,11 +48,11 @@ def set_writable(root: Path, writable: bool) -> None:
         del dirs  # os.walk still descends: only the folders' own modes changed
 
 
-@pytest.fixture
-def readonly_logdir(tmp_path: Path, sample_logdir: Path) -> Iterator[Path]:
+@pytest.fixture(scope="module")
+def readonly_logdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Sample data (.bytes, .npy, TSV, sprite, bookmarks) + a PyTorch logdir, made read-only."""
-    logdir = tmp_path / "logs"
-    shutil.copytree(sample_logdir, logdir / "sample",
+    logdir = tmp_path_factory.mktemp("readonly") / "logs"
+    shutil.copytree(SAMPLE_DATA, logdir / "sample",
                     ignore=shutil.ignore_patterns("*.py", "*.md", "__pycache__"))
     write_torch_logdir(logdir / "torch")
     write_standalone_logdir(logdir / "standalone")
@@ -62,33 +63,32 @@ def readonly_logdir(tmp_path: Path, sample_logdir: Path) -> Iterator[Path]:
 
 def exercise_every_route(url: str) -> int:
     """Fetch everything every embedding offers; return how many embeddings were read."""
-    runs = httpx.get(f"{url}/api/runs").json()
     count = 0
-    for run in runs:
-        assert run["error"] is None, run
-        for embedding in run["embeddings"]:
-            assert embedding["error"] is None, embedding
-            params = {"run": run["name"], "embedding": embedding["name"]}
-            tensor = httpx.get(f"{url}/api/tensor", params=params, timeout=30)
-            assert tensor.status_code == 200
-            n, d = embedding["shape"]
-            assert len(tensor.content) == n * d * 4
-            assert httpx.get(f"{url}/api/metadata", params=params).status_code == 200
-            assert httpx.get(f"{url}/api/bookmarks", params=params).status_code == 200
-            sprite = httpx.get(f"{url}/api/sprite", params=params)
-            assert sprite.status_code == (200 if embedding["sprite"] else 404)
-            count += 1
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for run in client.get("/api/runs").json():
+            assert run["error"] is None, run
+            for embedding in run["embeddings"]:
+                assert embedding["error"] is None, embedding
+                params = {"run": run["name"], "embedding": embedding["name"]}
+                tensor = client.get("/api/tensor", params=params)
+                assert tensor.status_code == 200
+                n, d = embedding["shape"]
+                assert len(tensor.content) == n * d * 4
+                assert client.get("/api/metadata", params=params).status_code == 200
+                assert client.get("/api/bookmarks", params=params).status_code == 200
+                sprite = client.get("/api/sprite", params=params)
+                assert sprite.status_code == (200 if embedding["sprite"] else 404)
+                count += 1
+        run_a_projection(client)
     return count
 
 
-def run_a_projection(url: str) -> None:
+def run_a_projection(client: httpx.Client) -> None:
     """When the compute API exists: a PCA job, whose result cache must also land outside."""
-    paths = httpx.get(f"{url}/openapi.json").json()["paths"]
-    if "/api/projections" not in paths:
+    if "/api/projections" not in client.get("/openapi.json").json()["paths"]:
         return
     body = {"run": "sample/iris", "embedding": "iris", "method": "pca", "dims": 2, "params": {}}
-    response = httpx.post(f"{url}/api/projections", params={"wait": "true"}, json=body,
-                          timeout=60)
+    response = client.post("/api/projections", params={"wait": "true"}, json=body)
     assert response.status_code == 200, response.text
     assert len(response.json()["coordinates"]) == 150
 
@@ -99,7 +99,6 @@ def test_readonly_logdir_serves_everything_and_is_left_untouched(tmp_path, serve
     cache = tmp_path / "cache"
     url = serve(readonly_logdir, cache_dir=cache, refresh_seconds=0.1)
     assert exercise_every_route(url) == 3 + 2 + 2
-    run_a_projection(url)
     time.sleep(0.5)  # a few live re-scans happen meanwhile
     assert exercise_every_route(url) == 7
     assert snapshot(readonly_logdir) == before
@@ -126,6 +125,5 @@ def test_everything_works_without_any_writable_cache(tmp_path, serve, readonly_l
     before = snapshot(readonly_logdir)
     url = serve(readonly_logdir, cache_dir=blocker / "cache")
     assert exercise_every_route(url) == 7
-    run_a_projection(url)
     assert snapshot(readonly_logdir) == before
     assert blocker.read_text() == ""

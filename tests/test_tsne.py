@@ -38,7 +38,10 @@ def test_digits_2d_is_trustworthy_and_streams_every_iteration(digits):
 
 def test_same_embedding_as_opentsne_fit(digits):
     """Our phases and hook change nothing: openTSNE.TSNE with the same settings agrees."""
-    ours = tsne(digits, 2, perplexity=20, n_iter=150, early_exaggeration=8, seed=3, n_jobs=1)
+    searching = []
+    ours = tsne(digits, 2, perplexity=20, n_iter=150, early_exaggeration=8, seed=3, n_jobs=1,
+                on_step=lambda i, progress, live: searching.append(live is None))
+    assert any(searching)  # the observed Annoy search ran, and found the same neighbours
     reference = openTSNE.TSNE(
         perplexity=20, n_iter=100, early_exaggeration_iter=50, early_exaggeration=8,
         random_state=3, n_jobs=1, neighbors="annoy", initialization="pca",
@@ -78,6 +81,22 @@ def test_raising_from_the_hook_stops_at_once(digits):
     with pytest.raises(Stop):
         tsne(digits, 2, n_iter=300, n_jobs=1, on_step=on_step)
     assert max(seen) == 20
+
+
+def test_raising_during_the_neighbour_search_stops_it(digits):
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def on_step(iteration, progress, live):
+        calls.append(progress)
+        if live is None:
+            raise Stop
+
+    with pytest.raises(Stop):
+        tsne(digits, 2, n_jobs=1, on_step=on_step)
+    assert calls == [0.0, 0.0]  # the PCA start, then the first report (adding points)
 
 
 def test_perplexity_limits():

@@ -29,7 +29,7 @@ export class Plot {
     this.canvas = container.querySelector('[data-testid="plot"]');
     this.overlay = container.querySelector('.plot-overlay');
     this.tooltip = container.querySelector('.plot-tooltip');
-    const gl = this.canvas.getContext('webgl2', { antialias: true, alpha: false, powerPreference: 'high-performance' });
+    const gl = this.canvas.getContext('webgl2', { antialias: false, alpha: false, powerPreference: 'high-performance' });
     if (!gl) throw new Error('this browser has no WebGL2');
     this.gl = gl;
     this.points = new PointLayer(gl);
@@ -233,6 +233,7 @@ export class Plot {
       selectedColor: theme.selected,
       hoverColor: theme.hovered,
       ringColor: theme.ring,
+      background: theme.background,
     };
   }
 

@@ -58,10 +58,9 @@ def pca(
         raise ValueError("PCA needs at least one row without NaN or Inf values")
 
     # Spherizing moves the rows off centre; their own mean is then subtracted too.
+    shift = None
     if spherize:
         shift = _mean_of(_moved_chunks(data, valid, mean, spherize, be), dim, count, be)
-    else:
-        shift = xp.zeros((dim,), dtype=xp.float64, device=be.device)
     if dim <= _EXACT_MAX_DIM:
         cov = _covariance(data, valid, mean, spherize, shift, count, be)
         total = float(xp.sum(xp.linalg.diagonal(cov)))
@@ -79,9 +78,8 @@ def pca(
 
     coordinates = np.full((n, n_comp), np.nan, np.float32)
     v32 = xp.astype(components, xp.float32)
-    shift32 = xp.astype(shift, xp.float32)
-    for start, rows, moved in _moved_chunks(data, valid, mean, spherize, be, with_rows=True):
-        coordinates[start + rows] = be.to_numpy(xp.matmul(moved - shift32, v32))
+    for start, rows, moved in _moved_chunks(data, valid, mean, spherize, be, shift, True):
+        coordinates[start + rows] = be.to_numpy(xp.matmul(moved, v32))
     return PcaResult(coordinates, [float(r) for r in ratios], n - count)
 
 
@@ -99,9 +97,11 @@ def _finite_rows_and_mean(data: np.ndarray, be: Backend) -> tuple[np.ndarray, Ar
     for start, chunk in _row_chunks(data):
         x = be.asarray(chunk, np.float32)
         ok = xp.all(xp.isfinite(x), axis=1)
-        valid[start : start + chunk.shape[0]] = be.to_numpy(ok)
-        x = xp.where(ok[:, None], x, xp.zeros_like(x))
-        total = total + xp.sum(xp.astype(x, xp.float64), axis=0)
+        ok_host = be.to_numpy(ok)
+        valid[start : start + chunk.shape[0]] = ok_host
+        if not ok_host.all():
+            x = xp.where(ok[:, None], x, xp.zeros_like(x))
+        total = total + xp.sum(x, axis=0, dtype=xp.float64)
     count = max(1, int(valid.sum()))
     return valid, total / count
 
@@ -112,15 +112,14 @@ def _moved_chunks(
     mean: Array,
     spherize: bool,
     be: Backend,
+    shift: Array | None = None,
     with_rows: bool = False,
 ) -> Iterator:
-    """Finite rows per chunk on the device, centred and (if asked) scaled to unit length.
-
-    Without spherize the rows are only centred by the global mean; with it they are
-    centred, normalised, and the caller re-centres by the mean of the result.
-    """
+    """Finite rows per chunk on the device, centred and (if asked) scaled to unit
+    length, then minus ``shift`` (the mean of the spherized rows) when given."""
     xp = be.xp
     mean32 = xp.astype(mean, xp.float32)
+    shift32 = None if shift is None else xp.astype(shift, xp.float32)
     for start, chunk in _row_chunks(data):
         rows = np.flatnonzero(valid[start : start + chunk.shape[0]])
         if rows.size == 0:
@@ -130,6 +129,8 @@ def _moved_chunks(
         if spherize:
             norms = xp.sqrt(xp.sum(x * x, axis=1, keepdims=True))
             x = x / xp.where(norms > 0, norms, xp.ones_like(norms))
+        if shift32 is not None:
+            x = x - shift32
         yield (start, rows, x) if with_rows else x
 
 
@@ -137,7 +138,7 @@ def _mean_of(chunks: Iterator, dim: int, count: int, be: Backend) -> Array:
     xp = be.xp
     total = xp.zeros((dim,), dtype=xp.float64, device=be.device)
     for x in chunks:
-        total = total + xp.sum(xp.astype(x, xp.float64), axis=0)
+        total = total + xp.sum(x, axis=0, dtype=xp.float64)
     return total / count
 
 
@@ -146,7 +147,7 @@ def _covariance(
     valid: np.ndarray,
     mean: Array,
     spherize: bool,
-    shift: Array,
+    shift: Array | None,
     count: int,
     be: Backend,
 ) -> Array:
@@ -154,10 +155,8 @@ def _covariance(
     xp = be.xp
     dim = data.shape[1]
     gram = xp.zeros((dim, dim), dtype=xp.float64, device=be.device)
-    shift32 = xp.astype(shift, xp.float32)
-    for x in _moved_chunks(data, valid, mean, spherize, be):
-        xc = x - shift32
-        gram = gram + xp.astype(xp.matmul(xp.matrix_transpose(xc), xc), xp.float64)
+    for x in _moved_chunks(data, valid, mean, spherize, be, shift):
+        gram = gram + xp.astype(xp.matmul(xp.matrix_transpose(x), x), xp.float64)
     return gram / count
 
 
@@ -166,7 +165,7 @@ def _randomized(
     valid: np.ndarray,
     mean: Array,
     spherize: bool,
-    shift: Array,
+    shift: Array | None,
     count: int,
     n_comp: int,
     be: Backend,
@@ -178,18 +177,16 @@ def _randomized(
     dim = data.shape[1]
     width = min(dim, n_comp + _OVERSAMPLE)
     rng = np.random.default_rng(seed)
-    shift32 = xp.astype(shift, xp.float32)
 
     def covariance_times(basis: Array) -> tuple[Array, float]:
         """(covariance @ basis, trace of the covariance) in one pass over the data."""
         image = xp.zeros((dim, width), dtype=xp.float64, device=be.device)
         b32 = xp.astype(basis, xp.float32)
         trace = 0.0
-        for x in _moved_chunks(data, valid, mean, spherize, be):
-            xc = x - shift32
-            product = xp.matmul(xp.matrix_transpose(xc), xp.matmul(xc, b32))
+        for x in _moved_chunks(data, valid, mean, spherize, be, shift):
+            product = xp.matmul(xp.matrix_transpose(x), xp.matmul(x, b32))
             image = image + xp.astype(product, xp.float64)
-            trace += float(xp.sum(xp.astype(xc, xp.float64) ** 2))
+            trace += float(xp.sum(x * x, dtype=xp.float64))
         return image / count, trace / count
 
     basis, _ = xp.linalg.qr(be.asarray(rng.standard_normal((dim, width)), np.float64))

@@ -20,14 +20,14 @@ class PrecomputedResult:
     source: list[str]  # the metadata columns used, or ["data"]
 
 
-def check_columns(metadata: Metadata | None, columns: list[str]) -> None:
-    """Raise ValueError unless every column exists and holds numbers."""
+def check_columns(metadata: Metadata | None, columns: list[str], numeric: bool = True) -> None:
+    """Raise ValueError unless every column exists (and, with ``numeric``, holds numbers)."""
     if metadata is None:
         raise ValueError("this embedding has no metadata, so it has no columns to plot")
     for name in columns:
         if name not in metadata.names:
             raise ValueError(f"unknown metadata column {name!r}; columns: {', '.join(metadata.names)}")
-        if metadata.numeric(name) is None:
+        if numeric and metadata.numeric(name) is None:
             raise ValueError(f"metadata column {name!r} is not numeric")
 
 

@@ -6,6 +6,10 @@ the embedding before each step, so one ``optimize`` call per phase runs exactly 
 ``openTSNE.TSNE.fit`` runs, and the hook streams frames, pauses, and cancels by raising. The
 two obvious alternatives cost more: openTSNE callbacks evaluate the KL divergence whenever
 they fire, and chunked ``optimize`` calls add a full gradient evaluation per chunk.
+
+The neighbour search before the first step (Annoy, a large share of the time on big data) is
+openTSNE's own too, with its index wrapped so the hook also runs every thousand points: it
+reports progress and a cancel stops it there instead of after the search.
 """
 
 from __future__ import annotations
@@ -16,17 +20,20 @@ from dataclasses import dataclass
 import numpy as np
 import openTSNE
 from openTSNE import affinity, initialization
-from openTSNE.nearest_neighbors import PrecomputedNeighbors
+from openTSNE.nearest_neighbors import Annoy, KNNIndex, PrecomputedNeighbors
 from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
-StepCallback = Callable[[int, float, np.ndarray], None]
-"""``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep.
-May raise to stop the run, or block to pause it."""
+StepCallback = Callable[[int, float, "np.ndarray | None"], None]
+"""``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep; it
+is None while the neighbours are searched (progress only). May raise to stop the run, or
+block to pause it."""
 
 DEFAULT_PERPLEXITY = 30.0
 MAX_EARLY_EXAGGERATION_ITER = 250
 FFT_MIN_POINTS = 10_000  # openTSNE's own switch from Barnes-Hut to FFT
-AFFINITY_SHARE = 0.1  # progress reported once the affinities are built
+AFFINITY_SHARE = 0.25  # progress reported once the affinities are built
+ANNOY_MIN_POINTS = 1000  # openTSNE searches smaller data exactly (scikit-learn)
+REPORT_EVERY = 1024  # neighbour-search calls between two progress reports
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,8 @@ def tsne(
     ``neighbors`` optionally gives precomputed (indices, distances) of each row's
     ``3 x perplexity`` nearest other rows (e.g. exact ones from a GPU); otherwise openTSNE
     finds them (exact on small data, Annoy on large). ``on_step`` first receives the PCA
-    initialisation (iteration 0), then the embedding before every optimisation step.
+    initialisation (iteration 0), then progress without an embedding during an Annoy search,
+    then the embedding before every optimisation step.
     """
     n = data.shape[0]
     if dims not in (2, 3):
@@ -91,12 +99,20 @@ def tsne(
     init = initialization.pca(data, n_components=dims, random_state=seed)
     if on_step is not None:
         on_step(0, 0.0, init)
-    if neighbors is None:
-        affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=n_jobs, random_state=seed)
+    k = min(n - 1, int(3 * perplexity))  # openTSNE's neighbour count for this perplexity
+    if neighbors is not None:
+        knn: KNNIndex | None = PrecomputedNeighbors(*neighbors)
+    elif on_step is not None and n >= ANNOY_MIN_POINTS:
+        knn = _ObservedAnnoy(data, k, n_jobs=n_jobs, random_state=seed,
+                             on_progress=lambda done: on_step(0, AFFINITY_SHARE * done, None))
     else:
-        affinities = affinity.PerplexityBasedNN(
-            knn_index=PrecomputedNeighbors(*neighbors), perplexity=perplexity, n_jobs=n_jobs
-        )
+        knn = None
+    if knn is None:
+        affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=n_jobs,
+                                                random_state=seed)
+    else:
+        affinities = affinity.PerplexityBasedNN(knn_index=knn, perplexity=perplexity,
+                                                n_jobs=n_jobs)
 
     method = gradient_method(n, dims)
     objective = kl_divergence_fft if method == "fft" else kl_divergence_bh
@@ -147,3 +163,52 @@ class _Observed:
             self.on_step(iteration, progress, embedding)
         self.calls += 1
         return self.gradient(embedding, P, **kwargs)
+
+
+class _ObservedAnnoy(Annoy):
+    """openTSNE's Annoy neighbour search, unchanged, reporting as it goes.
+
+    ``Annoy.build`` adds each point to an index, builds the index's trees, then asks it for
+    each point's neighbours, one call per point (most of the time). The index it stores is
+    wrapped so that these calls are counted and every ``REPORT_EVERY`` of them
+    ``on_progress(fraction of the points queried)`` runs. Only the tree building, a few
+    seconds on large data, goes by without a report.
+    """
+
+    def __init__(self, *args, on_progress: Callable[[float], None], **kwargs) -> None:
+        self._on_progress = on_progress
+        super().__init__(*args, **kwargs)
+
+    @property
+    def index(self):
+        return self._index
+
+    @index.setter
+    def index(self, value) -> None:
+        self._index = None if value is None else _CountedIndex(value, self.n_samples,
+                                                                self._on_progress)
+
+
+class _CountedIndex:
+    """An Annoy index whose item additions and queries call back now and then."""
+
+    def __init__(self, index, n_points: int, on_progress: Callable[[float], None]) -> None:
+        self._index = index
+        self._n_points = n_points
+        self._on_progress = on_progress
+        self._added = self._queried = 0
+
+    def add_item(self, *args):
+        self._added += 1
+        if self._added % REPORT_EVERY == 0:
+            self._on_progress(0.0)
+        return self._index.add_item(*args)
+
+    def get_nns_by_item(self, *args, **kwargs):
+        self._queried += 1
+        if self._queried % REPORT_EVERY == 0:
+            self._on_progress(min(1.0, self._queried / self._n_points))
+        return self._index.get_nns_by_item(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._index, name)

@@ -39,6 +39,7 @@ out vec4 v_color;
 out vec2 v_uv;
 out float v_size;
 flat out int v_ring;
+flat out int v_dimmed;
 
 void main() {
   uint f = a_flags;
@@ -62,8 +63,10 @@ void main() {
   size = clamp(size, u_picking ? 5.0 : 1.5, 160.0);
 
   vec4 color = a_color;
+  v_dimmed = 0;
   if (u_hasSelection && !(sel || nb || hov)) {
     color = u_dim;
+    v_dimmed = 1;
   } else if (u_plain && !u_sprites) {
     if (sel) color = vec4(u_selected, 1.0);
     else if (nb) color = vec4(mix(u_selected, a_color.rgb, 0.25 + 0.6 * shade), 1.0);
@@ -95,7 +98,9 @@ in vec4 v_color;
 in vec2 v_uv;
 in float v_size;
 flat in int v_ring;
+flat in int v_dimmed;
 uniform bool u_picking;
+uniform vec3 u_background;
 uniform bool u_sprites;
 uniform bool u_3d;
 uniform sampler2D u_atlas;
@@ -117,7 +122,9 @@ void main() {
       return;
     }
     if (t.a < 0.05) discard;
-    outColor = vec4(t.rgb, t.a * v_color.a);
+    // Thumbnails outside the selection fade into the background.
+    vec3 rgb = v_dimmed == 1 ? mix(t.rgb, u_background, 0.75) : t.rgb;
+    outColor = vec4(rgb, t.a);
     return;
   }
   float r = length(pc - 0.5) * 2.0;
@@ -227,7 +234,8 @@ export class PointLayer {
 
   /**
    * Draws all points. `view`: matrix, t (transition 0..1), size, scale, threeD, hover,
-   * hasSelection, plain (no colour-by), sprites, picking, and theme colours dim / ring.
+   * hasSelection, plain (no colour-by), sprites, picking, and theme colours dim / ring /
+   * background.
    */
   draw(view) {
     const gl = this.gl;
@@ -250,6 +258,7 @@ export class PointLayer {
     gl.uniform3fv(u.u_selected, view.selectedColor);
     gl.uniform3fv(u.u_hovered, view.hoverColor);
     gl.uniform3fv(u.u_ringColor, view.ringColor);
+    gl.uniform3fv(u.u_background, view.background);
     gl.uniform1f(u.u_spriteCols, this.sprite.cols);
     gl.uniform2fv(u.u_cell, this.sprite.cell);
     if (sprites) {

@@ -1,0 +1,97 @@
+"""Regenerates the README screenshots in docs/img/ from the bundled sample data.
+
+    python docs/screenshots.py
+
+Runs the real app under uvicorn and drives Debian's headless Chromium (software WebGL).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from server.app import SAMPLE_DATA, create_app  # noqa: E402
+
+OUT = ROOT / "docs" / "img"
+VIEWPORT = {"width": 1440, "height": 860}
+
+
+def state_url(base: str, state: dict) -> str:
+    raw = base64.urlsafe_b64encode(json.dumps(state).encode()).decode().rstrip("=")
+    return f"{base}/#s={raw}"
+
+
+def ready(page: Page) -> None:
+    page.wait_for_function("window.__projector && window.__projector.ready", timeout=120000)
+
+
+def settle(page: Page) -> None:
+    page.wait_for_function("!window.__projector.app.plot.fromPositions")
+    time.sleep(0.5)
+
+
+def click_point(page: Page, index: int) -> None:
+    page.evaluate(f"window.__projector.app.selectPoint({index})")
+    page.wait_for_function("window.__projector.app.neighbors.length > 0")
+    settle(page)
+
+
+def main() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cache = Path(tempfile.mkdtemp())
+    server = uvicorn.Server(uvicorn.Config(create_app(SAMPLE_DATA, cache_dir=cache, refresh_seconds=0),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page(viewport=VIEWPORT, device_scale_factor=1)
+        page.add_init_script("localStorage.setItem('projector-theme', 'light')")
+        digits = {"run": "digits", "embedding": "digits", "colorBy": "label", "labelBy": "label"}
+
+        page.goto(state_url(base, {**digits, "sprites": False, "pca": {"is3d": True},
+                                   "camera": {"target": [0, 0, 0], "theta": 0.5, "phi": 1.2,
+                                              "distance": 2.9, "zoom": 1}}))
+        ready(page)
+        settle(page)
+        page.screenshot(path=OUT / "pca-3d.png")
+
+        page.goto(state_url(base, {**digits, "projection": "tsne", "sprites": True,
+                                   "tsne": {"is3d": False, "perplexity": 30, "nIter": 750}}))
+        page.wait_for_function("(() => { const p = window.__projector.projection();"
+                               " return p && p.method === 'tsne' && p.status === 'done'; })()",
+                               timeout=300000)
+        settle(page)
+        page.screenshot(path=OUT / "tsne-sprites.png")
+
+        page.evaluate("window.__projector.app.update({ sprites: false })")
+        page.evaluate("window.__projector.app.update({ neighbors: { k: 40, metric: 'cosine' } })")
+        click_point(page, 1234)
+        page.evaluate("window.__projector.app.toggleTheme()")
+        settle(page)
+        page.screenshot(path=OUT / "neighbours-dark.png")
+        browser.close()
+    server.should_exit = True
+
+
+if __name__ == "__main__":
+    main()
