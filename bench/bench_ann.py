@@ -31,6 +31,7 @@ def machine_info() -> str:
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (
         f"{platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB, "
+        f"load average {os.getloadavg()[0]:.1f}, "
         f"python {platform.python_version()}, numpy {np.__version__}"
     )
 
@@ -119,7 +120,7 @@ CANDIDATES: list[tuple[str, str, Builder]] = [
     ("usearch f32 M=16 ef=200/100", "usearch", usearch_builder("f32")),
     ("usearch f16 M=16 ef=200/100", "usearch", usearch_builder("f16")),
     ("usearch i8 M=16 ef=200/100", "usearch", usearch_builder("i8")),
-    ("projector ApproximateIndex (ours)", "usearch", projector_builder),
+    ("projector ApproximateIndex (ours)", "pynndescent", projector_builder),
 ]
 
 

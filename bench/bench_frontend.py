@@ -32,6 +32,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import numpy as np
 import uvicorn
 from PIL import Image
@@ -166,7 +167,7 @@ def measure_ours(page: Page, logdir: Path, cache: Path) -> dict[str, object]:
             out[f"{label}_hook"] = page.evaluate("window.__projector.firstFrameMs") / 1000
         page.wait_for_function("window.__projector.ready", timeout=600000)
         out["drag"] = frame_intervals_while_dragging(page, plot)
-        out["orbit"] = page.evaluate("window.__projector.orbit(90)")
+        out["orbit"] = page.evaluate("window.__projector.orbit(30)")
         return out
     finally:
         server.stop()
@@ -179,14 +180,19 @@ def measure_tensorboard(page: Page, logdir: Path, timeout: float) -> dict[str, o
          "--host", "127.0.0.1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 60
+        # TensorBoard finds runs in a background scan and its page does not ask again:
+        # wait until the projector lists the embedding, as a user would by reloading.
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 120
         while time.time() < deadline:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.3)
-        url = f"http://127.0.0.1:{port}/#projector"
+                info = httpx.get(f"{base}/data/plugin/projector/info", params={"run": "."}, timeout=5)
+                if info.status_code == 200 and info.json().get("embeddings"):
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        url = f"{base}/#projector"
         out: dict[str, object] = {}
         for label in ("cold", "warm"):
             page.goto("about:blank")

@@ -25,6 +25,7 @@ def machine_info() -> str:
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB, "
+        f"load average {os.getloadavg()[0]:.1f}, "
         f"python {platform.python_version()}, numpy {np.__version__}"
     )
 

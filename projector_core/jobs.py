@@ -131,7 +131,8 @@ class Job:
         with self._lock:
             if self.status.finished:
                 return False
-            waiters = self._apply(dict(changes, status=status, paused=False))
+            # The result (or nothing) replaces the intermediate frames from now on.
+            waiters = self._apply(dict(changes, status=status, paused=False, frame=None))
         self._wake(waiters)
         return True
 
@@ -194,13 +195,16 @@ Work = Callable[[JobContext], Any]
 class JobManager:
     """Runs work functions on ``workers`` daemon threads and keeps recent jobs.
 
-    Finished jobs beyond ``keep`` are forgotten oldest first; queued and running jobs never are.
+    Finished jobs are forgotten oldest first when there are more than ``keep`` of them or
+    their results (``result.nbytes`` where defined) hold more than ``keep_bytes``; queued and
+    running jobs never are.
     Submitting with a ``key`` that an active or done job already has returns that job.
     """
 
-    def __init__(self, workers: int = 2, keep: int = 100,
+    def __init__(self, workers: int = 2, keep: int = 100, keep_bytes: int = 2**30,
                  frame_interval: float = FRAME_INTERVAL) -> None:
         self.keep = keep
+        self.keep_bytes = keep_bytes
         self.frame_interval = frame_interval
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
@@ -281,10 +285,19 @@ class JobManager:
     def _add(self, key: str | None) -> Job:
         job = Job(secrets.token_hex(8), key)
         self._jobs[job.id] = job
-        finished = [j for j in self._jobs.values() if j.status.finished]
-        for old in finished[: max(0, len(finished) - self.keep)]:
-            del self._jobs[old.id]
+        self._forget_old()
         return job
+
+    def _forget_old(self) -> None:
+        """Drop the oldest finished jobs beyond the count and byte budgets (lock held)."""
+        finished = [j for j in self._jobs.values() if j.status.finished]
+        count, held = len(finished), sum(getattr(j.result, "nbytes", 0) for j in finished)
+        for old in finished:
+            if count <= self.keep and held <= self.keep_bytes:
+                break
+            del self._jobs[old.id]
+            count -= 1
+            held -= getattr(old.result, "nbytes", 0)
 
     def _worker(self) -> None:
         while True:

@@ -52,6 +52,10 @@ class ProjectionResult:
     coordinates: np.ndarray  # float32 [N, k], NaN rows for points without coordinates
     info: dict[str, Any]
 
+    @property
+    def nbytes(self) -> int:
+        return self.coordinates.nbytes
+
 
 class _Silent:
     def step(self, iteration: int | None, progress: float,

@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from projector_core.catalog import Catalog
@@ -20,6 +21,7 @@ from projector_core.result_cache import ResultCache
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from server.routes import data, jobs, neighbors, projections, ui
 
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 log = logging.getLogger("projector")
 
@@ -45,8 +47,13 @@ def create_app(
     catalog: Catalog | None = None,
     refresh_seconds: float = 2.0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
-    """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress)."""
+    """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
+
+    ``allowed_hosts`` bounds the Host header (default: loopback names only), so that a web page
+    cannot reach the local server through DNS rebinding; ``["*"]`` allows any.
+    """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir)
         catalog.refresh()
@@ -70,6 +77,7 @@ def create_app(
     app.state.jobs = JobManager()
     app.state.results = ResultCache(catalog.cache.directory)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -81,10 +81,13 @@ def _serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
-    app = create_app(catalog=catalog, device=args.device)
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(catalog=catalog, device=args.device,
+                     allowed_hosts=None if loopback else ["*"])
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     print(f"Projector serving {logdir} at http://{host}:{args.port}/  (Ctrl+C to stop)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                timeout_keep_alive=30)
     return 0
 
 

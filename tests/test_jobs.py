@@ -147,15 +147,18 @@ def test_frames_are_published_at_most_every_interval(manager):
     seen = set()
     deadline = time.monotonic() + 0.5
     while time.monotonic() < deadline:
-        if job.frame is not None:
-            seen.add(job.frame.seq)
+        frame = job.frame
+        if frame is not None:
+            seen.add(frame.seq)
+            assert frame.coordinates.shape == (4, 2)
+            assert frame.coordinates[0, 0] == frame.iteration
         time.sleep(0.005)
     release.set()
     job.wait(5)
     # ~250 steps in 0.5 s, one frame per 0.05 s at most
     assert 3 <= len(seen) <= 12
-    assert job.frame.coordinates.shape == (4, 2)
     assert job.iteration >= 50
+    assert job.frame is None  # the result replaces the frames
 
 
 def test_finished_jobs_are_forgotten_beyond_keep_oldest_first(manager):
@@ -166,6 +169,23 @@ def test_finished_jobs_are_forgotten_beyond_keep_oldest_first(manager):
     with pytest.raises(KeyError):
         manager.get(done[0].id)
     assert manager.get(done[-1].id).status is JobStatus.DONE
+
+
+def test_finished_results_are_forgotten_beyond_the_byte_budget():
+    class Sized:
+        nbytes = 400
+
+    jobs = JobManager(workers=1, keep=100, keep_bytes=1000)
+    try:
+        done = [jobs.submit(lambda ctx: Sized()) for _ in range(3)]
+        for job in done:
+            job.wait(5)
+        jobs.submit(lambda ctx: None).wait(5)
+        with pytest.raises(KeyError):
+            jobs.get(done[0].id)
+        assert jobs.get(done[1].id) is done[1] and jobs.get(done[2].id) is done[2]
+    finally:
+        jobs.shutdown()
 
 
 def test_same_key_reuses_active_or_done_job_but_not_a_cancelled_one(manager):

@@ -329,3 +329,12 @@ def test_an_oversized_request_line_is_refused_not_a_crash(escapes):
                                "Host: 127.0.0.1\r\n\r\n")
     assert answer == b"" or answer.startswith(b"HTTP/1.1 4")
     assert client.get("/api/health").status_code == 200
+
+
+def test_foreign_host_headers_are_refused_against_dns_rebinding(serve, sample_logdir):
+    """A page on evil.example that rebinds its name to 127.0.0.1 must not read the data."""
+    url = serve(sample_logdir)
+    rebound = httpx.get(f"{url}/api/runs", headers={"Host": "evil.example:6006"})
+    assert rebound.status_code == 400
+    for host in ("127.0.0.1", "localhost"):
+        assert httpx.get(f"{url}/api/runs", headers={"Host": f"{host}:6006"}).status_code == 200

@@ -1,4 +1,4 @@
-// The REST + WebSocket client. Binary bodies (tensors, coordinates, frames) arrive as
+// The REST + WebSocket client. Binary bodies (coordinates, frames) arrive as
 // Float32Array views of the received bytes, never as arrays of objects. Paths are relative
 // to the page, so the app also works behind a path prefix.
 
@@ -22,49 +22,24 @@ async function errorOf(response) {
 
 /** Reads a response body into one ArrayBuffer, reporting (received, total) as it goes. */
 async function readBody(response, total, onProgress) {
-  if (!response.body || !total) return response.arrayBuffer();
-  const out = new Uint8Array(total);
-  const reader = response.body.getReader();
+  if (!response.body || !onProgress) return response.arrayBuffer();
+  const chunks = [];
   let received = 0;
-  let lastReport = 0;
+  const reader = response.body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (received + value.length > out.length) {
-      // The server sent more than announced: fall back to growing the buffer.
-      const bigger = new Uint8Array(Math.max(out.length * 2, received + value.length));
-      bigger.set(out.subarray(0, received));
-      return finishGrowing(reader, bigger, received, value, onProgress, total);
-    }
-    out.set(value, received);
+    chunks.push(value);
     received += value.length;
-    const now = performance.now();
-    if (onProgress && now - lastReport > 50) {
-      lastReport = now;
-      onProgress(received, total);
-    }
+    onProgress(received, total);
   }
-  if (onProgress) onProgress(received, total);
-  return out.buffer.slice(0, received);
-}
-
-async function finishGrowing(reader, buffer, received, value, onProgress, total) {
-  let out = buffer;
-  let size = received;
-  let chunk = value;
-  while (chunk) {
-    if (size + chunk.length > out.length) {
-      const bigger = new Uint8Array(Math.max(out.length * 2, size + chunk.length));
-      bigger.set(out.subarray(0, size));
-      out = bigger;
-    }
-    out.set(chunk, size);
-    size += chunk.length;
-    if (onProgress) onProgress(Math.min(size, total), total);
-    const next = await reader.read();
-    chunk = next.done ? null : next.value;
+  const out = new Uint8Array(received);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
   }
-  return out.buffer.slice(0, size);
+  return out.buffer;
 }
 
 function shapeOf(response) {
@@ -113,14 +88,6 @@ export class Api {
     return new TextDecoder().decode(buffer);
   }
 
-  /** The raw tensor as { data: Float32Array, n, d }. */
-  async tensor(run, embedding, onProgress) {
-    const response = await this._fetch('tensor', { params: { run, embedding } });
-    const [n, d] = shapeOf(response);
-    const buffer = await readBody(response, n * d * 4, onProgress);
-    return { data: new Float32Array(buffer), n, d };
-  }
-
   spriteUrl(run, embedding) {
     return this.url('sprite', { run, embedding }).href;
   }
@@ -164,15 +131,13 @@ export class Api {
    * A finished job's coordinates as { data: Float32Array, cols, info }, fetched as bytes;
    * `info` comes from the X-Info header.
    */
-  async jobResult(id, n, onProgress) {
+  async jobResult(id, n) {
     const path = `jobs/${encodeURIComponent(id)}/result`;
     const response = await this._fetch(path, { headers: { Accept: 'application/octet-stream' } });
     const type = response.headers.get('Content-Type') || '';
     if (type.includes('json')) return fromJsonResult(await response.json(), n);
     const shape = shapeOf(response);
-    const total = Number(response.headers.get('Content-Length')) || (shape ? shape[0] * shape[1] * 4 : 0);
-    const buffer = await readBody(response, total, onProgress);
-    const data = new Float32Array(buffer);
+    const data = new Float32Array(await response.arrayBuffer());
     const cols = shape ? shape[1] : data.length / n;
     let info = null;
     const infoHeader = response.headers.get('X-Info');

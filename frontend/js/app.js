@@ -813,6 +813,8 @@ window.__projector = {
     return app.plot.frameTimes.slice();
   },
   state: () => JSON.parse(JSON.stringify(app.state)),
+  /** The state the URL hash holds now. */
+  urlState: () => decodeState(location.hash),
   get ready() {
     return app.ready && Boolean(app.shown?.data);
   },

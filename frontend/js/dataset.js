@@ -36,10 +36,9 @@ export class Dataset {
 
   /** The column as numbers (NaN for missing), or null when it is not numeric. Cached. */
   numeric(column) {
-    if (!this.numericCache.has(column)) {
-      const values = this.values(column);
-      this.numericCache.set(column, values ? numericColumn(values) : null);
-    }
+    const values = this.values(column);
+    if (!values) return null;
+    if (!this.numericCache.has(column)) this.numericCache.set(column, numericColumn(values));
     return this.numericCache.get(column);
   }
 

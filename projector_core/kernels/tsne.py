@@ -33,7 +33,7 @@ MAX_EARLY_EXAGGERATION_ITER = 250
 FFT_MIN_POINTS = 10_000  # openTSNE's own switch from Barnes-Hut to FFT
 AFFINITY_SHARE = 0.25  # progress reported once the affinities are built
 ANNOY_MIN_POINTS = 1000  # openTSNE searches smaller data exactly (scikit-learn)
-REPORT_EVERY = 1024  # neighbour-search calls between two progress reports
+REPORT_EVERY = 64  # neighbour-search calls between two reports (a query takes ~1 ms)
 
 
 @dataclass(frozen=True)

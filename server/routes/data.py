@@ -15,7 +15,7 @@ from server.deps import CatalogDep, EmbeddingDep
 
 router = APIRouter(prefix="/api", tags=["data"])
 
-STREAM_CHUNK_BYTES = 8 * 1024 * 1024
+STREAM_CHUNK_BYTES = 1024 * 1024
 
 
 class SpriteOut(BaseModel):
@@ -87,10 +87,13 @@ def list_runs(catalog: CatalogDep) -> list[RunOut]:
     ]
 
 
-def _float32_chunks(vectors: np.ndarray) -> Iterator[bytes]:
+def _float32_chunks(vectors: np.ndarray) -> Iterator[memoryview]:
+    """Views of the rows, not copies: concurrent downloads of a large tensor would otherwise
+    each hold a chunk-sized copy, and the server's memory would grow with the load."""
     rows_per_chunk = max(1, STREAM_CHUNK_BYTES // max(1, vectors.shape[1] * 4))
     for start in range(0, vectors.shape[0], rows_per_chunk):
-        yield np.ascontiguousarray(vectors[start:start + rows_per_chunk], dtype="<f4").tobytes()
+        block = np.ascontiguousarray(vectors[start:start + rows_per_chunk], dtype="<f4")
+        yield memoryview(block).cast("B")  # ``block`` is a view when already float32, C order
 
 
 @router.get(

@@ -46,7 +46,8 @@ def test_bookmark_saved_reloaded_and_loaded_from_a_file(serve, sample_logdir, pr
     assert states[-1]["selectedPoints"] == [7]
 
     # Reload: the URL holds the view.
-    projector.page.wait_for_function("location.hash.length > 10")
+    projector.page.wait_for_function(
+        "JSON.stringify(window.__projector.urlState()) === JSON.stringify(window.__projector.state())")
     projector.page.reload()
     projector.wait_ready()
     assert view(projector.state()) == saved
