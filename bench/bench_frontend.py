@@ -226,7 +226,8 @@ def main() -> None:
           "Chromium with SwiftShader (software WebGL)")
     print("# first frame: seconds from navigation until the plot shows points "
           "(cold: the server computes PCA; warm: cached)")
-    print("# frames: median / p95 browser frame interval in ms while dragging to orbit in 3D\n")
+    print("# frame ms: median / p95; orbit = one redraw per animation frame (our hook), drag = the "
+          "browser's frame intervals while the mouse drags to orbit\n")
     rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -252,16 +253,16 @@ def main() -> None:
                   + (f" | TensorBoard cold {fmt(tb.get('cold'))} s, warm {fmt(tb.get('warm'))} s, "
                      f"drag frames {summary(tb.get('drag', []))} ms" if tb else ""), flush=True)
         browser.close()
-    print("\n| points | ours first frame cold / warm (s) | TensorBoard cold / warm (s) | speed-up warm | "
-          "ours frame ms (median / p95) | TensorBoard frame ms |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("\n| points | first frame, ours cold / warm (s) | TensorBoard cold / warm (s) | "
+          "TensorBoard / ours (warm) | ours orbit frame ms | ours drag frame ms | "
+          "TensorBoard drag frame ms |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for n, ours, tb in rows:
         tb_first = f"{fmt(tb.get('cold'))} / {fmt(tb.get('warm'))}" if tb else "–"
         tb_note = " (first 100k)" if tb and n > 100_000 else ""
         print(f"| {n:,} | {fmt(ours['cold'])} / {fmt(ours['warm'])} | {tb_first}{tb_note} | "
-              f"{ratio(ours['warm'], tb.get('warm'))} | {summary(ours['drag'])} | "
-              f"{summary(tb.get('drag', [])) if tb else '–'} |")
-
+              f"{ratio(ours['warm'], tb.get('warm'))} | {summary(ours['orbit'])} | "
+              f"{summary(ours['drag'])} | {summary(tb.get('drag', [])) if tb else '–'} |")
 
 if __name__ == "__main__":
     main()

@@ -67,7 +67,7 @@ def ours(data: np.ndarray, n_iter: int) -> dict[str, float]:
             first = time.perf_counter() - started
         if frame is not None and first_optimised is None and (frame.iteration or 0) >= 1:
             first_optimised = time.perf_counter() - started
-        time.sleep(0.005)
+        time.sleep(0.01)
     total, cpu = time.perf_counter() - started, time.process_time() - cpu
     jobs.shutdown()
     assert job.status is JobStatus.DONE, job.error

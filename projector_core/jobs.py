@@ -126,6 +126,15 @@ class Job:
             waiters = self._apply(changes)
         self._wake(waiters)
 
+    def _start(self) -> bool:
+        """Queued -> running, unless cancelled meanwhile."""
+        with self._lock:
+            if self.status.finished:
+                return False
+            waiters = self._apply({"status": JobStatus.RUNNING})
+        self._wake(waiters)
+        return True
+
     def _finish(self, status: JobStatus, **changes: Any) -> bool:
         """Move to a final status unless already there (a cancel wins over a late result)."""
         with self._lock:
@@ -173,12 +182,12 @@ class JobContext:
             raise JobCancelled(job.id)
 
     def step(self, iteration: int | None, progress: float,
-             frame: Callable[[], np.ndarray] | None = None, force_frame: bool = False) -> None:
+             frame: Callable[[], np.ndarray] | None = None) -> None:
         """Report progress; publish ``frame()`` if one is due. Cheap enough for every iteration."""
         self.check()
         now = time.monotonic()
         job = self.job
-        if frame is not None and (force_frame or now - self._last_frame >= self.frame_interval):
+        if frame is not None and now - self._last_frame >= self.frame_interval:
             self._last_frame = self._last_notify = now
             published = Frame(frame(), iteration, next(self._seq))
             job._notify(iteration=iteration, progress=progress, frame=published)
@@ -305,9 +314,8 @@ class JobManager:
             if item is None:
                 return
             job, work = item
-            if job.status.finished:  # cancelled while queued
+            if not job._start():  # cancelled while queued
                 continue
-            job._notify(status=JobStatus.RUNNING)
             try:
                 result = work(JobContext(job, self.frame_interval))
             except JobCancelled:

@@ -5,8 +5,6 @@
 export const DEFAULT_COLOR = [117, 117, 217];
 /** Colour of a point whose colour-by value is missing. */
 export const MISSING_COLOR = [150, 150, 150];
-export const SELECTED_COLOR = [250, 102, 102];
-export const HOVER_COLOR = [118, 11, 79];
 
 /**
  * 20 categorical colours, ordered so that the first ten are far apart (Tableau 10 with

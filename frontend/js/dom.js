@@ -49,15 +49,13 @@ export function download(filename, content, type = 'text/plain') {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/** Calls fn at most once per `ms` after the last call. */
+/** Calls fn once, `ms` after the last of a burst of calls. */
 export function debounce(fn, ms) {
   let timer = null;
-  const debounced = (...args) => {
+  return (...args) => {
     clearTimeout(timer);
     timer = setTimeout(() => fn(...args), ms);
   };
-  debounced.cancel = () => clearTimeout(timer);
-  return debounced;
 }
 
 /** "1,234,567" */

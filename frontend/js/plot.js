@@ -53,7 +53,6 @@ export class Plot {
     this.frameRequested = false;
     this.firstFrameMs = null;
     this.frameTimes = [];
-    this.onFrame = null;
     this.theme = null;
     this._bindEvents();
     this._bindToolbar();
@@ -262,19 +261,21 @@ export class Plot {
     }
     this.frameTimes.push(performance.now() - start);
     if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
-    if (this.onFrame) this.onFrame();
   }
 
   _drawLabels() {
     const m = this.matrix();
     const width = this.canvas.clientWidth;
     const height = this.canvas.clientHeight;
-    const pos = this._currentPositions();
+    const to = this.positions;
+    const from = this.fromPositions ?? to;
+    const t = this.fromPositions ? ease(Math.min(1, (performance.now() - this.transitionStart) / TRANSITION_MS)) : 1;
+    const at = (k) => from[k] + (to[k] - from[k]) * t;
     const candidates = [];
     for (const c of this.labelCandidates) {
       const i = c.index;
       if (i < 0 || i >= this.n || this.flags[i] & FLAG_HIDDEN) continue;
-      const s = toScreen(m, pos[i * 3], pos[i * 3 + 1], pos[i * 3 + 2], width, height);
+      const s = toScreen(m, at(i * 3), at(i * 3 + 1), at(i * 3 + 2), width, height);
       if (s) candidates.push({ ...c, x: s[0], y: s[1] });
     }
     this.labels.draw(candidates, this.region, this.theme);
