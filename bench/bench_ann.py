@@ -110,7 +110,7 @@ def projector_builder(data: np.ndarray, metric: str):
     from projector_core.kernels.ann import ApproximateIndex
 
     index = ApproximateIndex(ExactIndex(data), metric)
-    return lambda q, k: index.query(q, k)[0]
+    return lambda q, k: index.query(q, k, metric)[0]
 
 
 CANDIDATES: list[tuple[str, str, Builder]] = [
@@ -120,7 +120,7 @@ CANDIDATES: list[tuple[str, str, Builder]] = [
     ("usearch f32 M=16 ef=200/100", "usearch", usearch_builder("f32")),
     ("usearch f16 M=16 ef=200/100", "usearch", usearch_builder("f16")),
     ("usearch i8 M=16 ef=200/100", "usearch", usearch_builder("i8")),
-    ("projector ApproximateIndex (ours)", "pynndescent", projector_builder),
+    ("projector ApproximateIndex (ours)", "usearch", projector_builder),
 ]
 
 

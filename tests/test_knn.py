@@ -168,13 +168,11 @@ def clustered(n: int, d: int, seed: int) -> np.ndarray:
     return (low @ rng.normal(size=(8, d)) + 0.05 * rng.normal(size=(n, d))).astype(np.float32)
 
 
-@pytest.mark.slow
-def test_approximate_index_recall_and_exact_distances():
-    # Cosine only: each metric costs pynndescent a JIT compile of ~30-90 s per process;
-    # bench/bench_ann.py --metric euclidean measures the other one.
-    metric = "cosine"
+@pytest.mark.parametrize("metric", METRICS)
+def test_approximate_index_recall_and_exact_distances(metric):
     data = clustered(4000, 24, seed=2)
     data[7] = np.nan
+    data[8] = 0.0
     exact = ExactIndex(data)
     approx = ApproximateIndex(exact, metric)
     rows = np.arange(0, 4000, 10)[1:]
@@ -191,12 +189,11 @@ def test_approximate_index_recall_and_exact_distances():
     assert (np.diff(found_d, axis=1) >= 0).all()
 
 
-@pytest.mark.slow
 def test_large_embeddings_switch_to_the_approximate_index_once_built():
     data = clustered(3000, 16, seed=3)
     first = neighbor_index("fp-ann-switch", lambda: data, "cosine", exact_budget=1000)
     assert isinstance(first, ExactIndex)  # answered exactly while the index builds
-    approximate_indexes.wait("fp-ann-switch", "cosine", timeout=300)
+    approximate_indexes.wait("fp-ann-switch", "cosine", timeout=60)
     later = neighbor_index("fp-ann-switch", lambda: data, "cosine", exact_budget=1000)
     assert isinstance(later, ApproximateIndex)
     small = neighbor_index("fp-ann-small", lambda: data, "cosine")

@@ -50,11 +50,19 @@ def test_defaults_are_100_cosine_neighbours_ascending_without_the_point(base):
     assert distances == sorted(distances) and distances[0] >= 0 and distances[-1] <= 2
 
 
-def test_k_beyond_n_is_clamped(base):
-    found = httpx.get(
-        f"{base}/api/neighbors", params={"run": "iris", "embedding": "iris", "index": 0, "k": 1000}
-    ).json()
+def test_k_up_to_the_other_points_is_answered_and_beyond_is_422(base):
+    iris = {"run": "iris", "embedding": "iris"}
+    found = httpx.get(f"{base}/api/neighbors", params={**iris, "index": 0, "k": 149}).json()
     assert len(found["neighbors"]) == 149
+    for k in (150, 1000):
+        answer = httpx.get(f"{base}/api/neighbors", params={**iris, "index": 0, "k": k})
+        assert answer.status_code == 422
+        assert answer.json()["detail"] == f"k {k} is more than the 149 other points of the embedding"
+    vector = [1.0, 1.0, 1.0, 1.0]
+    everyone = httpx.post(f"{base}/api/neighbors", json={**iris, "vector": vector, "k": 150})
+    assert len(everyone.json()["neighbors"]) == 150
+    too_many = httpx.post(f"{base}/api/neighbors", json={**iris, "vector": vector, "k": 151})
+    assert too_many.status_code == 422
 
 
 @pytest.mark.parametrize(
@@ -133,7 +141,7 @@ def test_rows_with_nan_are_never_neighbours(serve, tmp_path: Path):
     data[[2, 5]] = np.nan
     np.save(tmp_path / "vecs.npy", data)
     base = serve(tmp_path, refresh_seconds=0)
-    params = {"run": ".", "embedding": "vecs", "k": 100}
+    params = {"run": ".", "embedding": "vecs", "k": 29}  # 29 other points, 27 of them finite
     found = httpx.get(f"{base}/api/neighbors", params={**params, "index": 0}).json()["neighbors"]
     assert len(found) == 27 and not {2, 5} & {n["index"] for n in found}
     nan_row = httpx.get(f"{base}/api/neighbors", params={**params, "index": 2})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
@@ -55,6 +57,25 @@ def test_3d_and_stop_from_the_callback(digits):
 
     with pytest.raises(Stop):
         umap(digits[:300], 3, n_epochs=200, on_step=on_step)
+
+
+def test_a_stopped_run_leaves_nothing_locked_for_other_threads(digits):
+    """Stopping by raising must not leave any global lock held (tqdm's did, see umap.py)."""
+    class Stop(Exception):
+        pass
+
+    def stop_at_3(epoch, progress, live):
+        if epoch == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        umap(digits[:300], 2, n_epochs=50, on_step=stop_at_3)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(
+        umap(digits[:300], 2, n_epochs=20, on_step=lambda *_: None)))
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive() and results[0].coordinates.shape == (300, 2)
 
 
 def test_precomputed_neighbors_and_limits(digits):

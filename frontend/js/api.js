@@ -127,28 +127,24 @@ export class Api {
     return this._json(`jobs/${encodeURIComponent(id)}/resume`, { method: 'POST' });
   }
 
-  /**
-   * A finished job's coordinates as { data: Float32Array, cols, info }, fetched as bytes;
-   * `info` comes from the X-Info header.
-   */
+  /** A finished job's coordinates as { data: Float32Array, cols, info, jobId }. */
   async jobResult(id, n) {
     const path = `jobs/${encodeURIComponent(id)}/result`;
-    const response = await this._fetch(path, { headers: { Accept: 'application/octet-stream' } });
-    const type = response.headers.get('Content-Type') || '';
-    if (type.includes('json')) return fromJsonResult(await response.json(), n);
-    const shape = shapeOf(response);
-    const data = new Float32Array(await response.arrayBuffer());
-    const cols = shape ? shape[1] : data.length / n;
-    let info = null;
-    const infoHeader = response.headers.get('X-Info');
-    if (infoHeader) {
-      try {
-        info = JSON.parse(infoHeader);
-      } catch {
-        info = null;
-      }
-    }
-    return { data, cols, info };
+    return resultOf(await this._fetch(path, { headers: { Accept: 'application/octet-stream' } }), n);
+  }
+
+  /**
+   * Runs a projection and waits for it (?wait=true): one request answered with the float32
+   * coordinates, for the quick methods (PCA, custom) and cached results.
+   */
+  async projectNow(request, n) {
+    const response = await this._fetch('projections', {
+      params: { wait: true },
+      method: 'POST',
+      body: request,
+      headers: { Accept: 'application/octet-stream' },
+    });
+    return resultOf(response, n);
   }
 
   /**
@@ -195,6 +191,22 @@ export class Api {
       await new Promise((r) => setTimeout(r, 300));
     }
   }
+}
+
+/** Coordinates from a result response: float32 bytes (X-Shape, X-Info) or the JSON form. */
+async function resultOf(response, n) {
+  const jobId = response.headers.get('X-Job');
+  const type = response.headers.get('Content-Type') || '';
+  if (type.includes('json')) return { ...fromJsonResult(await response.json(), n), jobId };
+  const shape = shapeOf(response);
+  const data = new Float32Array(await response.arrayBuffer());
+  let info = null;
+  try {
+    info = JSON.parse(response.headers.get('X-Info') || 'null');
+  } catch {
+    info = null;
+  }
+  return { data, cols: shape ? shape[1] : data.length / n, info, jobId };
 }
 
 function fromJsonResult(body, n) {

@@ -52,20 +52,43 @@ export class JobRunner {
 
   /**
    * Starts a server projection of a data set once `after` (the cancellation of the job it
-   * replaces) has settled, so the server never hands back the job being cancelled;
+   * replaces) has settled, so the server never hands back the job being cancelled.
+   * PCA and custom are one blocking request; t-SNE and UMAP are followed frame by frame.
    * `projection.finished` resolves when it ends.
    */
   runOnServer(dataset, method, params, dims, after = null) {
     const p = new Projection(method, params, dims);
-    p.finished = this._serve(p, dataset, after);
+    const request = { run: dataset.run, embedding: dataset.name, method, dims, params };
+    const quick = method === 'pca' || method === 'custom';
+    const work = quick ? this._wait(p, request, dataset.n) : this._follow(p, request, dataset.n);
+    p.finished = (async () => {
+      try {
+        await after;
+        await work();
+      } catch (err) {
+        p.status = 'failed';
+        p.error = err.message;
+      }
+      this.onChange(p);
+      return p;
+    })();
     return p;
   }
 
-  async _serve(p, dataset, after) {
-    const n = dataset.n;
-    try {
-      await after;
-      p.jobId = await this.api.startProjection({ run: dataset.run, embedding: dataset.name, method: p.method, dims: p.dims, params: p.params });
+  _wait(p, request, n) {
+    return async () => {
+      p.status = 'running';
+      this.onChange(p);
+      const result = await this.api.projectNow(request, n);
+      Object.assign(p, { data: result.data, cols: result.cols, info: result.info, jobId: result.jobId });
+      p.status = 'done';
+      p.progress = 1;
+    };
+  }
+
+  _follow(p, request, n) {
+    return async () => {
+      p.jobId = await this.api.startProjection(request);
       p.status = 'running';
       this.onChange(p);
       let lastFrame = null;
@@ -97,12 +120,7 @@ export class JobRunner {
         p.progress = 1;
         if (!lastFrame || !p.info) await this._fetchResult(p, n);
       }
-    } catch (err) {
-      p.status = 'failed';
-      p.error = err.message;
-    }
-    this.onChange(p);
-    return p;
+    };
   }
 
   async _fetchResult(p, n) {

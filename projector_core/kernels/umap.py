@@ -2,21 +2,24 @@
 
 umap-learn has no per-epoch callback, so this module runs the steps of
 ``umap.umap_.simplicial_set_embedding`` itself (fuzzy graph, pruning, spectral
-initialisation, edge sampling rates; densMAP and non-euclidean outputs left out) and then
-calls umap-learn's own ``optimize_layout_euclidean`` on an embedding array we hold. That
-function mutates the array in place and reports each epoch to a tqdm progress bar, whose
-``tqdm_kwds`` it exposes: a file object given to tqdm with a bar format of just ``{n}``
-receives the epoch number after every epoch, on the optimising thread, between epochs. There
-we read the array (a frame), and pause or cancel (by raising). The epochs themselves are
-umap-learn's, unchanged.
+initialisation, edge sampling rates; densMAP and non-euclidean outputs left out) and drives
+the epoch loop of ``umap.layouts.optimize_layout_euclidean`` itself, calling umap-learn's
+compiled single-epoch kernel once per epoch. Between epochs we read the layout (a frame),
+pause, or stop by raising. The result is umap-learn's to the bit (``tests/test_umap.py``
+compares it with ``umap.UMAP``, which also guards the private kernel's signature, tested
+with umap-learn 0.5.12).
+
+Rejected: reading epochs from umap-learn's tqdm progress bar (its ``tqdm_kwds``). It works for
+progress, but stopping means raising inside tqdm's display, which leaves tqdm's process-wide
+lock held and hangs every later progress bar in other threads; pausing would hold that lock.
 
 Small data (under 4,096 points, as umap-learn decides) or precomputed neighbours use exact
-neighbours; larger data use umap-learn's NN-descent.
+neighbours; larger data use umap-learn's NN-descent (which cannot be interrupted: a cancel
+then takes effect when it ends).
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +31,9 @@ from projector_core.kernels.tsne import StepCallback
 SMALL_DATA = 4096  # umap-learn's threshold for exact neighbours
 GRAPH_SHARE = 0.2  # progress reported once the fuzzy graph and initialisation are built
 INT32_MIN, INT32_MAX = -(2**31) + 1, 2**31 - 1
+NEGATIVE_SAMPLE_RATE = 5  # umap-learn's defaults for the layout optimisation
+REPULSION_STRENGTH = 1.0
+LEARNING_RATE = 1.0
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ def umap(
     ``n_neighbors - 1`` nearest other rows; ``on_step`` receives the initial layout
     (epoch 0) and the layout after every epoch.
     """
-    from umap.layouts import optimize_layout_euclidean
+    from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
     from umap.spectral import spectral_layout
     from umap.umap_ import (
         find_ab_params,
@@ -120,46 +126,23 @@ def umap(
 
     a, b = find_ab_params(1.0, min_dist)
     rng_state = random_state.randint(INT32_MIN, INT32_MAX, 3).astype(np.int64)
-    optimize_layout_euclidean(
-        layout,
-        layout,
-        graph.row,
-        graph.col,
-        epochs,
-        graph.shape[1],
-        make_epochs_per_sample(graph.data, epochs),
-        a,
-        b,
-        rng_state,
-        gamma=1.0,
-        initial_alpha=1.0,
-        negative_sample_rate=5,
-        parallel=False,
-        tqdm_kwds=_epoch_reporter(layout, epochs, on_step),
-        move_other=True,
-    )
+    # optimize_layout_euclidean's loop (move_other=True, no densMAP), one epoch at a time.
+    epoch_kernel = _get_optimize_layout_euclidean_single_epoch_fn(False)
+    epochs_per_sample = make_epochs_per_sample(graph.data, epochs)
+    epochs_per_negative_sample = epochs_per_sample / NEGATIVE_SAMPLE_RATE
+    next_negative_sample = epochs_per_negative_sample.copy()
+    next_sample = epochs_per_sample.copy()
+    rng_per_sample = np.full((n, len(rng_state)), rng_state, dtype=np.int64) + layout[
+        :, 0].astype(np.float64).view(np.int64).reshape(-1, 1)
+    no_density = np.zeros(1, dtype=np.float32)
+    alpha = LEARNING_RATE
+    for epoch in range(epochs):
+        epoch_kernel(
+            layout, layout, graph.row, graph.col, graph.shape[1], epochs_per_sample, a, b,
+            rng_per_sample, REPULSION_STRENGTH, dims, True, alpha, epochs_per_negative_sample,
+            next_negative_sample, next_sample, epoch,
+            False, no_density, no_density, 0, 0, 0, 0, no_density, no_density, 0)
+        alpha = LEARNING_RATE * (1.0 - epoch / epochs)
+        if on_step is not None:
+            on_step(epoch + 1, GRAPH_SHARE + (1 - GRAPH_SHARE) * (epoch + 1) / epochs, layout)
     return UmapResult(layout.astype(np.float32), epochs, method)
-
-
-def _epoch_reporter(layout: np.ndarray, epochs: int, on_step: StepCallback | None) -> dict:
-    """tqdm options that turn its progress bar into a per-epoch call of ``on_step``."""
-    if on_step is None:
-        return {"disable": True}
-
-    class EpochSink(io.TextIOBase):
-        def write(self, text: str) -> int:
-            digits = text.strip()
-            if digits.isdigit():
-                epoch = int(digits)
-                on_step(epoch, GRAPH_SHARE + (1 - GRAPH_SHARE) * epoch / epochs, layout)
-            return len(text)
-
-    return {
-        "disable": False,
-        "file": EpochSink(),
-        "bar_format": "{n}",
-        "mininterval": 0,
-        "miniters": 1,
-        "delay": 0,
-        "leave": False,
-    }

@@ -26,8 +26,8 @@ K_DEFAULT = 100
 _ERRORS = {
     404: {"description": "Unknown run or embedding"},
     422: {
-        "description": "Bad parameter (index out of range, k <= 0, unknown metric, wrong "
-        "vector length, NaN/Inf values) or an unreadable tensor"
+        "description": "Bad parameter (index out of range, k <= 0, k more than the other points, "
+        "unknown metric, wrong vector length, NaN/Inf values) or an unreadable tensor"
     },
 }
 
@@ -47,12 +47,18 @@ class VectorQuery(BaseModel):
     run: str = Field(description="Run name as listed by /api/runs")
     embedding: str = Field(description="Embedding (tensor) name within the run")
     vector: list[float] = Field(min_length=1, description="D finite values")
-    k: int = Field(K_DEFAULT, gt=0, description="Number of neighbours (clamped to N)")
+    k: int = Field(K_DEFAULT, gt=0, description="Number of neighbours, at most N")
     metric: Metric = "cosine"
 
 
 class SearchOut(BaseModel):
     indices: list[int] = Field(description="Matching rows, ascending")
+
+
+def _check_k(k: int, others: int) -> None:
+    """More neighbours than there are other points is a bad request (issue 5), not clamped."""
+    if k > others:
+        raise HTTPException(422, f"k {k} is more than the {others} other points of the embedding")
 
 
 NeighborQuery = Callable[[ExactIndex | ApproximateIndex], tuple[np.ndarray, np.ndarray]]
@@ -80,13 +86,18 @@ def neighbors_of_point(
     request: Request,
     embedding: EmbeddingDep,
     index: Annotated[int, Query(ge=0, description="Row whose neighbours are wanted")],
-    k: Annotated[int, Query(gt=0, description="Number of neighbours (clamped to N - 1)")] = (K_DEFAULT),
+    k: Annotated[int, Query(gt=0, description="Number of neighbours, below N")] = K_DEFAULT,
     metric: Annotated[Metric, Query(description="cosine (1 - cos) or euclidean")] = "cosine",
 ) -> NeighborsOut:
-    """The ``k`` nearest points to point ``index``, itself excluded."""
-    shape = embedding.shape
-    if shape is not None and index >= shape[0]:
-        raise HTTPException(422, f"index {index} out of range: the embedding has {shape[0]} points")
+    """The ``k`` nearest points to point ``index``, itself excluded.
+
+    Rows holding NaN or Inf are never neighbours, so fewer than ``k`` may come back.
+    """
+    if embedding.shape is not None:
+        n = embedding.shape[0]
+        if index >= n:
+            raise HTTPException(422, f"index {index} out of range: the embedding has {n} points")
+        _check_k(k, n - 1)
     return _answer(request, embedding, metric, lambda ix: ix.neighbors_of([index], k, metric))
 
 
@@ -94,6 +105,8 @@ def neighbors_of_point(
 def neighbors_of_vector(body: VectorQuery, request: Request, catalog: CatalogDep) -> NeighborsOut:
     """The ``k`` nearest points to an arbitrary vector of the embedding's dimension."""
     embedding = lookup_embedding(catalog, body.run, body.embedding)
+    if embedding.shape is not None:
+        _check_k(body.k, embedding.shape[0])
     vector = np.asarray(body.vector, np.float64)
     return _answer(request, embedding, body.metric, lambda ix: ix.query(vector, body.k, body.metric))
 
