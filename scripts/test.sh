@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
 .venv/bin/ruff check .
 if compgen -G "frontend/tests/*.test.js" >/dev/null; then
-  node --test frontend/tests/
+  node --test --test-reporter=dot frontend/tests/
 fi
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

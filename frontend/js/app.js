@@ -584,7 +584,9 @@ class App {
     const focus = this.state.focus;
     const token = ++this.neighborToken;
     if (focus === null || !ds) return;
-    const { k, metric } = this.state.neighbors;
+    const { metric } = this.state.neighbors;
+    const k = Math.min(this.state.neighbors.k, ds.n - 1); // the API refuses k >= N
+    if (k < 1) return;
     try {
       let list;
       if (ds.local) list = nearestNeighbors(ds.vectors, ds.n, ds.d, focus, k, metric);
