@@ -3,9 +3,11 @@
 Streams the data in row chunks so memory stays bounded and the same code runs on a
 GPU backend. Up to ``_EXACT_MAX_DIM`` dimensions the D x D covariance is accumulated
 by chunked matrix products and diagonalised exactly (scikit-learn's own choice,
-``covariance_eigh``, for tall data); above it a randomised subspace iteration on the
-covariance costs a few passes of N x D x (c + 10) instead of N x D x D. The explained
-variance ratios are over the total variance (the covariance trace), exact either way.
+``covariance_eigh``, for tall data), in one pass plus one for the coordinates; unlike
+scikit-learn's it centres before multiplying, so the ratios keep float64 accuracy
+(bench/bench_pca.py). Above that a randomised subspace iteration on the covariance
+costs a few passes of N x D x (c + 10) instead of N x D x D. The explained variance
+ratios are over the total variance (the covariance trace), exact either way.
 """
 
 from __future__ import annotations
@@ -52,23 +54,25 @@ def pca(
     xp = be.xp
     n, dim = data.shape
     n_comp = min(n_components, dim)
-    valid, mean = _finite_rows_and_mean(data, be)
+    exact = dim <= _EXACT_MAX_DIM
+    valid, mean, cov = _first_pass(data, be, with_covariance=exact and not spherize)
     count = int(valid.sum())
     if count == 0:
         raise ValueError("PCA needs at least one row without NaN or Inf values")
 
-    # Spherizing moves the rows off centre; their own mean is then subtracted too.
+    # Spherizing moves the rows off centre; their own mean (shift) is subtracted too.
     shift = None
-    if spherize:
-        shift = _mean_of(_moved_chunks(data, valid, mean, spherize, be), dim, count, be)
-    if dim <= _EXACT_MAX_DIM:
-        cov = _covariance(data, valid, mean, spherize, shift, count, be)
+    if exact:
+        if spherize:
+            cov, shift = _covariance(data, valid, mean, spherize, count, be)
         total = float(xp.sum(xp.linalg.diagonal(cov)))
         eigvals, eigvecs = xp.linalg.eigh(cov)
         order = xp.flip(xp.arange(dim, device=cov.device))[:n_comp]
         variances = xp.take(eigvals, order)
         components = xp.take(eigvecs, order, axis=1)
     else:
+        if spherize:
+            shift = _mean_of(_moved_chunks(data, valid, mean, spherize, be), dim, count, be)
         variances, components, total = _randomized(
             data, valid, mean, spherize, shift, count, n_comp, be, seed
         )
@@ -78,8 +82,17 @@ def pca(
 
     coordinates = np.full((n, n_comp), np.nan, np.float32)
     v32 = xp.astype(components, xp.float32)
-    for start, rows, moved in _moved_chunks(data, valid, mean, spherize, be, shift, True):
-        coordinates[start + rows] = be.to_numpy(xp.matmul(moved, v32))
+    if spherize:
+        for start, rows, moved in _moved_chunks(data, valid, mean, spherize, be, shift, True):
+            coordinates[start + rows] = be.to_numpy(xp.matmul(moved, v32))
+    else:
+        # x @ V - mean @ V: no centred copy of the data; the rounding is far below what
+        # float32 coordinates show.
+        offset = be.to_numpy(xp.matmul(mean, xp.astype(components, xp.float64)))
+        for start, chunk in _row_chunks(data):
+            ok = valid[start : start + chunk.shape[0]]
+            product = be.to_numpy(xp.matmul(be.asarray(chunk, np.float32), v32))
+            coordinates[start : start + chunk.shape[0]][ok] = product[ok] - offset
     return PcaResult(coordinates, [float(r) for r in ratios], n - count)
 
 
@@ -89,21 +102,58 @@ def _row_chunks(data: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
         yield start, data[start : start + step]
 
 
-def _finite_rows_and_mean(data: np.ndarray, be: Backend) -> tuple[np.ndarray, Array]:
-    """Host mask of rows without NaN/Inf and the float64 mean of those rows."""
+def _first_pass(
+    data: np.ndarray, be: Backend, with_covariance: bool
+) -> tuple[np.ndarray, Array, Array | None]:
+    """Host mask of the rows without NaN/Inf, the float64 mean of those rows and, if
+    asked, their covariance, all in one pass over the data.
+
+    Rows are shifted by a pivot (the first chunk's mean) before the products: the Gram
+    matrix of rows near their mean, minus the outer product of the small residual mean,
+    loses nothing to cancellation and needs no earlier pass for the exact mean (the
+    shifted column sums are small, so float32 is enough within a chunk). Rows are
+    checked one by one only in chunks whose column sums come out non-finite.
+    """
     xp = be.xp
-    valid = np.empty(data.shape[0], bool)
-    total = xp.zeros((data.shape[1],), dtype=xp.float64, device=be.device)
+    dim = data.shape[1]
+    valid = np.ones(data.shape[0], bool)
+    total = xp.zeros((dim,), dtype=xp.float64, device=be.device)
+    gram = xp.zeros((dim, dim), dtype=xp.float64, device=be.device) if with_covariance else None
+    pivot = None
     for start, chunk in _row_chunks(data):
         x = be.asarray(chunk, np.float32)
-        ok = xp.all(xp.isfinite(x), axis=1)
-        ok_host = be.to_numpy(ok)
-        valid[start : start + chunk.shape[0]] = ok_host
-        if not ok_host.all():
-            x = xp.where(ok[:, None], x, xp.zeros_like(x))
-        total = total + xp.sum(x, axis=0, dtype=xp.float64)
-    count = max(1, int(valid.sum()))
-    return valid, total / count
+        checked = pivot is None  # the pivot must come from finite rows
+        if checked:
+            x = _finite_rows(x, valid[start : start + chunk.shape[0]], be)
+            if x.shape[0] == 0:
+                continue
+            pivot = xp.mean(x, axis=0)
+        shifted = x - pivot
+        column_sums = xp.astype(xp.sum(shifted, axis=0), xp.float64)
+        if not checked and not bool(xp.all(xp.isfinite(column_sums))):
+            x = _finite_rows(x, valid[start : start + chunk.shape[0]], be)
+            shifted = x - pivot
+            column_sums = xp.astype(xp.sum(shifted, axis=0), xp.float64)
+        total = total + column_sums
+        if gram is not None:
+            gram = gram + xp.astype(xp.matmul(xp.matrix_transpose(shifted), shifted), xp.float64)
+    count = int(valid.sum())
+    if pivot is None:
+        return valid, total, None
+    residual = total / count
+    mean = xp.astype(pivot, xp.float64) + residual
+    if gram is None:
+        return valid, mean, None
+    return valid, mean, gram / count - residual[:, None] * residual[None, :]
+
+
+def _finite_rows(x: Array, valid: np.ndarray, be: Backend) -> Array:
+    """The rows of ``x`` without NaN/Inf; marks the others False in ``valid`` (a view)."""
+    xp = be.xp
+    # A float64 row sum is finite exactly when the float32 row holds no NaN or Inf.
+    ok = be.to_numpy(xp.isfinite(xp.sum(x, axis=1, dtype=xp.float64)))
+    valid[:] = ok
+    return x if ok.all() else xp.take(x, be.asarray(np.flatnonzero(ok)), axis=0)
 
 
 def _moved_chunks(
@@ -147,17 +197,21 @@ def _covariance(
     valid: np.ndarray,
     mean: Array,
     spherize: bool,
-    shift: Array | None,
     count: int,
     be: Backend,
-) -> Array:
-    """D x D covariance (divided by the row count) of the moved rows, float64."""
+) -> tuple[Array, Array]:
+    """(D x D covariance divided by the row count, mean) of the moved rows, float64, in one
+    pass: the moved rows are centred or unit length, so the Gram matrix minus the outer
+    product of their mean loses nothing to cancellation."""
     xp = be.xp
     dim = data.shape[1]
     gram = xp.zeros((dim, dim), dtype=xp.float64, device=be.device)
-    for x in _moved_chunks(data, valid, mean, spherize, be, shift):
+    total = xp.zeros((dim,), dtype=xp.float64, device=be.device)
+    for x in _moved_chunks(data, valid, mean, spherize, be):
         gram = gram + xp.astype(xp.matmul(xp.matrix_transpose(x), x), xp.float64)
-    return gram / count
+        total = total + xp.sum(x, axis=0, dtype=xp.float64)
+    moved_mean = total / count
+    return gram / count - moved_mean[:, None] * moved_mean[None, :], moved_mean
 
 
 def _randomized(
