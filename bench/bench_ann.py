@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import platform
 import time
 from collections.abc import Callable
 
 import numpy as np
+from harness import machine_info
 
 from projector_core.kernels.knn import ExactIndex
 
@@ -27,13 +27,6 @@ K = 10
 Builder = Callable[[np.ndarray, str], Callable[[np.ndarray, int], np.ndarray]]
 
 
-def machine_info() -> str:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (
-        f"{platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB, "
-        f"load average {os.getloadavg()[0]:.1f}, "
-        f"python {platform.python_version()}, numpy {np.__version__}"
-    )
 
 
 def make_data(n: int, d: int, seed: int = 0) -> np.ndarray:

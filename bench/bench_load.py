@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import random
 import shutil
 import socket
@@ -39,6 +37,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from harness import machine_info
 
 REPO = Path(__file__).resolve().parent.parent
 RUN, EMBEDDING = ".", "vectors"
@@ -49,10 +48,6 @@ MEMORY_GROWTH_LIMIT_MIB = 64  # RSS growth allowed from the first round to the l
 # -- setup ------------------------------------------------------------------------------------
 
 
-def machine_info() -> str:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"{mem:.0f} GiB, python {platform.python_version()}")
 
 
 def make_logdir(root: Path, n: int, d: int) -> np.ndarray:

@@ -12,41 +12,13 @@ error against a float64 computation.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
+from harness import machine_info, timed_together
 from sklearn import __version__ as sklearn_version
 from sklearn.decomposition import PCA
 
 from projector_core.kernels.pca import pca
-
-
-def machine_info() -> str:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (
-        f"{platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB, "
-        f"load average {os.getloadavg()[0]:.1f}, "
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"scikit-learn {sklearn_version}"
-    )
-
-
-def timed_together(contenders: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Median seconds of each contender, run round-robin after one warm-up each, so a
-    change in machine load hits all of them alike (the ratios are what matter)."""
-    for fn in contenders.values():
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, fn in contenders.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def make_data(n: int, d: int, seed: int = 0) -> np.ndarray:
@@ -79,7 +51,7 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=768)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print(f"machine: {machine_info()}")
+    print(f"machine: {machine_info('scikit-learn ' + sklearn_version)}")
     print(f"data: {args.n} x {args.d} float32, 10 components")
     data = make_data(args.n, args.d)
 

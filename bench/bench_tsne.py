@@ -15,13 +15,12 @@ its first frame (the PCA initialisation, before the affinities) and its first op
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
 
 import numpy as np
 import openTSNE
+from harness import machine_info
 from sklearn.datasets import make_blobs
 
 from projector_core.jobs import JobManager, JobStatus
@@ -30,12 +29,6 @@ from projector_core.kernels.tsne import early_exaggeration_iterations
 from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams, TsneRequest
 from projector_core.projections import KERNEL_THREADS, compute
-
-
-def machine_info() -> str:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"{mem:.0f} GiB, python {platform.python_version()}, openTSNE {openTSNE.__version__}")
 
 
 def reference(data: np.ndarray, n_iter: int, threads: int) -> dict[str, float]:
@@ -82,7 +75,7 @@ def main() -> None:
     parser.add_argument("--n-iter", type=int, default=750)
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
-    print(f"machine: {machine_info()}")
+    print(f"machine: {machine_info('openTSNE ' + openTSNE.__version__)}")
     print(f"t-SNE: {args.n_iter} iterations ({early_exaggeration_iterations(args.n_iter)} "
           f"exaggerated), perplexity 30, {KERNEL_THREADS} thread(s) each")
     for n in args.sizes:

@@ -9,13 +9,12 @@ TensorBoard is a benchmark-only dependency (pip install tensorboard).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import machine_info
 
 from projector_core.catalog import Catalog
 
@@ -58,8 +57,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--dims", type=int, default=768)
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"python {platform.python_version()}, numpy {np.__version__}")
+    print(f"machine: {machine_info()}")
     with tempfile.TemporaryDirectory() as tmp:
         logdir, cache = Path(tmp) / "logs", Path(tmp) / "cache"
         logdir.mkdir()
