@@ -1,0 +1,162 @@
+// What the points look like beyond their place: colour by a column, state flags (selected,
+// neighbour, hidden), labels; and the interactions that change them (hover, click, box and
+// lasso, neighbours of the focus, search).
+
+import { columnColoring, neighborShade, uniformColoring } from '../colors.js';
+import { nearestNeighbors, search as localSearch } from '../compute.js';
+import { formatCount } from '../dom.js';
+import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
+
+const LABEL_LIMIT = 10000;
+
+export class Highlighting {
+  _recolor() {
+    const ds = this.dataset;
+    if (!ds) return;
+    const column = this.state.colorBy;
+    const values = column ? ds.values(column) : null;
+    const categorical = this.state.categorical ?? (values ? ds.categoricalByDefault(column) : false);
+    this.coloring = values ? columnColoring(values, ds.numeric(column), { categorical }) : uniformColoring(ds.n);
+    this.plot.setColors(this.coloring.colors, { plain: this.coloring.kind === 'none' });
+  }
+
+  _updateFlags() {
+    const ds = this.dataset;
+    if (!ds) return;
+    const flags = new Uint8Array(ds.n);
+    if (this.missing) for (let i = 0; i < ds.n; i++) if (this.missing[i]) flags[i] = FLAG_HIDDEN;
+    if (this.state.isolated) {
+      const keep = new Uint8Array(ds.n);
+      for (const i of this.state.isolated) if (i < ds.n) keep[i] = 1;
+      for (let i = 0; i < ds.n; i++) if (!keep[i]) flags[i] |= FLAG_HIDDEN;
+    }
+    const nb = this.neighbors;
+    nb.forEach(({ index }, rank) => {
+      if (index < ds.n) flags[index] |= FLAG_NEIGHBOR | (neighborShade(rank, nb.length) << SHADE_SHIFT);
+    });
+    for (const i of this.state.selection) if (i < ds.n) flags[i] |= FLAG_SELECTED;
+    if (this.state.focus !== null && this.state.focus < ds.n) flags[this.state.focus] |= FLAG_FOCUS | FLAG_SELECTED;
+    this.plot.setFlags(flags, this.state.selection.length > 0 || nb.length > 0);
+    this._updateLabels();
+  }
+
+  labelOf(i) {
+    return this.dataset ? this.dataset.label(i, this.state.labelBy) : '';
+  }
+
+  _updateLabels() {
+    const candidates = [];
+    const add = (index, priority, strong) => {
+      if (candidates.length < LABEL_LIMIT) candidates.push({ index, text: this.labelOf(index), priority, strong });
+    };
+    if (this.hover >= 0) add(this.hover, 0, true);
+    if (this.state.focus !== null) add(this.state.focus, 1, true);
+    this.neighbors.forEach((nb, rank) => add(nb.index, 2 + rank / 1e5, false));
+    for (const i of this.state.selection) if (i !== this.state.focus) add(i, 3, false);
+    this.plot.setLabels(candidates);
+  }
+
+  // ---- selection, neighbours, search ------------------------------------------------------
+
+  _hovered(i) {
+    this.hover = i;
+    this._updateLabels();
+    this._renderStatus();
+    for (const panel of this.panels) panel.hovered?.(i);
+  }
+
+  hoverPoint(i) {
+    this.hover = i;
+    this.plot.setHover(i);
+    this._updateLabels();
+    this._renderStatus();
+  }
+
+  _clicked(i, event) {
+    const additive = event.shiftKey || event.ctrlKey || event.metaKey;
+    if (i < 0) {
+      if (!additive) this.clearSelection();
+      return;
+    }
+    if (additive) {
+      const set = new Set(this.state.selection);
+      if (set.has(i)) set.delete(i);
+      else set.add(i);
+      this.update({ selection: [...set] });
+    } else {
+      this.selectPoint(i);
+    }
+  }
+
+  selectPoint(i) {
+    this.update({ selection: [i], focus: i });
+  }
+
+  _regionSelected(indices, event) {
+    const additive = event.ctrlKey || event.metaKey || (event.shiftKey && this.plot.tool !== 'navigate');
+    const selection = additive ? [...new Set([...this.state.selection, ...indices])] : indices;
+    this.update({ selection, focus: selection.length === 1 ? selection[0] : null });
+    this.setMessage(`Selected ${formatCount(selection.length)} points`);
+  }
+
+  clearSelection() {
+    this.neighbors = [];
+    this.update({ selection: [], focus: null });
+  }
+
+  isolateSelection() {
+    const ids = new Set([...this.state.selection, ...this.neighbors.map((n) => n.index)]);
+    if (ids.size) this.update({ isolated: [...ids].sort((a, b) => a - b) });
+  }
+
+  async _loadNeighbors() {
+    const ds = this.dataset;
+    const focus = this.state.focus;
+    const token = ++this.neighborToken;
+    if (focus === null || !ds) return;
+    const { metric } = this.state.neighbors;
+    const k = Math.min(this.state.neighbors.k, ds.n - 1); // the API refuses k >= N
+    if (k < 1) return;
+    try {
+      let list;
+      if (ds.local) list = nearestNeighbors(ds.vectors, ds.n, ds.d, focus, k, metric);
+      else list = (await this.api.neighbors(ds.run, ds.name, focus, k, metric)).neighbors;
+      if (token !== this.neighborToken || this.state.focus !== focus) return;
+      this.neighbors = list;
+    } catch (err) {
+      if (token !== this.neighborToken) return;
+      this.neighbors = [];
+      this.setMessage(`Neighbours: ${err.message}`, true);
+    }
+    this._updateFlags();
+    this.render();
+  }
+
+  async runSearch({ select }) {
+    const ds = this.dataset;
+    const { column, query, regex } = this.state.search;
+    const token = ++this.searchToken;
+    if (!ds || !query || !column) {
+      this.searchResult = { indices: [], error: null };
+      this.render();
+      return;
+    }
+    let result;
+    try {
+      const indices = ds.local
+        ? localSearch(ds.values(column), query, regex)
+        : (await this.api.search(ds.run, ds.name, column, query, regex)).indices;
+      result = { indices, error: null };
+    } catch (err) {
+      result = { indices: [], error: err.message };
+    }
+    if (token !== this.searchToken) return;
+    this.searchResult = result;
+    if (select && !result.error) {
+      const focus = result.indices.length === 1 ? result.indices[0] : null;
+      this.update({ selection: result.indices, focus });
+    } else {
+      this.render();
+    }
+  }
+}

@@ -1,0 +1,137 @@
+// Opening data sets: a server embedding (metadata, sprite and bookmarks fetched beside the
+// first projection) or uploaded files, and the state a fresh data set starts from.
+
+import { Dataset, datasetFromFiles, loadSprite } from '../dataset.js';
+import { defaultPointSize } from '../plot.js';
+import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
+import { parseMetadataTsv } from '../tsv.js';
+
+export class DatasetLoading {
+  embeddingInfo(run, name) {
+    return this.runs.find((r) => r.name === run)?.embeddings.find((e) => e.name === name) ?? null;
+  }
+
+  /** Loads a server embedding and shows it, with `restore` (a state) or the defaults. */
+  async openDataset(run, name, restore = null) {
+    const token = ++this.loadToken;
+    const info = this.embeddingInfo(run, name);
+    if (!info || !info.shape) {
+      this.setMessage(info?.error || `unknown embedding ${run}/${name}`, true);
+      return;
+    }
+    const [n, d] = info.shape;
+    this._resetForDataset();
+    const dataset = new Dataset({ source: 'server', run, name, n, d, info });
+    this.dataset = dataset;
+    this.state = this._initialState(dataset, restore);
+    this.render();
+    const metaTask = this.progress.start('Loading metadata…');
+    const metadata = info.metadata_columns?.length
+      ? this.api
+          .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
+          .then((text) => parseMetadataTsv(text, { header: true, file: 'metadata' }))
+          .catch((err) => {
+            this.setMessage(`Metadata: ${err.message}`, true);
+            return null;
+          })
+      : Promise.resolve(null);
+    const sprite = info.sprite
+      ? loadSprite(this.api.spriteUrl(run, name), ...info.sprite.single_image_dim).catch((err) => {
+          this.setMessage(`Sprite: ${err.message}`, true);
+          return null;
+        })
+      : Promise.resolve(null);
+    const bookmarks = info.has_bookmarks ? this.api.bookmarks(run, name).catch(() => []) : Promise.resolve([]);
+    this.plot.setPointSize(defaultPointSize(n));
+    this._showProjection({ animate: false, resetCamera: !this.state.camera });
+    dataset.metadata = await metadata;
+    metaTask.done();
+    if (token !== this.loadToken) return;
+    this._applyMetadataDefaults({ restored: Boolean(restore) });
+    this._recolor();
+    this._updateFlags();
+    dataset.sprite = await sprite;
+    if (token !== this.loadToken) return;
+    if (dataset.sprite) this.plot.setSprite(dataset.sprite.bitmap, dataset.sprite.cellWidth, dataset.sprite.cellHeight);
+    this.plot.setShowSprites(Boolean(dataset.sprite) && this.state.sprites);
+    this.bookmarks = (await bookmarks).map((b, i) => ({ ...b, label: b.label || `State ${i}` }));
+    if (token !== this.loadToken) return;
+    this.ready = true;
+    this._afterStateApplied();
+    const selected = this.bookmarks.findIndex((b) => b.isSelected);
+    if (!restore && selected >= 0) this.loadBookmark(selected);
+    this.render();
+  }
+
+  /** Shows an uploaded data set (tensor + optional metadata files). */
+  async openFiles(tensorFile, metadataFile) {
+    const task = this.progress.start(`Reading ${tensorFile.name}…`);
+    try {
+      const dataset = await datasetFromFiles(tensorFile, metadataFile, (got, total) => task.update(got / total));
+      this.localDatasets = [dataset];
+      this.openLocal(dataset);
+    } finally {
+      task.done();
+    }
+  }
+
+  openLocal(dataset) {
+    ++this.loadToken;
+    this._resetForDataset();
+    this.dataset = dataset;
+    this.state = this._initialState(dataset, null);
+    this._applyMetadataDefaults();
+    this.plot.setPointSize(defaultPointSize(dataset.n));
+    this.plot.setSprite(null);
+    this.plot.setShowSprites(false);
+    this.ready = true;
+    this._showProjection({ animate: false, resetCamera: true });
+    this._recolor();
+    this._updateFlags();
+    this.render();
+  }
+
+  _resetForDataset() {
+    for (const p of Object.values(this.projections)) if (p?.running) this.runner.cancel(p);
+    this.projections = { pca: null, tsne: null, umap: null, custom: null };
+    this.shown = null;
+    this.missing = null;
+    this.neighbors = [];
+    this.searchResult = { indices: [], error: null };
+    this.hover = -1;
+    this.bookmarks = [];
+    this.activeBookmark = -1;
+    this.ready = false;
+    this.plot.setHover(-1);
+    this.plot.setPositions(new Float32Array(0));
+    this._showPlotMessage(null);
+  }
+
+  _initialState(dataset, restore) {
+    const base = restore ? sanitizeState(restore) : defaultState();
+    base.run = dataset.run;
+    base.embedding = dataset.name;
+    if (!restore) {
+      const defaults = datasetDefaults(dataset.n, dataset.d);
+      base.pca.spherize = defaults.spherize;
+      base.tsne.perplexity = defaults.perplexity;
+    }
+    return base;
+  }
+
+  /**
+   * Fills the column choices from the metadata: defaults for a fresh view; for a restored
+   * one only replacements of columns this data set lacks ("none" and "index" stay).
+   */
+  _applyMetadataDefaults({ restored = false } = {}) {
+    const ds = this.dataset;
+    const patch = {};
+    const { labelBy, colorBy } = this.state;
+    if (labelBy !== null ? !ds.columns.includes(labelBy) : !restored) patch.labelBy = ds.defaultLabelColumn();
+    if (colorBy !== null ? !ds.columns.includes(colorBy) : !restored) patch.colorBy = restored ? null : ds.defaultColorColumn();
+    const first = patch.labelBy ?? this.state.labelBy ?? ds.columns[0] ?? null;
+    if (!ds.columns.includes(this.state.search.column)) patch.search = { ...this.state.search, column: first };
+    if (!ds.columns.includes(this.state.custom.column)) patch.custom = { ...this.state.custom, column: first };
+    this.state = { ...this.state, ...patch };
+  }
+}

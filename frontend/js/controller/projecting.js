@@ -1,0 +1,168 @@
+// Projections on screen: the request a state asks for, starting or reusing its job, and
+// fitting its coordinates into the plot as frames arrive.
+
+import { formatCount } from '../dom.js';
+import { fitPositions } from '../geometry.js';
+import { is3d } from '../state.js';
+
+export class Projecting {
+
+  /** The request parameters and dimensions of a method under a state. */
+  requestFor(method, state = this.state) {
+    switch (method) {
+      case 'pca':
+        return { params: { spherize: state.pca.spherize }, dims: 3 };
+      case 'tsne': {
+        // openTSNE needs perplexity <= (N - 1) / 3; TensorBoard's slider goes to 100.
+        const n = this.dataset?.n ?? Infinity;
+        const perplexity = Math.max(2, Math.min(state.tsne.perplexity, Math.floor((n - 1) / 3)));
+        return {
+          params: { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter },
+          dims: state.tsne.is3d ? 3 : 2,
+        };
+      }
+      case 'umap': {
+        const n = this.dataset?.n ?? Infinity;
+        const nNeighbors = Math.max(2, Math.min(state.umap.nNeighbors, n - 1));
+        return { params: { n_neighbors: nNeighbors, min_dist: state.umap.minDist }, dims: state.umap.is3d ? 3 : 2 };
+      }
+      default: {
+        const { column, left, right, up, down, regex } = state.custom;
+        return { params: { column, left, right, up, down, regex }, dims: 2 };
+      }
+    }
+  }
+
+  _start(method) {
+    const { params, dims } = this.requestFor(method);
+    const old = this.projections[method];
+    const cancelled = old?.running ? this.runner.cancel(old) : null;
+    const ds = this.dataset;
+    const p = ds.local
+      ? this.runner.runLocally(ds, method, params, dims)
+      : this.runner.runOnServer(ds, method, params, dims, cancelled);
+    this.projections[method] = p;
+    const task = this.progress.start(`${methodName(method)}…`);
+    p.task = task;
+    p.finished.then(() => task.done());
+    return p;
+  }
+
+  /** Whether the custom projection has something to compute. */
+  customReady() {
+    const c = this.state.custom;
+    return Boolean(c.column) && [c.left, c.right, c.up, c.down].some((q) => q.trim());
+  }
+
+  /** Puts the state's projection on screen, starting its computation when needed. */
+  _showProjection({ animate, resetCamera = false }) {
+    if (!this.dataset) return;
+    const method = this.state.projection;
+    let p = this.projections[method];
+    const { params, dims } = this.requestFor(method);
+    const key = JSON.stringify([method, dims, params]);
+    const local = this.dataset.local;
+    if (local && (method === 'tsne' || method === 'umap')) {
+      this.shown = null;
+      this._showPlotMessage(`${methodName(method)} runs on the server. Put these files in a LOGDIR and run \`projector serve LOGDIR\` to use it; PCA and Custom work here.`);
+      this.render();
+      return;
+    }
+    if (method === 'custom' && !this.customReady()) {
+      this.shown = null;
+      this._showPlotMessage('Type a query for at least one side (Left, Right, Up, Down) to place the points.');
+      this.render();
+      return;
+    }
+    if (method === 'pca' || method === 'custom') {
+      if (!p || p.key !== key) p = this._start(method);
+    } else if (!p) {
+      p = this._start(method);
+    }
+    this.shown = p;
+    this._showPlotMessage(null);
+    this.plot.setMode(is3d(this.state) && (method !== 'pca' || !p.data || p.cols >= 3));
+    if (p.data) this._display(p, animate);
+    if (resetCamera) this.plot.resetView();
+    this.render();
+  }
+
+  /** Stops and restarts the current t-SNE/UMAP with the current parameters. */
+  rerun() {
+    const method = this.state.projection;
+    const p = this._start(method);
+    this.shown = p;
+    this.plot.setMode(is3d(this.state));
+    this._showPlotMessage(null);
+    this.render();
+  }
+
+  stopJob(method) {
+    const p = this.projections[method];
+    if (p) this.runner.cancel(p);
+  }
+
+  /** Pause holds the server job (its frames stop); resume lets it go on. */
+  togglePause(method) {
+    const p = this.projections[method];
+    if (p) this.runner.togglePause(p);
+  }
+
+  _projectionChanged(p) {
+    if (p !== this.projections[p.method]) return;
+    if (p === this.shown) {
+      if (p.status === 'failed') this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
+      if (p.data && p.displayedData !== p.data) {
+        const first = !p.displayedOnce;
+        this.plot.setMode(is3d(this.state) && (p.method !== 'pca' || p.cols >= 3));
+        this._display(p, first);
+      }
+    }
+    if (p.task) p.task.update(p.progress || null, progressText(p));
+    this.render();
+  }
+
+  /** Columns of the projection's coordinates on the x, y (and z) axes. */
+  _axes(p) {
+    if (p.method === 'pca') {
+      const { x, y, z, is3d: threeD } = this.state.pca;
+      const axes = threeD && p.cols >= 3 ? [x, y, z] : [x, y];
+      return axes.map((a) => Math.min(a, p.cols - 1));
+    }
+    return p.dims === 3 && p.cols >= 3 ? [0, 1, 2] : [0, 1];
+  }
+
+  _display(p, animate) {
+    const isolated = this.state.isolated ? new Set(this.state.isolated) : null;
+    const { positions, missing } = fitPositions(p.data, this.dataset.n, p.cols, this._axes(p), isolated);
+    this.missing = missing;
+    this.plot.setPositions(positions, { animate });
+    p.displayedData = p.data;
+    p.displayedOnce = true;
+    this._updateFlags();
+  }
+
+  _refit() {
+    if (this.shown?.data) this._display(this.shown, true);
+  }
+
+  /** The shown projection's coordinates as { data, dims } (for PCA every component). */
+  currentCoords() {
+    const p = this.shown;
+    if (!p?.data) return null;
+    return { data: p.data, dims: p.cols };
+  }
+}
+
+function methodName(method) {
+  return { pca: 'PCA', tsne: 't-SNE', umap: 'UMAP', custom: 'Custom projection' }[method];
+}
+
+function progressText(p) {
+  const name = methodName(p.method);
+  if (p.status === 'queued') return `${name}: queued…`;
+  if (p.method === 'tsne' && p.iteration !== null) return `${name}: iteration ${formatCount(p.iteration)}`;
+  if (p.progress) return `${name}: ${Math.round(p.progress * 100)}%`;
+  return `${name}…`;
+}
+

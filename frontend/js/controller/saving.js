@@ -1,0 +1,75 @@
+// Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata.
+
+import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
+import { download } from '../dom.js';
+import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
+
+export class Saving {
+  addBookmark() {
+    const ds = this.dataset;
+    if (!ds) return;
+    this.state = { ...this.state, camera: this.plot.camera };
+    const tb = toTensorBoardState(this.state, {
+      label: `State ${this.bookmarks.length}`,
+      n: ds.n,
+      d: ds.d,
+      coords: this.currentCoords(),
+      iteration: this.projections.tsne?.iteration ?? 0,
+    });
+    this.bookmarks.push(tb);
+    this.activeBookmark = this.bookmarks.length - 1;
+    this.render();
+  }
+
+  loadBookmark(index) {
+    const tb = this.bookmarks[index];
+    if (!tb || !this.dataset) return;
+    try {
+      const { state, coords } = fromTensorBoardState(tb, { n: this.dataset.n, d: this.dataset.d });
+      this.applyState(state, { coords, iteration: tb.tSNEIteration });
+      this.activeBookmark = index;
+      this.setMessage(`Loaded bookmark “${tb.label}”`);
+    } catch (err) {
+      this.setMessage(`Bookmark: ${err.message}`, true);
+    }
+    this.render();
+  }
+
+  saveBookmarks() {
+    const list = this.bookmarks.map((b, i) => ({ ...b, isSelected: i === this.activeBookmark }));
+    download('bookmarks.json', JSON.stringify(list), 'application/json');
+  }
+
+  async loadBookmarkFile(file) {
+    const list = parseBookmarkFile(await file.text());
+    this.bookmarks = list;
+    this.activeBookmark = -1;
+    const selected = list.findIndex((b) => b.isSelected);
+    this.loadBookmark(selected >= 0 ? selected : 0);
+  }
+
+  // ---- downloads ----------------------------------------------------------------------------
+
+  downloadCoordinates(sep) {
+    const p = this.shown;
+    if (!p?.data) {
+      this.setMessage('No projection to download yet', true);
+      return;
+    }
+    const axes = this._axes(p);
+    const n = this.dataset.n;
+    const coords = new Float32Array(n * axes.length);
+    for (let i = 0; i < n; i++) for (let a = 0; a < axes.length; a++) coords[i * axes.length + a] = p.data[i * p.cols + axes[a]];
+    const ext = sep === ',' ? 'csv' : 'tsv';
+    download(`${this.dataset.name}-${p.method}.${ext}`, formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
+  }
+
+  downloadMetadata() {
+    const ds = this.dataset;
+    if (!ds?.metadata) {
+      this.setMessage('This data set has no metadata', true);
+      return;
+    }
+    download(`${ds.name}-metadata.tsv`, formatMetadataTsv(ds.metadata.names, ds.metadata.columns), 'text/tab-separated-values');
+  }
+}

@@ -1,0 +1,80 @@
+// The status bar, the plot's message and progress card, and the theme the plot reads.
+
+import { hexToRgb } from '../colors.js';
+import { $, formatCount } from '../dom.js';
+
+export class StatusDisplay {
+  setMessage(text, error = false) {
+    this.message = { text, error };
+    this._renderStatus();
+  }
+
+  _showPlotMessage(text) {
+    const box = $('plot-message');
+    box.hidden = !text;
+    box.textContent = text || '';
+  }
+
+  _renderStatus() {
+    const ds = this.dataset;
+    const shownCount = this.state.isolated ? this.state.isolated.length : null;
+    $('status-points').textContent = ds
+      ? `Points: ${formatCount(ds.n)}${shownCount !== null ? ` (showing ${formatCount(shownCount)})` : ''}`
+      : 'Points: –';
+    $('status-dimension').textContent = ds ? `Dimension: ${formatCount(ds.d)}` : 'Dimension: –';
+    $('status-hover').textContent = this.hover >= 0 ? this.labelOf(this.hover) : '';
+    const selected = this.state.selection.length;
+    const nb = this.neighbors.length;
+    $('status-selection').textContent = selected
+      ? `Selected ${formatCount(selected)} point${selected === 1 ? '' : 's'}${nb ? ` + ${formatCount(nb)} neighbours` : ''}`
+      : '';
+    const message = $('status-message');
+    message.textContent = this.message.text;
+    message.classList.toggle('error', this.message.error);
+  }
+
+  _renderProgress() {
+    const task = this.progress.top;
+    const box = $('progress');
+    box.hidden = !task;
+    if (!task) return;
+    $('progress-label').textContent = task.label;
+    const fill = $('progress-fill');
+    fill.classList.toggle('indeterminate', task.fraction === null);
+    fill.style.width = task.fraction === null ? '' : `${Math.round(task.fraction * 100)}%`;
+  }
+
+
+  toggleTheme() {
+    const root = document.documentElement;
+    root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
+    localStorage.setItem('projector-theme', root.dataset.theme);
+    this.plot.setTheme(readTheme());
+  }
+}
+
+/** The plot's colours from the CSS theme variables. */
+export function readTheme() {
+  const css = getComputedStyle(document.documentElement);
+  const value = (name) => css.getPropertyValue(name).trim();
+  const rgb = (name) => hexToRgb(value(name)).map((c) => c / 255);
+  const rgba = (name) => {
+    const m = /rgba?\(([^)]+)\)/.exec(value(name));
+    const parts = m ? m[1].split(',').map((s) => Number(s.trim())) : [200, 200, 200, 0.5];
+    return [parts[0] / 255, parts[1] / 255, parts[2] / 255, parts[3] ?? 1];
+  };
+  return {
+    background: rgb('--plot-bg'),
+    dim: rgba('--plot-dim'),
+    selected: rgb('--plot-selected'),
+    hovered: rgb('--plot-hovered'),
+    ring: rgb('--plot-ring'),
+    labelBackground: value('--label-bg'),
+    labelText: value('--label-text'),
+    labelStrongBackground: value('--label-strong-bg'),
+    labelStrongText: value('--label-strong-text'),
+    labelBorder: value('--label-border'),
+    region: value('--region'),
+    regionFill: value('--region-fill'),
+  };
+}
