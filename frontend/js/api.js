@@ -133,6 +133,26 @@ export class Api {
     return resultOf(await this._fetch(path, { headers: { Accept: 'application/octet-stream' } }), n);
   }
 
+  /** A done job's level-of-detail order (Int32Array) over the coordinate columns `axes`. */
+  async lod(id, axes) {
+    const path = `jobs/${encodeURIComponent(id)}/lod`;
+    const response = await this._fetch(path, { params: { axes: axes.join(',') } });
+    return new Int32Array(await response.arrayBuffer());
+  }
+
+  /**
+   * One metadata column as typed arrays: { kind: 'categorical', dictionary, codes: Int32Array }
+   * or { kind: 'numeric', values: Float32Array }.
+   */
+  async metadataColumn(run, embedding, column, kind = 'categorical') {
+    const response = await this._fetch('metadata/column', { params: { run, embedding, column, kind } });
+    const buffer = await response.arrayBuffer();
+    if (response.headers.get('X-Kind') === 'numeric') return { kind: 'numeric', values: new Float32Array(buffer) };
+    const head = Number(response.headers.get('X-Dictionary-Bytes'));
+    const dictionary = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 0, head)));
+    return { kind: 'categorical', dictionary, codes: new Int32Array(buffer, head) };
+  }
+
   /**
    * Runs a projection and waits for it (?wait=true): one request answered with the float32
    * coordinates, for the quick methods (PCA, custom) and cached results.

@@ -223,9 +223,7 @@ window.__projector = {
           resolve(intervals);
           return;
         }
-        plot.camera = { ...plot.camera, theta: plot.camera.theta + 0.02 };
-        plot.picking.invalidate();
-        plot._draw();
+        plot.setCamera({ ...plot.camera, theta: plot.camera.theta + 0.02 });
         requestAnimationFrame(step);
       };
       requestAnimationFrame(step);

@@ -1,15 +1,33 @@
-// The plot: a WebGL2 canvas with the point layer, the label overlay and GPU picking sharing
-// one camera; mouse and wheel control the camera; hover, click, box and lasso report
-// through callbacks. Renders on demand (one requestAnimationFrame per change).
+// The plot: a WebGL2 canvas whose drawing is done by layers sharing one camera (points,
+// sprites, picking, labels, selection; `addLayer` takes more). Every layer implements one
+// contract, as vz_projector's ScatterPlotVisualizer:
+//   setScene(plot)                        once, when added: gl, canvases, the plot's state
+//   onPositionsChanged(to, from, order)   new positions (the points' own order), draw order
+//   render(view)                          twice a frame: view.pass 'base' then 'top'
+//   onResize(width, height, dpr)          CSS size of the plot and device pixel ratio
+//   dispose()
+// and the plot loops over them. Level of detail: the points sit in the GPU in a draw order
+// whose every prefix is an even sample (the server's LOD order), so while the view moves a
+// frame draws at most `budget` points, drawn a little larger so that the sample looks like
+// the whole; once the view is still, the full-detail frame builds off screen a slice per
+// animation frame and replaces the sample in one copy. Renders on demand.
 
-import { defaultCamera, orbit, pan, pointScale, toScreen, viewProjection, zoom } from './camera.js';
-import { pointsInPolygon, pointsInRect, projectPoints } from './geometry.js';
+import { defaultCamera, pointScale, viewProjection } from './camera.js';
+import { pointsInPolygon, pointsInRect } from './geometry.js';
+import { PlotInput } from './plot_input.js';
+import { DetailBuffer } from './renderer/detail.js';
+import { inverseOrder, randomOrder, sampleSize } from './renderer/lod.js';
 import { LabelLayer } from './renderer/labels.js';
-import { PickingBuffer } from './renderer/picking.js';
+import { PickingLayer } from './renderer/picking.js';
 import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
+import { SelectionLayer } from './renderer/selection.js';
+import { SpriteLayer } from './renderer/sprites.js';
 
 const TRANSITION_MS = 700;
-const CLICK_SLOP = 4;
+/** Points a moving frame draws: about 70 ms of software GL at 1.2 us a point. */
+export const FRAME_BUDGET = 60000;
+/** The view counts as still this long after its last change. */
+const STILL_MS = 180;
 
 const ease = (t) => (t < 0.5 ? 4 * t * t * t : 1 - (-2 * t + 2) ** 3 / 2);
 
@@ -32,12 +50,11 @@ export class Plot {
     const gl = this.canvas.getContext('webgl2', { antialias: false, alpha: false, powerPreference: 'high-performance' });
     if (!gl) throw new Error('this browser has no WebGL2');
     this.gl = gl;
-    this.points = new PointLayer(gl);
-    this.picking = new PickingBuffer(gl);
-    this.labels = new LabelLayer(this.overlay);
     this.n = 0;
     this.positions = new Float32Array(0);
     this.fromPositions = null;
+    this.order = null;
+    this.rank = null;
     this.flags = new Uint8Array(0);
     this.threeD = false;
     this.camera = defaultCamera();
@@ -54,24 +71,55 @@ export class Plot {
     this.firstFrameMs = null;
     this.frameTimes = [];
     this.theme = null;
-    this._bindEvents();
-    this._bindToolbar();
-    new ResizeObserver(() => this.requestRender()).observe(container);
+    this.budget = FRAME_BUDGET;
+    this.lastChange = 0;
+    this.detailed = { offset: 0, complete: false };
+    this.presentPending = true;
+    this.detail = new DetailBuffer(gl);
+    this.layers = [];
+    this.points = new PointLayer();
+    this.spriteLayer = new SpriteLayer(this.points);
+    this.picking = new PickingLayer();
+    this.labels = new LabelLayer();
+    this.selection = new SelectionLayer(this.points);
+    for (const layer of [this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
+    this.input = new PlotInput(this);
+    new ResizeObserver(() => this._changed()).observe(container);
+  }
+
+  /** Adds a layer (the contract above); it draws from the next frame on. */
+  addLayer(layer) {
+    layer.setScene(this);
+    this.layers.push(layer);
+    if (this.n) layer.onPositionsChanged(this.positions, this.fromPositions ?? this.positions, this.order);
+    if (this.cssWidth) layer.onResize(this.cssWidth, this.cssHeight, this.dpr);
+    this._changed();
   }
 
   // ---- data -------------------------------------------------------------------------
 
-  /** New positions (n x 3, fitted to the unit cube); `animate` glides from the current ones. */
-  setPositions(positions, { animate = false } = {}) {
+  /**
+   * New positions (n x 3, fitted to the unit cube); `animate` glides from the current ones;
+   * `order` is the draw order (an Int32Array permutation whose prefixes are even samples);
+   * without one, the current order of as many points, or a random one when a frame cannot
+   * draw every point.
+   */
+  setPositions(positions, { animate = false, order = null } = {}) {
+    const n = positions.length / 3;
+    if (!order || order.length !== n) order = this.order?.length === n ? this.order : null;
+    if (!order && n > this.budget) order = randomOrder(n);
     const sameSize = positions.length === this.positions.length;
     const from = animate && sameSize && this.n ? this._currentPositions() : positions;
     this.fromPositions = from === positions ? null : from;
     this.positions = positions;
-    this.n = positions.length / 3;
-    this.points.setPositions(positions, from);
+    this.n = n;
+    if (order !== this.order) {
+      this.order = order;
+      this.rank = order ? inverseOrder(order) : null;
+    }
+    for (const layer of this.layers) layer.onPositionsChanged(positions, from, order);
     this.transitionStart = this.fromPositions ? performance.now() : 0;
-    this.picking.invalidate();
-    this.requestRender();
+    this._changed();
   }
 
   _transitionT() {
@@ -79,7 +127,7 @@ export class Plot {
     const t = (performance.now() - this.transitionStart) / TRANSITION_MS;
     if (t >= 1) {
       this.fromPositions = null;
-      this.points.setPositions(this.positions);
+      for (const layer of this.layers) layer.onPositionsChanged(this.positions, this.positions, this.order);
       return 1;
     }
     return ease(t);
@@ -96,33 +144,31 @@ export class Plot {
   setColors(colors, { plain }) {
     this.plain = plain;
     this.points.setColors(colors);
-    this.requestRender();
+    this._changed({ moving: false });
   }
 
   setFlags(flags, hasSelection) {
     this.flags = flags;
     this.hasSelection = hasSelection;
     this.points.setFlags(flags);
-    this.picking.invalidate();
-    this.requestRender();
+    this.selection.setHighlighted(flags, this.rank, this.budget);
+    this._changed({ moving: false });
   }
 
   setSprite(image, cellWidth, cellHeight) {
-    if (image) this.points.setSprite(image, cellWidth, cellHeight);
-    else this.points.clearSprite();
-    this.requestRender();
+    if (image) this.spriteLayer.setSprite(image, cellWidth, cellHeight);
+    else this.spriteLayer.clearSprite();
+    this._changed({ moving: false });
   }
 
   setShowSprites(show) {
     this.sprites = show;
-    this.picking.invalidate();
-    this.requestRender();
+    this._changed({ moving: false });
   }
 
   setPointSize(size) {
     this.size = size;
-    this.picking.invalidate();
-    this.requestRender();
+    this._changed({ moving: false });
   }
 
   /** Labels to draw: [{ index, text, priority, strong }], lowest priority value first. */
@@ -133,7 +179,7 @@ export class Plot {
 
   setTheme(theme) {
     this.theme = theme;
-    this.requestRender();
+    this._changed({ moving: false });
   }
 
   setHover(index) {
@@ -146,14 +192,12 @@ export class Plot {
 
   setMode(threeD) {
     this.threeD = threeD;
-    this.picking.invalidate();
-    this.requestRender();
+    this._changed();
   }
 
   setCamera(camera) {
     this.camera = camera;
-    this.picking.invalidate();
-    this.requestRender();
+    this._changed();
   }
 
   resetView() {
@@ -182,16 +226,26 @@ export class Plot {
     }
   }
 
-  _bindToolbar() {
-    for (const button of this.container.querySelectorAll('[data-tool]')) {
-      button.addEventListener('click', () => this.setTool(button.dataset.tool));
-    }
-    this.container.querySelector('[data-testid="reset-view"]').addEventListener('click', () => this.resetView());
-  }
-
   // ---- rendering --------------------------------------------------------------------
 
+  /**
+   * Something the full-detail frame depends on changed: start it over. `moving` (camera,
+   * positions) also means the next frames draw a sample until the view is still.
+   */
+  _changed({ moving = true } = {}) {
+    if (moving) this.lastChange = performance.now();
+    this.detailed = { offset: 0, complete: false };
+    this.picking.invalidate();
+    this.requestRender();
+  }
+
+  /** Redraws the canvas at the next animation frame (hover, labels, outline changed). */
   requestRender() {
+    this.presentPending = true;
+    this._schedule();
+  }
+
+  _schedule() {
     if (this.frameRequested) return;
     this.frameRequested = true;
     requestAnimationFrame(() => {
@@ -209,40 +263,46 @@ export class Plot {
     if (this.canvas.width !== w || this.canvas.height !== h) {
       this.canvas.width = w;
       this.canvas.height = h;
-      this.labels.resize(width, height, dpr);
+      this.cssWidth = width;
+      this.cssHeight = height;
+      this.dpr = dpr;
+      for (const layer of this.layers) layer.onResize(width, height, dpr);
+      this.detailed = { offset: 0, complete: false };
       this.picking.invalidate();
     }
     this.dpr = dpr;
   }
 
-  _view(picking = false) {
+  _view() {
     const theme = this.theme;
+    const atlas = this.spriteLayer.atlas;
     return {
       matrix: this.matrix(),
       t: this._transitionT(),
-      size: this.sprites && this.points.atlas ? this.size * 3.6 : this.size,
+      size: this.sprites && atlas ? this.size * 3.6 : this.size,
       scale: pointScale(this.camera, this.threeD) * (this.dpr || 1),
+      sampleSize: 1,
       threeD: this.threeD,
-      hover: picking ? -1 : this.hover,
+      hover: this.hover,
+      rank: this.rank,
       hasSelection: this.hasSelection,
       plain: this.plain,
       sprites: this.sprites,
-      picking,
+      spriteAtlas: atlas,
       dim: theme.dim,
       selectedColor: theme.selected,
       hoverColor: theme.hovered,
       ringColor: theme.ring,
       background: theme.background,
+      start: 0,
+      count: this.n,
+      sampled: false,
+      pass: 'base',
     };
   }
 
-  _draw() {
-    if (!this.theme) return;
-    const start = performance.now();
+  _clear() {
     const gl = this.gl;
-    this._resize();
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     const [r, g, b] = this.theme.background;
     gl.clearColor(r, g, b, 1);
     gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
@@ -250,10 +310,44 @@ export class Plot {
     gl.depthFunc(gl.LEQUAL);
     gl.enable(gl.BLEND);
     gl.blendFuncSeparate(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA, gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
+  }
+
+  _renderLayers(view, pass) {
+    view.pass = pass;
+    for (const layer of this.layers) layer.render(view);
+  }
+
+  /** Draws onto the canvas: the first `count` points of the draw order, then the top pass. */
+  _drawOnCanvas(view, count) {
+    const gl = this.gl;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+    this._clear();
+    view.count = count;
+    view.sampled = count < this.n;
+    view.sampleSize = sampleSize(this.n ? count / this.n : 1);
+    this._renderLayers(view, 'base');
+    view.sampleSize = 1;
+    this._renderLayers(view, 'top');
+  }
+
+  _draw() {
+    if (!this.theme) return;
+    const start = performance.now();
+    const gl = this.gl;
+    this._resize();
     const view = this._view();
-    this.points.draw(view);
-    if (view.t < 1) this.picking.invalidate();
-    this._drawLabels();
+    const moving = view.t < 1 || start - this.lastChange < STILL_MS;
+    if (this.n <= this.budget) {
+      this._drawOnCanvas(view, this.n);
+    } else if (moving) {
+      if (this.presentPending || view.t < 1) this._drawOnCanvas(view, this.budget);
+      this.detailed = { offset: 0, complete: false };
+      setTimeout(() => this._schedule(), STILL_MS);
+    } else {
+      this._refine(view);
+    }
+    this.presentPending = false;
     if (view.t < 1) this.requestRender();
     if (this.n && this.firstFrameMs === null) {
       gl.finish();
@@ -263,151 +357,63 @@ export class Plot {
     if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
   }
 
-  _drawLabels() {
-    const m = this.matrix();
-    const width = this.canvas.clientWidth;
-    const height = this.canvas.clientHeight;
-    const to = this.positions;
-    const from = this.fromPositions ?? to;
-    const t = this.fromPositions ? ease(Math.min(1, (performance.now() - this.transitionStart) / TRANSITION_MS)) : 1;
-    const at = (k) => from[k] + (to[k] - from[k]) * t;
-    const candidates = [];
-    for (const c of this.labelCandidates) {
-      const i = c.index;
-      if (i < 0 || i >= this.n || this.flags[i] & FLAG_HIDDEN) continue;
-      const s = toScreen(m, at(i * 3), at(i * 3 + 1), at(i * 3 + 2), width, height);
-      if (s) candidates.push({ ...c, x: s[0], y: s[1] });
+  /** One slice of the full-detail frame; the canvas shows it once it is whole. */
+  _refine(view) {
+    const gl = this.gl;
+    const d = this.detailed;
+    if (!d.complete) {
+      this.detail.bind(this.canvas.width, this.canvas.height);
+      if (d.offset === 0) this._clear();
+      view.start = d.offset;
+      view.count = Math.min(this.budget, this.n - d.offset);
+      this._renderLayers(view, 'base');
+      d.offset += view.count;
+      d.complete = d.offset >= this.n;
+      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      if (d.complete) this.presentPending = true;
+      else this._schedule();
     }
-    this.labels.draw(candidates, this.region, this.theme);
+    if (!this.presentPending) return;
+    const top = { ...view, start: 0, count: this.n };
+    if (d.complete) {
+      gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+      this._clear();
+      this.detail.present();
+      top.sampled = true; // highlighted points go on top of the finished frame as well
+      this._renderLayers(top, 'top');
+    } else {
+      this._drawOnCanvas(top, this.budget);
+    }
   }
 
-  // ---- interaction ------------------------------------------------------------------
+  /** Whether the canvas shows every point (not a sample). */
+  get fullDetail() {
+    return this.n <= this.budget || this.detailed.complete;
+  }
+
+  // ---- picking and regions ---------------------------------------------------------------
 
   _local(event) {
     const rect = this.canvas.getBoundingClientRect();
     return [event.clientX - rect.left, event.clientY - rect.top];
   }
 
-  /** The point under CSS pixel (x, y), or -1: one small read of the id buffer. */
+  /** The point under CSS pixel (x, y), or -1: exact over all points, whatever is drawn. */
   pickAt(x, y) {
     if (!this.n) return -1;
     this._resize();
-    const dpr = this.dpr || 1;
-    return this.picking.pick(x * dpr, y * dpr, Math.ceil(4 * dpr), this.canvas.width, this.canvas.height, () =>
-      this.points.draw(this._view(true)),
-    );
+    const scale = pointScale(this.camera, this.threeD);
+    const radius = Math.max(4, this.threeD ? 4 : (this.size * scale * (this.sprites && this.spriteLayer.atlas ? 3.6 : 1)) / 2);
+    return this.picking.pick(x, y, radius);
   }
 
   /** Indices of visible points inside a box or lasso (CSS pixels): one projection pass. */
   pointsInRegion(region) {
-    const screen = projectPoints(this._currentPositions(), this.matrix(), this.canvas.clientWidth, this.canvas.clientHeight);
+    const screen = this.picking.screenPositions();
     const hidden = (i) => (this.flags[i] & FLAG_HIDDEN) !== 0;
     if (region.kind === 'box') {
       return pointsInRect(screen, region.points[0], region.points[region.points.length - 1], hidden);
     }
     return pointsInPolygon(screen, region.points, hidden);
-  }
-
-  _bindEvents() {
-    const canvas = this.canvas;
-    let drag = null;
-    let hoverPending = null;
-    canvas.addEventListener('contextmenu', (e) => e.preventDefault());
-    canvas.addEventListener('pointerdown', (event) => {
-      canvas.setPointerCapture(event.pointerId);
-      const at = this._local(event);
-      const regionTool = this.tool !== 'navigate' || event.shiftKey;
-      const kind = this.tool === 'lasso' ? 'lasso' : 'box';
-      const panning = event.button === 2 || event.button === 1 || event.ctrlKey || event.metaKey;
-      drag = { start: at, last: at, moved: false, region: regionTool && event.button === 0 ? kind : null, panning };
-      if (drag.region) this.region = { kind: drag.region, points: [at] };
-      this.tooltip.hidden = true;
-    });
-    canvas.addEventListener('pointermove', (event) => {
-      const at = this._local(event);
-      if (drag) {
-        const dx = at[0] - drag.last[0];
-        const dy = at[1] - drag.last[1];
-        if (Math.hypot(at[0] - drag.start[0], at[1] - drag.start[1]) > CLICK_SLOP) drag.moved = true;
-        drag.last = at;
-        if (drag.region) {
-          if (drag.region === 'box') this.region.points = [drag.start, at];
-          else this.region.points.push(at);
-          this.requestRender();
-        } else if (drag.moved) {
-          const height = canvas.clientHeight;
-          const next =
-            this.threeD && !drag.panning
-              ? orbit(this.camera, dx, dy)
-              : pan(this.camera, this.threeD, dx, dy, height, this._aspect());
-          this._moveCamera(next);
-        }
-        return;
-      }
-      hoverPending = at;
-      requestAnimationFrame(() => {
-        if (!hoverPending) return;
-        const [x, y] = hoverPending;
-        hoverPending = null;
-        const index = this.pickAt(x, y);
-        this._showTooltip(index, x, y);
-        if (index !== this.hover) {
-          this.setHover(index);
-          this.callbacks.hover(index);
-        }
-      });
-    });
-    const finish = (event) => {
-      if (!drag) return;
-      const d = drag;
-      drag = null;
-      if (d.region) {
-        const region = this.region;
-        this.region = null;
-        this.requestRender();
-        if (d.moved) this.callbacks.region(this.pointsInRegion(region), event);
-        else this.callbacks.click(this.pickAt(...d.start), event);
-      } else if (!d.moved && event.button === 0) {
-        this.callbacks.click(this.pickAt(...d.start), event);
-      }
-    };
-    canvas.addEventListener('pointerup', finish);
-    canvas.addEventListener('pointercancel', () => {
-      drag = null;
-      this.region = null;
-      this.requestRender();
-    });
-    canvas.addEventListener('pointerleave', () => {
-      this.tooltip.hidden = true;
-      if (this.hover !== -1 && !drag) {
-        this.setHover(-1);
-        this.callbacks.hover(-1);
-      }
-    });
-    canvas.addEventListener(
-      'wheel',
-      (event) => {
-        event.preventDefault();
-        const [x, y] = this._local(event);
-        const factor = Math.exp(-event.deltaY * (event.deltaMode === 1 ? 0.05 : 0.0015));
-        const ndcX = (x / canvas.clientWidth) * 2 - 1;
-        const ndcY = 1 - (y / canvas.clientHeight) * 2;
-        this._moveCamera(zoom(this.camera, this.threeD, factor, ndcX, ndcY, this._aspect()));
-      },
-      { passive: false },
-    );
-  }
-
-  _showTooltip(index, x, y) {
-    const tip = this.tooltip;
-    if (index < 0) {
-      tip.hidden = true;
-      return;
-    }
-    tip.textContent = this.callbacks.describe(index);
-    tip.hidden = false;
-    const maxX = this.canvas.clientWidth - tip.offsetWidth - 8;
-    tip.style.left = `${Math.min(x + 14, maxX)}px`;
-    tip.style.top = `${Math.max(4, y - 30)}px`;
   }
 }

@@ -1,6 +1,7 @@
 // Opening data sets: a server embedding (metadata, sprite and bookmarks fetched beside the
 // first projection) or uploaded files, and the state a fresh data set starts from.
 
+import { COLUMNS_ABOVE, fetchMetadataColumns } from '../columns.js';
 import { Dataset, datasetFromFiles, loadSprite } from '../dataset.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
@@ -26,11 +27,14 @@ export class DatasetLoading {
     this.state = this._initialState(dataset, restore);
     this.render();
     const metaTask = this.progress.start('Loading metadata…');
+    const columnar = n > COLUMNS_ABOVE;
     const metadata = info.metadata_columns?.length
-      ? this.api
-          .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
-          .then((text) => parseMetadataTsv(text, { header: true, file: 'metadata' }))
-          .catch((err) => {
+      ? (columnar
+          ? fetchMetadataColumns(this.api, run, name, info.metadata_columns, n, (f) => metaTask.update(f))
+          : this.api
+              .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
+              .then((text) => parseMetadataTsv(text, { header: true, file: 'metadata' }))
+        ).catch((err) => {
             this.setMessage(`Metadata: ${err.message}`, true);
             return null;
           })

@@ -134,12 +134,40 @@ export class Projecting {
 
   _display(p, animate) {
     const isolated = this.state.isolated ? new Set(this.state.isolated) : null;
-    const { positions, missing } = fitPositions(p.data, this.dataset.n, p.cols, this._axes(p), isolated);
+    const axes = this._axes(p);
+    const { positions, missing } = fitPositions(p.data, this.dataset.n, p.cols, axes, isolated);
     this.missing = missing;
-    this.plot.setPositions(positions, { animate });
+    this.plot.setPositions(positions, { animate, order: this._lodOrder(p, axes) });
     p.displayedData = p.data;
     p.displayedOnce = true;
     this._updateFlags();
+  }
+
+  /**
+   * The server's level-of-detail order of a done projection over `axes`, when a frame cannot
+   * draw every point: null until it arrives (the plot samples at random meanwhile), then the
+   * plot takes it.
+   */
+  _lodOrder(p, axes) {
+    const ds = this.dataset;
+    if (ds.local || ds.n <= this.plot.budget || p.status !== 'done' || !p.jobId) return null;
+    const key = `${p.jobId}:${axes.join(',')}`;
+    if (p.lod?.key === key) return p.lod.order;
+    if (p.lodPending === key) return null;
+    p.lodPending = key;
+    this.api
+      .lod(p.jobId, axes)
+      .then((order) => {
+        p.lod = { key, order };
+        if (p === this.shown && p.displayedData === p.data && this._axes(p).join(',') === axes.join(',')) {
+          this.plot.setPositions(this.plot.positions, { order });
+        }
+      })
+      .catch((err) => this.setMessage(`Level of detail: ${err.message}`, true))
+      .finally(() => {
+        if (p.lodPending === key) p.lodPending = null;
+      });
+    return null;
   }
 
   _refit() {

@@ -1,21 +1,54 @@
-// The 2D overlay over the WebGL canvas: point labels (hovered, selected, neighbours) placed
-// with a collision grid, and the outline of a box or lasso being drawn. Canvas text is
-// drawn by the browser's font stack, so every script and emoji shows.
+// The label layer, on the 2D overlay over the WebGL canvas: point labels (hovered,
+// selected, neighbours) placed with a collision grid. It clears the overlay each frame; the
+// selection layer draws its outline after it. Canvas text is drawn by the browser's font
+// stack, so every script and emoji shows.
 
+import { toScreen } from '../camera.js';
 import { layoutLabels } from '../geometry.js';
+import { FLAG_HIDDEN } from './points.js';
 
 const FONT_SIZE = 12;
 const WIDTH_CACHE_LIMIT = 20000;
 
 export class LabelLayer {
-  constructor(canvas) {
-    this.canvas = canvas;
-    this.ctx = canvas.getContext('2d');
+  constructor() {
     this.widths = new Map();
     this.dpr = 1;
   }
 
-  resize(width, height, dpr) {
+  // ---- layer contract ------------------------------------------------------------------
+
+  setScene(plot) {
+    this.plot = plot;
+    this.canvas = plot.overlay;
+    this.ctx = this.canvas.getContext('2d');
+  }
+
+  onPositionsChanged() {}
+
+  /** Places the plot's label candidates at their points' screen positions and draws them. */
+  render(view) {
+    if (view.pass !== 'top') return;
+    const plot = this.plot;
+    const to = plot.positions;
+    const from = plot.fromPositions ?? to;
+    const t = view.t;
+    const at = (k) => from[k] + (to[k] - from[k]) * t;
+    const candidates = [];
+    for (const c of plot.labelCandidates) {
+      const i = c.index;
+      if (i < 0 || i >= plot.n || plot.flags[i] & FLAG_HIDDEN) continue;
+      const s = toScreen(view.matrix, at(i * 3), at(i * 3 + 1), at(i * 3 + 2), this.width, this.height);
+      if (s) candidates.push({ ...c, x: s[0], y: s[1] });
+    }
+    this.draw(candidates, plot.theme);
+  }
+
+  dispose() {
+    this.widths.clear();
+  }
+
+  onResize(width, height, dpr) {
     this.dpr = dpr;
     this.width = width;
     this.height = height;
@@ -40,9 +73,9 @@ export class LabelLayer {
 
   /**
    * Draws the labels: candidates { x, y, text, priority, strong } in CSS pixels, the most
-   * important first when they collide; `region` is a selection outline in progress.
+   * important first when they collide.
    */
-  draw(candidates, region, theme) {
+  draw(candidates, theme) {
     const ctx = this.ctx;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.clearRect(0, 0, this.width, this.height);
@@ -65,28 +98,6 @@ export class LabelLayer {
       ctx.fillStyle = label.strong ? theme.labelStrongText : theme.labelText;
       ctx.fillText(label.text, x + 3, y + h / 2 + 0.5);
     }
-    if (region) this._drawRegion(region, theme);
     return kept.length;
-  }
-
-  _drawRegion(region, theme) {
-    const ctx = this.ctx;
-    ctx.save();
-    ctx.strokeStyle = theme.region;
-    ctx.fillStyle = theme.regionFill;
-    ctx.setLineDash([5, 4]);
-    ctx.lineWidth = 1.5;
-    ctx.beginPath();
-    if (region.kind === 'box') {
-      const [x0, y0] = region.points[0];
-      const [x1, y1] = region.points[region.points.length - 1];
-      ctx.rect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
-    } else {
-      region.points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
-      ctx.closePath();
-    }
-    ctx.fill();
-    ctx.stroke();
-    ctx.restore();
   }
 }

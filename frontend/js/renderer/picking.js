@@ -1,78 +1,129 @@
-// GPU picking: the points are drawn once into an offscreen buffer with their id as colour;
-// a mouse move then reads a few pixels back instead of scanning the points. The buffer is
-// redrawn only when the view or the points changed since the last read.
+// Picking on the CPU, exact over every point whatever a frame draws (the level-of-detail
+// sample or all): all points are projected to the screen once per view and bucketed in a
+// grid of screen cells, so a mouse move looks at a few cells instead of every point, and a
+// box or lasso tests the same projected coordinates. Rebuilt lazily, only after the camera,
+// the points or their flags changed.
 
-export class PickingBuffer {
-  constructor(gl) {
-    this.gl = gl;
-    this.framebuffer = gl.createFramebuffer();
-    this.texture = gl.createTexture();
-    this.depth = gl.createRenderbuffer();
-    this.width = 0;
-    this.height = 0;
+import { FLAG_HIDDEN } from './points.js';
+
+const CELL = 16; // CSS pixels per grid cell
+
+/** Screen coordinates (n x 2, CSS pixels) of positions (n x 3); NaN behind the camera. */
+export function projectToScreen(positions, m, width, height, out = null) {
+  const n = positions.length / 3;
+  const screen = out && out.length === n * 2 ? out : new Float32Array(n * 2);
+  for (let i = 0; i < n; i++) {
+    const x = positions[i * 3];
+    const y = positions[i * 3 + 1];
+    const z = positions[i * 3 + 2];
+    const w = m[3] * x + m[7] * y + m[11] * z + m[15];
+    if (w <= 0) {
+      screen[i * 2] = NaN;
+      screen[i * 2 + 1] = NaN;
+      continue;
+    }
+    screen[i * 2] = ((m[0] * x + m[4] * y + m[8] * z + m[12]) / w + 1) * 0.5 * width;
+    screen[i * 2 + 1] = (1 - (m[1] * x + m[5] * y + m[9] * z + m[13]) / w) * 0.5 * height;
+  }
+  return screen;
+}
+
+export class PickingLayer {
+  constructor() {
+    this.stale = true;
+    this.screen = null;
+  }
+
+  // ---- layer contract ------------------------------------------------------------------
+
+  setScene(plot) {
+    this.plot = plot;
+  }
+
+  onPositionsChanged() {
     this.stale = true;
   }
 
-  _resize(width, height) {
-    const gl = this.gl;
-    if (width === this.width && height === this.height) return;
-    this.width = width;
-    this.height = height;
-    gl.bindTexture(gl.TEXTURE_2D, this.texture);
-    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, width, height, 0, gl.RGBA, gl.UNSIGNED_BYTE, null);
-    gl.bindRenderbuffer(gl.RENDERBUFFER, this.depth);
-    gl.renderbufferStorage(gl.RENDERBUFFER, gl.DEPTH_COMPONENT24, width, height);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, this.framebuffer);
-    gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, this.texture, 0);
-    gl.framebufferRenderbuffer(gl.FRAMEBUFFER, gl.DEPTH_ATTACHMENT, gl.RENDERBUFFER, this.depth);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+  /** Nothing to draw: picks read the grid, rebuilt on the next pick after a change. */
+  render() {}
+
+  onResize() {
+    this.stale = true;
   }
 
-  /** Marks the buffer out of date (camera moved, points moved or were hidden). */
+  dispose() {
+    this.screen = null;
+    this.cellStart = null;
+    this.items = null;
+  }
+
+  // ---- picking ---------------------------------------------------------------------------
+
+  /** Marks the grid out of date (camera moved, points moved or were hidden). */
   invalidate() {
     this.stale = true;
   }
 
-  /**
-   * The id of the point nearest to device pixel (x, y) within `radius` pixels, or -1.
-   * `drawIds()` draws the points in picking mode when the buffer is stale.
-   */
-  pick(x, y, radius, width, height, drawIds) {
-    const gl = this.gl;
-    this._resize(width, height);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, this.framebuffer);
-    if (this.stale) {
-      gl.viewport(0, 0, width, height);
-      gl.clearColor(0, 0, 0, 0);
-      gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
-      gl.disable(gl.BLEND);
-      drawIds();
-      this.stale = false;
+  /** Every point's screen coordinates (CSS pixels) under the current view; NaN if hidden. */
+  screenPositions() {
+    if (this.stale) this._build();
+    return this.screen;
+  }
+
+  _build() {
+    const plot = this.plot;
+    const width = plot.canvas.clientWidth;
+    const height = plot.canvas.clientHeight;
+    const screen = projectToScreen(plot._currentPositions(), plot.matrix(), width, height, this.screen);
+    const flags = plot.flags;
+    const n = screen.length / 2;
+    const cols = Math.max(1, Math.ceil(width / CELL));
+    const rows = Math.max(1, Math.ceil(height / CELL));
+    const cellOf = new Int32Array(n);
+    const counts = new Int32Array(cols * rows + 1);
+    for (let i = 0; i < n; i++) {
+      if (flags.length === n && flags[i] & FLAG_HIDDEN) {
+        screen[i * 2] = NaN;
+        screen[i * 2 + 1] = NaN;
+      }
+      const cx = Math.floor(screen[i * 2] / CELL);
+      const cy = Math.floor(screen[i * 2 + 1] / CELL);
+      // NaN fails every comparison, so hidden points and points behind the camera drop out.
+      if (cx >= 0 && cx < cols && cy >= 0 && cy < rows) {
+        cellOf[i] = cy * cols + cx;
+        counts[cellOf[i] + 1]++;
+      } else {
+        cellOf[i] = -1;
+      }
     }
-    const x0 = Math.max(0, Math.round(x) - radius);
-    const y0 = Math.max(0, height - Math.round(y) - 1 - radius);
-    const w = Math.min(width - x0, 2 * radius + 1);
-    const h = Math.min(height - y0, 2 * radius + 1);
-    if (w <= 0 || h <= 0) {
-      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-      return -1;
-    }
-    const pixels = new Uint8Array(w * h * 4);
-    gl.readPixels(x0, y0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-    const cx = Math.round(x) - x0;
-    const cy = height - Math.round(y) - 1 - y0;
+    for (let c = 0; c < cols * rows; c++) counts[c + 1] += counts[c];
+    const fill = counts.slice(0, cols * rows);
+    const items = new Int32Array(counts[cols * rows]);
+    for (let i = 0; i < n; i++) if (cellOf[i] >= 0) items[fill[cellOf[i]]++] = i;
+    Object.assign(this, { screen, cols, rows, cellStart: counts, items, stale: false });
+  }
+
+  /** The point nearest to CSS pixel (x, y) within `radius` pixels, or -1. */
+  pick(x, y, radius) {
+    if (!this.plot.n) return -1;
+    if (this.stale) this._build();
+    const { screen, cols, rows, cellStart, items } = this;
     let best = -1;
-    let bestDistance = Infinity;
-    for (let j = 0; j < h; j++) {
-      for (let i = 0; i < w; i++) {
-        const k = (j * w + i) * 4;
-        const id = pixels[k] | (pixels[k + 1] << 8) | (pixels[k + 2] << 16);
-        if (id === 0) continue;
-        const distance = (i - cx) ** 2 + (j - cy) ** 2;
-        if (distance < bestDistance) {
-          bestDistance = distance;
-          best = id - 1;
+    let bestDistance = radius * radius;
+    const x0 = Math.max(0, Math.floor((x - radius) / CELL));
+    const x1 = Math.min(cols - 1, Math.floor((x + radius) / CELL));
+    const y0 = Math.max(0, Math.floor((y - radius) / CELL));
+    const y1 = Math.min(rows - 1, Math.floor((y + radius) / CELL));
+    for (let cy = y0; cy <= y1; cy++) {
+      for (let cx = x0; cx <= x1; cx++) {
+        const c = cy * cols + cx;
+        for (let k = cellStart[c]; k < cellStart[c + 1]; k++) {
+          const i = items[k];
+          const distance = (screen[i * 2] - x) ** 2 + (screen[i * 2 + 1] - y) ** 2;
+          if (distance < bestDistance || (distance === bestDistance && i < best)) {
+            bestDistance = distance;
+            best = i;
+          }
         }
       }
     }

@@ -1,8 +1,10 @@
-// The point layer: every point in one draw call (gl.POINTS), as a shaded disc or as its
-// sprite thumbnail from a texture atlas. Positions animate between two buffers (from, to)
-// on the GPU; per-point colour and state flags live in their own buffers so that a
-// selection or a recolouring never re-uploads positions. The same program draws the
-// id-colour picking buffer.
+// The point layer: the points as shaded discs in one draw call (gl.POINTS), or, with the
+// sprite layer's atlas bound, as thumbnails (the same program). Buffers hold the points in
+// draw order, the level-of-detail order where every prefix is an even sample, so a frame can
+// draw the first `count` points and stand for the whole set; `a_index` carries each point's
+// own index (hover, sprite cell). Positions animate between two buffers (from, to) on the
+// GPU; colour and flags live in their own buffers so that a selection or a recolouring never
+// re-uploads positions.
 
 import { createProgram } from './gl.js';
 
@@ -20,6 +22,7 @@ layout(location = 0) in vec3 a_from;
 layout(location = 1) in vec3 a_to;
 layout(location = 2) in vec4 a_color;
 layout(location = 3) in uint a_flags;
+layout(location = 4) in uint a_index;
 uniform mat4 u_matrix;
 uniform float u_t;
 uniform float u_size;
@@ -28,8 +31,8 @@ uniform bool u_3d;
 uniform int u_hover;
 uniform bool u_hasSelection;
 uniform bool u_plain;
-uniform bool u_picking;
 uniform bool u_sprites;
+uniform float u_sampleSize;
 uniform vec4 u_dim;
 uniform vec3 u_selected;
 uniform vec3 u_hovered;
@@ -53,14 +56,16 @@ void main() {
   bool sel = (f & 1u) != 0u;
   bool nb = (f & 2u) != 0u;
   bool focus = (f & 8u) != 0u;
-  bool hov = gl_VertexID == u_hover;
+  bool hov = int(a_index) == u_hover;
   float shade = float(f >> 4u) / 15.0;
 
   float size = u_size * (u_3d ? u_scale / pos.w : u_scale);
   if (sel || nb) size *= 1.4;
   if (focus) size *= 1.5;
   if (hov) size *= 1.8;
-  size = clamp(size, u_picking ? 5.0 : 1.5, 160.0);
+  // A sample drawn for the whole set: each point stands for several, so it is drawn larger.
+  if (!(sel || nb || hov)) size *= u_sampleSize;
+  size = clamp(size, 1.5, 160.0);
 
   vec4 color = a_color;
   v_dimmed = 0;
@@ -78,11 +83,7 @@ void main() {
     float layer = hov ? -0.9 : focus ? -0.7 : sel ? -0.5 : nb ? -0.4 : (u_hasSelection ? 0.5 : 0.0);
     pos.z = layer * pos.w;
   }
-  if (u_picking) {
-    int id = gl_VertexID + 1;
-    color = vec4(float(id & 255), float((id >> 8) & 255), float((id >> 16) & 255), 255.0) / 255.0;
-  }
-  float cell = float(gl_VertexID);
+  float cell = float(a_index);
   float row = floor(cell / u_spriteCols);
   v_uv = vec2(cell - row * u_spriteCols, row) * u_cell;
   v_color = color;
@@ -99,7 +100,6 @@ in vec2 v_uv;
 in float v_size;
 flat in int v_ring;
 flat in int v_dimmed;
-uniform bool u_picking;
 uniform vec3 u_background;
 uniform bool u_sprites;
 uniform bool u_3d;
@@ -111,10 +111,6 @@ out vec4 outColor;
 void main() {
   vec2 pc = gl_PointCoord;
   if (u_sprites) {
-    if (u_picking) {
-      outColor = v_color;
-      return;
-    }
     vec4 t = texture(u_atlas, v_uv + pc * u_cell);
     float edge = max(abs(pc.x - 0.5), abs(pc.y - 0.5)) * 2.0;
     if (v_ring > 0 && edge > 1.0 - 3.0 / v_size) {
@@ -129,10 +125,6 @@ void main() {
   }
   float r = length(pc - 0.5) * 2.0;
   if (r > 1.0) discard;
-  if (u_picking) {
-    outColor = v_color;
-    return;
-  }
   vec3 c = v_color.rgb;
   if (u_3d) c *= 1.0 - 0.28 * r * r;
   if (v_ring > 0 && v_size > 5.0 && r > 1.0 - 3.0 / v_size) c = v_ring == 2 ? u_ringColor : c * 0.55;
@@ -140,12 +132,30 @@ void main() {
   outColor = vec4(c, alpha);
 }`;
 
-const ATTRIBUTES = ['a_from', 'a_to', 'a_color', 'a_flags'];
+const ATTRIBUTES = ['a_from', 'a_to', 'a_color', 'a_flags', 'a_index'];
+
+/** `values` (n x width) rearranged into draw order: row r holds row order[r]. */
+export function permuteRows(values, order, width) {
+  if (!order) return values;
+  const out = new values.constructor(order.length * width);
+  for (let r = 0; r < order.length; r++) {
+    const i = order[r] * width;
+    for (let k = 0; k < width; k++) out[r * width + k] = values[i + k];
+  }
+  return out;
+}
 
 export class PointLayer {
-  constructor(gl) {
-    this.gl = gl;
+  constructor() {
     this.n = 0;
+    this.order = null;
+  }
+
+  // ---- layer contract ------------------------------------------------------------------
+
+  setScene(plot) {
+    const gl = plot.gl;
+    this.gl = gl;
     const { program, uniforms } = createProgram(gl, VERTEX, FRAGMENT, ATTRIBUTES);
     this.program = program;
     this.uniforms = uniforms;
@@ -155,6 +165,7 @@ export class PointLayer {
       to: gl.createBuffer(),
       color: gl.createBuffer(),
       flags: gl.createBuffer(),
+      index: gl.createBuffer(),
     };
     gl.bindVertexArray(this.vao);
     const float3 = (buffer, location) => {
@@ -170,10 +181,53 @@ export class PointLayer {
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buffers.flags);
     gl.enableVertexAttribArray(3);
     gl.vertexAttribIPointer(3, 1, gl.UNSIGNED_BYTE, 0, 0);
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.buffers.index);
+    gl.enableVertexAttribArray(4);
+    gl.vertexAttribIPointer(4, 1, gl.UNSIGNED_INT, 0, 0);
     gl.bindVertexArray(null);
-    this.atlas = null;
-    this.sprite = { cols: 1, cell: [1, 1] };
   }
+
+  /**
+   * Target positions (n x 3, the points' own order); `from` is where an animated transition
+   * starts (else = target); `order` the draw order (null: as they are).
+   */
+  onPositionsChanged(to, from, order) {
+    const gl = this.gl;
+    if (order !== this.order || to.length / 3 !== this.n) {
+      this.order = order;
+      const index = order ? Uint32Array.from(order) : Uint32Array.from({ length: to.length / 3 }, (_, i) => i);
+      this._upload(this.buffers.index, index);
+      // Colours and flags follow the points into the new draw order.
+      if (this.colors?.length === index.length * 4) this.setColors(this.colors);
+      if (this.flags?.length === index.length) this.setFlags(this.flags);
+    }
+    this.n = to.length / 3;
+    const target = permuteRows(to, order, 3);
+    this._upload(this.buffers.to, target);
+    // Without a transition both attributes read one buffer: no second copy of the positions.
+    gl.bindVertexArray(this.vao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, from === to ? this.buffers.to : this.buffers.from);
+    gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 0, 0);
+    gl.bindVertexArray(null);
+    if (from !== to) this._upload(this.buffers.from, permuteRows(from, order, 3));
+  }
+
+  /** Draws points [start, start + count) of the draw order, unless the sprite layer draws them. */
+  render(view) {
+    if (view.sprites && view.spriteAtlas) return;
+    this.drawRange(view, null);
+  }
+
+  onResize() {}
+
+  dispose() {
+    const gl = this.gl;
+    for (const buffer of Object.values(this.buffers)) gl.deleteBuffer(buffer);
+    gl.deleteVertexArray(this.vao);
+    gl.deleteProgram(this.program);
+  }
+
+  // ---- data ------------------------------------------------------------------------------
 
   _upload(buffer, data) {
     const gl = this.gl;
@@ -181,92 +235,58 @@ export class PointLayer {
     gl.bufferData(gl.ARRAY_BUFFER, data, gl.DYNAMIC_DRAW);
   }
 
-  /** Target positions (n x 3); `from` is where an animated transition starts (else = target). */
-  setPositions(to, from = to) {
-    this.n = to.length / 3;
-    this._upload(this.buffers.from, from);
-    this._upload(this.buffers.to, to);
-  }
-
-  /** RGBA bytes per point. */
+  /** RGBA bytes per point (the points' own order). */
   setColors(colors) {
-    this._upload(this.buffers.color, colors);
+    this.colors = colors;
+    this._upload(this.buffers.color, permuteRows(colors, this.order, 4));
   }
 
-  /** One byte of FLAG_* bits (and the neighbour shade) per point. */
+  /** One byte of FLAG_* bits (and the neighbour shade) per point (the points' own order). */
   setFlags(flags) {
-    this._upload(this.buffers.flags, flags);
+    this.flags = flags;
+    this._upload(this.buffers.flags, permuteRows(flags, this.order, 1));
   }
 
-  /**
-   * The sprite image as the atlas: cells of `cellWidth` x `cellHeight` pixels, row-major from
-   * the top-left. Images over the GPU's texture limit are scaled down; the cell layout, in
-   * texture coordinates, stays the same.
-   */
-  setSprite(image, cellWidth, cellHeight) {
+  /** Binds the program, the vertex arrays and the uniforms of `view`; `atlas` for thumbnails. */
+  bind(view, atlas) {
     const gl = this.gl;
-    const max = gl.getParameter(gl.MAX_TEXTURE_SIZE);
-    let source = image;
-    const scale = Math.min(1, max / image.width, max / image.height);
-    if (scale < 1) {
-      const canvas = new OffscreenCanvas(Math.floor(image.width * scale), Math.floor(image.height * scale));
-      canvas.getContext('2d').drawImage(image, 0, 0, canvas.width, canvas.height);
-      source = canvas;
-    }
-    if (!this.atlas) this.atlas = gl.createTexture();
-    gl.bindTexture(gl.TEXTURE_2D, this.atlas);
-    gl.pixelStorei(gl.UNPACK_PREMULTIPLY_ALPHA_WEBGL, false);
-    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, source);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
-    this.sprite = {
-      cols: Math.max(1, Math.floor(image.width / cellWidth)),
-      cell: [cellWidth / image.width, cellHeight / image.height],
-    };
-  }
-
-  clearSprite() {
-    if (this.atlas) this.gl.deleteTexture(this.atlas);
-    this.atlas = null;
-  }
-
-  /**
-   * Draws all points. `view`: matrix, t (transition 0..1), size, scale, threeD, hover,
-   * hasSelection, plain (no colour-by), sprites, picking, and theme colours dim / ring /
-   * background.
-   */
-  draw(view) {
-    const gl = this.gl;
-    if (!this.n) return;
     const u = this.uniforms;
-    const sprites = Boolean(view.sprites && this.atlas);
     gl.useProgram(this.program);
     gl.bindVertexArray(this.vao);
     gl.uniformMatrix4fv(u.u_matrix, false, view.matrix);
     gl.uniform1f(u.u_t, view.t);
     gl.uniform1f(u.u_size, view.size);
     gl.uniform1f(u.u_scale, view.scale);
+    gl.uniform1f(u.u_sampleSize, view.sampleSize ?? 1);
     gl.uniform1i(u.u_3d, view.threeD ? 1 : 0);
     gl.uniform1i(u.u_hover, view.hover ?? -1);
     gl.uniform1i(u.u_hasSelection, view.hasSelection ? 1 : 0);
     gl.uniform1i(u.u_plain, view.plain ? 1 : 0);
-    gl.uniform1i(u.u_picking, view.picking ? 1 : 0);
-    gl.uniform1i(u.u_sprites, sprites ? 1 : 0);
+    gl.uniform1i(u.u_sprites, atlas ? 1 : 0);
     gl.uniform4fv(u.u_dim, view.dim);
     gl.uniform3fv(u.u_selected, view.selectedColor);
     gl.uniform3fv(u.u_hovered, view.hoverColor);
     gl.uniform3fv(u.u_ringColor, view.ringColor);
     gl.uniform3fv(u.u_background, view.background);
-    gl.uniform1f(u.u_spriteCols, this.sprite.cols);
-    gl.uniform2fv(u.u_cell, this.sprite.cell);
-    if (sprites) {
+    gl.uniform1f(u.u_spriteCols, atlas ? atlas.cols : 1);
+    gl.uniform2fv(u.u_cell, atlas ? atlas.cell : [1, 1]);
+    if (atlas) {
       gl.activeTexture(gl.TEXTURE0);
-      gl.bindTexture(gl.TEXTURE_2D, this.atlas);
+      gl.bindTexture(gl.TEXTURE_2D, atlas.texture);
       gl.uniform1i(u.u_atlas, 0);
     }
-    gl.drawArrays(gl.POINTS, 0, this.n);
-    gl.bindVertexArray(null);
+  }
+
+  /**
+   * Draws the view's range of the draw order. `view`: matrix, t (transition 0..1), size,
+   * scale, sampleSize, threeD, hover, hasSelection, plain (no colour-by), start, count, and
+   * theme colours dim / ring / background.
+   */
+  drawRange(view, atlas) {
+    const count = Math.min(view.count ?? this.n, this.n - (view.start ?? 0));
+    if (!this.n || count <= 0) return;
+    this.bind(view, atlas);
+    this.gl.drawArrays(this.gl.POINTS, view.start ?? 0, count);
+    this.gl.bindVertexArray(null);
   }
 }

@@ -1,0 +1,139 @@
+"""Level of detail and columns as typed arrays, for front ends that draw millions of points.
+
+``GET /api/jobs/ID/lod`` answers a done projection's level-of-detail order: N little-endian
+int32, a permutation of the points in which every prefix is an even sample of the picture
+(``projector_core.kernels.lod``). ``axes`` names the coordinate columns it is computed over
+(default the first two, three for a 3D projection).
+
+``GET /api/metadata/column`` answers one metadata column for N points without a TSV to
+parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes`` long,
+padded with spaces to a multiple of 4) followed by N int32 codes into it; a numeric one
+(``kind=numeric``, or ``auto`` for a column of numbers) as N float32, NaN where missing.
+The kind is in ``X-Kind``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from typing import Annotated, Literal
+
+import numpy as np
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import Response
+
+from projector_core.errors import DataError
+from projector_core.jobs import JobStatus
+from projector_core.kernels.lod import lod_order
+from server.deps import EmbeddingDep
+from server.routes.data import EMBEDDING_ERRORS, unprocessable
+from server.routes.jobs import JobsDep, _job, not_done
+
+router = APIRouter(prefix="/api", tags=["level of detail"])
+
+CACHED = 4  # orders and columns kept: 40 MB each at 10M points
+
+
+class _Cache:
+    """A few recent answers, computed once even when requests race."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[tuple, object] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple, compute):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+            value = compute()
+            self.items[key] = value
+            while len(self.items) > CACHED:
+                self.items.popitem(last=False)
+            return value
+
+
+def _cache(request: Request, name: str) -> _Cache:
+    """The app's cache `name`, made on first use (a race makes two; one is kept, no harm)."""
+    state = request.app.state
+    cache = getattr(state, name, None)
+    if cache is None:
+        cache = _Cache()
+        setattr(state, name, cache)
+    return cache
+
+
+def _axes(text: str | None, cols: int) -> list[int]:
+    if not text:
+        return list(range(min(cols, 2 if cols < 3 else 3)))
+    try:
+        axes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise HTTPException(422, f"axes must be comma-separated column numbers, not {text!r}") from None
+    if not 1 <= len(axes) <= 3 or any(not 0 <= a < cols for a in axes):
+        raise HTTPException(422, f"axes {text!r}: 1 to 3 columns of 0..{cols - 1}")
+    return axes
+
+
+@router.get(
+    "/jobs/{job_id}/lod",
+    response_class=Response,
+    responses={200: {"content": {"application/octet-stream": {}},
+                     "description": "N int32 (little-endian): the points in level-of-detail order"},
+               409: {"description": "The job is not done"}, 404: {"description": "Unknown job"}},
+)
+def get_lod(job_id: str, request: Request, jobs: JobsDep,
+            axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1,2")] = None,
+            ) -> Response:
+    job = _job(jobs, job_id)
+    if job.status is not JobStatus.DONE:
+        raise not_done(job)
+    coordinates = job.result.coordinates
+    chosen = _axes(axes, coordinates.shape[1])
+    order = _cache(request, "lod_orders").get(
+        (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
+    return Response(order.astype("<i4").tobytes(), media_type="application/octet-stream",
+                    headers={"X-Shape": str(order.size)})
+
+
+def _categorical(values: list[str]) -> tuple[list[str], np.ndarray]:
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int32,
+                        count=len(values))
+    return list(index), codes
+
+
+@router.get(
+    "/metadata/column",
+    response_class=Response,
+    responses={**EMBEDDING_ERRORS, 200: {"content": {"application/octet-stream": {}},
+                                         "description": "See the module docs: dictionary + "
+                                                        "int32 codes, or float32"}},
+)
+def get_metadata_column(
+    embedding: EmbeddingDep, request: Request,
+    column: Annotated[str, Query(description="Metadata column name")],
+    kind: Annotated[Literal["auto", "categorical", "numeric"],
+                    Query(description="auto: numeric for a column of numbers")] = "auto",
+) -> Response:
+    try:
+        metadata = embedding.metadata()
+    except DataError as exc:
+        raise unprocessable(exc) from None
+    if metadata is None or column not in metadata.names:
+        names = ", ".join(metadata.names) if metadata else "none"
+        raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
+    numbers = metadata.numeric(column) if kind != "categorical" else None
+    if kind == "numeric" and numbers is None:
+        raise HTTPException(422, f"metadata column {column!r} is not numeric")
+    if numbers is not None:
+        return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
+                        headers={"X-Kind": "numeric"})
+    # The metadata object is kept with its answer, so its id() cannot be reused meanwhile.
+    _, dictionary, codes = _cache(request, "metadata_columns").get(
+        (id(metadata), column), lambda: (metadata, *_categorical(metadata.column(column))))
+    head = json.dumps(dictionary, ensure_ascii=False).encode()
+    head += b" " * (-len(head) % 4)
+    return Response(head + codes.astype("<i4").tobytes(), media_type="application/octet-stream",
+                    headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head))})
