@@ -17,7 +17,9 @@ from fastapi.responses import JSONResponse
 from projector_core.catalog import Catalog
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
+from projector_core.loading import StillLoading
 from projector_core.result_cache import ResultCache
+from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from server.routes import data, jobs, neighbors, projections, ui
 
@@ -87,6 +89,7 @@ def create_app(
     async def data_error(request: Request, exc: DataError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    app.add_exception_handler(StillLoading, still_loading)
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
     app.include_router(data.router)
