@@ -47,6 +47,7 @@ class LiveServer:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test session caches under its own temp folder, never in the user's cache."""
     monkeypatch.setenv("PROJECTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("PROJECTOR_NO_WARM_UP", "1")  # servers started by tests skip the warm-up
 
 
 @pytest.fixture
