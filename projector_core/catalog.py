@@ -119,6 +119,10 @@ class Catalog:
     def embedding(self, run: str, name: str) -> Embedding:
         return self._runs[run].embedding(name)
 
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Block until the background loads started so far are done; False on timeout."""
+        return self._loader.wait_idle(timeout)
+
     # -- loading -----------------------------------------------------------------------------
     def display(self, path: Path) -> str:
         """A path as shown in messages: relative to LOGDIR when inside it."""

@@ -62,15 +62,22 @@ class BackgroundLoader:
     def __init__(self) -> None:
         self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._pending = 0
+        self._idle = threading.Condition()
 
     def submit(self, task: Callable[[], None]) -> None:
-        with self._lock:
+        with self._idle:
+            self._pending += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="tensor-loader",
                                                 daemon=True)
                 self._thread.start()
         self._tasks.put(task)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until every task submitted so far has finished; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def _run(self) -> None:
         while True:
@@ -81,3 +88,7 @@ class BackgroundLoader:
                 pass
             except Exception:  # one broken load must not stop the others
                 log.exception("loading a tensor failed")
+            finally:
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()

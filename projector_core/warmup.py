@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,14 @@ def use_numba_cache(cache_dir: Path | None) -> None:
     os.environ["NUMBA_CACHE_DIR"] = str(Path(cache_dir) / NUMBA_CACHE_SUBDIR)
 
 
-def start_warm_up(delay: float = START_DELAY_SECONDS) -> None:
-    """Start the warm-up thread, once per process."""
+def start_warm_up(after: Callable[[], object] | None = None,
+                  delay: float = START_DELAY_SECONDS) -> None:
+    """Start the warm-up thread, once per process; it first waits ``delay`` and ``after()``
+    (the tensors loading in the background come first: on two cores they share the CPU)."""
     if _started.is_set():
         return
     _started.set()
-    threading.Thread(target=_warm_up, args=(delay,), name="warm-up", daemon=True).start()
+    threading.Thread(target=_warm_up, args=(after, delay), name="warm-up", daemon=True).start()
 
 
 def cache_umap_kernels() -> int:
@@ -62,8 +65,10 @@ def cache_umap_kernels() -> int:
     return marked
 
 
-def _warm_up(delay: float) -> None:
+def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
     time.sleep(delay)
+    if after is not None:
+        after()
     started = time.perf_counter()
     try:
         import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)

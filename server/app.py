@@ -73,7 +73,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
         if warm_up:
-            start_warm_up()
+            start_warm_up(after=catalog.wait_loaded)
         yield
         if task is not None:
             task.cancel()

@@ -13,6 +13,10 @@ import uvicorn
 
 from server.app import SAMPLE_DATA, create_app
 
+# The server imports openTSNE / scikit-learn on the first t-SNE request (or in its warm-up); the
+# test process does it once here, so that no test's HTTP timeout pays for the import.
+import projector_core.kernels.tsne  # noqa: E402, F401, I001
+
 
 def _free_port() -> int:
     with socket.socket() as sock:

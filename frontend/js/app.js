@@ -10,6 +10,7 @@ import { Dataset, datasetFromFiles, loadSprite } from './dataset.js';
 import { $, debounce, download, formatCount } from './dom.js';
 import { fitPositions } from './geometry.js';
 import { JobRunner, restoredProjection } from './jobs.js';
+import { listRunsWhenReady } from './loading.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
@@ -95,7 +96,7 @@ class App {
     const fromUrl = decodeState(location.hash);
     const task = this.progress.start('Listing runs…');
     try {
-      this.runs = await this.api.runs();
+      this.runs = await listRunsWhenReady(this, fromUrl);
     } catch (err) {
       this.setMessage(`Could not list runs: ${err.message}`, true);
       this.runs = [];
