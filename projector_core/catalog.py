@@ -441,7 +441,7 @@ class Catalog:
         fingerprint, kind = self._tensor_key(path, info)
         vectors = self.cache.load(fingerprint)
         if vectors is None:
-            verb = "parsing" if kind == "tsv" else "copying"
+            verb = "parsing" if kind == "tsv" else "reading"
             vectors = ingest(self.cache, fingerprint, path, display, kind, info.tensor_shape,
                              self._tensor_progress(display, verb))
         shape = tuple(int(s) for s in vectors.shape)

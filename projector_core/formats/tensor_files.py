@@ -83,8 +83,9 @@ def _parse_chunk(chunk: bytes, first_line: int, cols: int, display: str) -> np.n
     except pa.ArrowInvalid:
         raise _diagnose(chunk, first_line, cols, display) from None
     rows = np.empty((table.num_rows, cols), np.float32)
-    for index, column in enumerate(table.columns):
-        rows[:, index] = column.to_numpy()
+    with np.errstate(over="ignore"):  # beyond float32's range is inf, as numpy.loadtxt reads it
+        for index, column in enumerate(table.columns):
+            rows[:, index] = column.to_numpy()
     return rows
 
 
