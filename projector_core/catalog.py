@@ -32,13 +32,16 @@ from projector_core.formats.config import (
 )
 from projector_core.formats.metadata import Metadata, parse_metadata
 from projector_core.formats.sprite import check_sprite
-from projector_core.formats.tensor_files import looks_binary, read_bytes, read_npy, read_tsv
+from projector_core.formats.tensor_files import looks_binary, npy_layout
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
+from projector_core.ingest import ingest
+from projector_core.loading import BackgroundLoader, LoadCancelled, Loading
 from projector_core.model import Embedding, Run
 
 PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
 CHECKPOINT_STATE = "checkpoint"  # TensorFlow's text file naming the latest checkpoint
 SETTLE_SECONDS = 1.0  # a file younger than this may still be being written
+FINITE_CHUNK_BYTES = 64 * 2**20  # rows checked for NaN/Inf at a time (no N x D temporary)
 
 # Reports loading progress: (what, done, total); total 0 means "unknown".
 ProgressCallback = Callable[[str, int, int], None]
@@ -84,17 +87,27 @@ class Catalog:
 
     LOGDIR may also be a plain array file (``.npy``, ``.npz``, ``.parquet``) or a folder of
     them without any config: then it is one run, ``.``, of those arrays.
+
+    With ``background_bytes`` set, a tensor file at least that big and not yet cached is read
+    on a background thread (``loading.py``): its embedding is listed at once as loading, and
+    ``on_loaded`` is called with the finished embedding.
     """
 
     def __init__(self, logdir: Path | str, cache_dir: Path | None = None,
-                 progress: ProgressCallback | None = None, plain: PlainOptions | None = None) -> None:
+                 progress: ProgressCallback | None = None, plain: PlainOptions | None = None,
+                 background_bytes: int | None = None,
+                 on_loaded: Callable[[Embedding], None] | None = None) -> None:
         self.logdir = Path(logdir).resolve()
         self.plain = plain or PlainOptions()
         self.cache = TensorCache(cache_dir if cache_dir is not None else default_cache_dir())
         self.progress = progress
+        self.background_bytes = background_bytes
+        self.on_loaded = on_loaded
         self._runs: dict[str, Run] = {}
         self._lock = threading.Lock()
         self._scanned = False  # the first scan loads everything; later ones wait for writes to settle
+        self._loader = BackgroundLoader()
+        self._loading_here = threading.local()  # the Loading the current thread reports to
 
     # -- lookups -----------------------------------------------------------------------------
     def runs(self) -> list[Run]:
@@ -105,6 +118,10 @@ class Catalog:
 
     def embedding(self, run: str, name: str) -> Embedding:
         return self._runs[run].embedding(name)
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Block until the background loads started so far are done; False on timeout."""
+        return self._loader.wait_idle(timeout)
 
     # -- loading -----------------------------------------------------------------------------
     def display(self, path: Path) -> str:
@@ -137,6 +154,11 @@ class Catalog:
                     runs[name] = fresh
                 elif old is not None:
                     runs[name] = old
+            for old in self._runs.values():
+                if runs.get(old.name) is not old:  # replaced or gone: stop its loads
+                    for embedding in old.embeddings:
+                        if embedding.loading is not None:
+                            embedding.loading.cancelled = True
             self._runs = runs
             self._scanned = True
 
@@ -175,7 +197,7 @@ class Catalog:
             checkpoint = self._find_checkpoint(config, errors)
             seen: dict[str, str] = {}
             for index, info in enumerate(self._with_checkpoint_entries(config, checkpoint)):
-                embedding = self._load_embedding(name, config, info, index, read, checkpoint)
+                embedding = self._load_or_defer(run, config, info, index, read, checkpoint)
                 if embedding.name in seen:
                     embedding.errors["config"] = (
                         f"{self.display(path)} {info.where}: duplicate tensor_name "
@@ -272,10 +294,68 @@ class Catalog:
         read.append(path)
         return path
 
+    @staticmethod
+    def _embedding_name(info: EmbeddingInfo, index: int) -> str:
+        return info.tensor_name or (Path(info.tensor_path).stem if info.tensor_path
+                                    else f"embedding-{index}")
+
+    def _load_or_defer(self, run: Run, config: ProjectorConfig, info: EmbeddingInfo, index: int,
+                       read: list[Path], checkpoint: Path | None) -> Embedding:
+        """The embedding loaded now, or a loading placeholder for a big tensor not yet cached
+        that the background loader replaces with the loaded embedding."""
+        slow = self._slow_tensor(config, info)
+        if slow is None:
+            return self._load_embedding(run.name, config, info, index, read, checkpoint)
+        path, loading = slow
+        read.append(path)
+        placeholder = Embedding(run=run.name, name=self._embedding_name(info, index),
+                                fingerprint="", loading=loading,
+                                sources={"config": self.display(config.path),
+                                         "tensor": loading.source})
+
+        def load() -> None:
+            later: list[Path] = []
+            self._loading_here.current = loading
+            try:
+                fresh = self._load_embedding(run.name, config, info, index, later, checkpoint)
+                if loading.cancelled:
+                    raise LoadCancelled(loading.source)
+                with self._lock:
+                    run.embeddings = [fresh if e is placeholder else e for e in run.embeddings]
+                    run.signature = self._signature(
+                        [Path(entry[0]) for entry in run.signature] + later, None)
+            finally:
+                self._loading_here.current = None
+                loading.finished.set()
+            if self.on_loaded is not None:
+                self.on_loaded(fresh)
+
+        self._loader.submit(load)
+        return placeholder
+
+    def _slow_tensor(self, config: ProjectorConfig, info: EmbeddingInfo) -> tuple[Path, Loading] | None:
+        """A tensor file worth reading in the background: big, and not in the cache yet."""
+        if self.background_bytes is None or not info.tensor_path:
+            return None
+        try:
+            path = resolve_asset(config.folder, info.tensor_path, self.display(config.path),
+                                 "tensor_path")
+            size = path.stat().st_size
+            if size < self.background_bytes or not path.is_file():
+                return None
+            fingerprint, kind = self._tensor_key(path, info)
+            if self.cache.contains(fingerprint):
+                return None
+            shape = (npy_layout(path, self.display(path)).shape if kind == "npy"
+                     else tuple(info.tensor_shape) if kind == "bytes" else None)
+        except (DataError, OSError):
+            return None  # read now, so that the error is reported the usual way
+        return path, Loading(self.display(path), size,
+                             shape=shape if shape and len(shape) == 2 else None)
+
     def _load_embedding(self, run: str, config: ProjectorConfig, info: EmbeddingInfo,
                         index: int, read: list[Path], checkpoint: Path | None) -> Embedding:
-        name = info.tensor_name or (Path(info.tensor_path).stem if info.tensor_path
-                                    else f"embedding-{index}")
+        name = self._embedding_name(info, index)
         embedding = Embedding(run=run, name=name, fingerprint="")
         config_display = self.display(config.path)
         embedding.sources["config"] = config_display
@@ -287,7 +367,7 @@ class Catalog:
             hashes.append(tensor_hash)
             n_points = int(vectors.shape[0])
             embedding.sources["tensor"] = self.display(read[-1])
-            invalid = int(np.count_nonzero(~np.isfinite(vectors).all(axis=1)))
+            invalid = _rows_with_nan_or_inf(vectors)
             if invalid:
                 embedding.warnings.append(
                     f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
@@ -358,28 +438,30 @@ class Catalog:
         display = self.display(path)
         if not path.is_file():
             raise DataError("tensor file not found", file=display)
-        fingerprint = file_fingerprint(path)
-        suffix = path.suffix.lower()
-        raw = suffix == ".bytes" or (suffix != ".npy" and bool(info.tensor_shape)
-                                     and looks_binary(path))
-        if raw:  # the same bytes read with another tensor_shape are another tensor
-            keyed = f"{fingerprint}|{info.tensor_shape}"
-            fingerprint = hashlib.sha256(keyed.encode()).hexdigest()[:32]
+        fingerprint, kind = self._tensor_key(path, info)
         vectors = self.cache.load(fingerprint)
         if vectors is None:
-            if raw:
-                vectors = read_bytes(path, display, info.tensor_shape)
-            elif suffix == ".npy":
-                vectors = read_npy(path, display)
-            else:
-                vectors = read_tsv(path, display, self._tensor_progress(display))
-            vectors = self._own_copy(fingerprint, vectors)
+            verb = "parsing" if kind == "tsv" else "reading"
+            vectors = ingest(self.cache, fingerprint, path, display, kind, info.tensor_shape,
+                             self._tensor_progress(display, verb))
         shape = tuple(int(s) for s in vectors.shape)
         if info.tensor_shape and tuple(info.tensor_shape) != shape:
             raise DataError(f"tensor_shape {list(info.tensor_shape)} disagrees with the tensor "
                             f"file {display}, which is {list(shape)}", file=config_display,
                             field=f"{info.where}.tensor_shape")
         return vectors, fingerprint
+
+    @staticmethod
+    def _tensor_key(path: Path, info: EmbeddingInfo) -> tuple[str, str]:
+        """(cache key, kind): kind is "bytes" (raw float32), "npy" or "tsv"."""
+        fingerprint = file_fingerprint(path)
+        suffix = path.suffix.lower()
+        if suffix == ".bytes" or (suffix != ".npy" and bool(info.tensor_shape)
+                                  and looks_binary(path)):
+            # the same bytes read with another tensor_shape are another tensor
+            keyed = f"{fingerprint}|{info.tensor_shape}"
+            return hashlib.sha256(keyed.encode()).hexdigest()[:32], "bytes"
+        return fingerprint, "npy" if suffix == ".npy" else "tsv"
 
     def _load_checkpoint_variable(self, checkpoint: Path, info: EmbeddingInfo,
                                   read: list[Path]) -> tuple[np.ndarray, str]:
@@ -413,8 +495,23 @@ class Catalog:
             return cached
         return np.array(vectors) if isinstance(vectors, np.memmap) else vectors
 
-    def _tensor_progress(self, display: str) -> Callable[[int, int], None] | None:
-        if self.progress is None:
-            return None
+    def _tensor_progress(self, display: str, verb: str) -> Callable[[int, int], None] | None:
+        """Progress to the command line and, on the loader thread, to the embedding's Loading."""
         report = self.progress
-        return lambda done, total: report(f"parsing {display}", done, total)
+        loading: Loading | None = getattr(self._loading_here, "current", None)
+        if report is None and loading is None:
+            return None
+
+        def progress(done: int, total: int) -> None:
+            if loading is not None:
+                loading.report(done, total)
+            if report is not None:
+                report(f"{verb} {display}", done, total)
+
+        return progress
+
+
+def _rows_with_nan_or_inf(vectors: np.ndarray) -> int:
+    step = max(1, FINITE_CHUNK_BYTES // max(1, vectors.shape[1] * vectors.itemsize))
+    return sum(int(np.count_nonzero(~np.isfinite(vectors[start:start + step]).all(axis=1)))
+               for start in range(0, vectors.shape[0], step))

@@ -15,6 +15,7 @@ import numpy as np
 from projector_core.errors import DataError
 from projector_core.formats.metadata import Metadata
 from projector_core.formats.sprite import Sprite
+from projector_core.loading import Loading, StillLoading
 
 __all__ = ["Embedding", "Metadata", "Run"]
 
@@ -32,11 +33,22 @@ class Embedding:
     errors: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
 
     @property
     def shape(self) -> tuple[int, int] | None:
-        return None if self._vectors is None else (int(self._vectors.shape[0]),
-                                                   int(self._vectors.shape[1]))
+        if self._vectors is None:
+            return self.loading.shape if self.loading is not None else None
+        return int(self._vectors.shape[0]), int(self._vectors.shape[1])
+
+    @property
+    def status(self) -> str:
+        """"loading" while the tensor is read in the background, else "ready" (see errors)."""
+        return "loading" if self.loading is not None else "ready"
+
+    def raise_if_loading(self) -> None:
+        if self.loading is not None:
+            raise StillLoading(self.loading)
 
     @property
     def error(self) -> str | None:
@@ -48,11 +60,13 @@ class Embedding:
 
     def vectors(self) -> np.ndarray:
         """float32 [N, D], C-contiguous; may be a read-only memory map."""
+        self.raise_if_loading()
         self._raise_if_broken("tensor")
         assert self._vectors is not None
         return self._vectors
 
     def metadata(self) -> Metadata | None:
+        self.raise_if_loading()
         self._raise_if_broken("metadata")
         return self._metadata
 
@@ -60,6 +74,7 @@ class Embedding:
         return list(self._metadata.names) if self._metadata is not None else []
 
     def bookmarks(self) -> list[dict[str, Any]]:
+        self.raise_if_loading()
         self._raise_if_broken("bookmarks")
         return list(self._bookmarks or [])
 

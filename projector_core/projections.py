@@ -22,7 +22,6 @@ from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
 from projector_core.kernels.precomputed import check_columns, precomputed
 from projector_core.kernels.search import search
-from projector_core.kernels.tsne import default_perplexity, max_perplexity, tsne
 from projector_core.model import Embedding
 from projector_core.projection_params import (
     CustomRequest,
@@ -75,6 +74,8 @@ def check(request: ProjectionRequest, embedding: Embedding) -> None:
     embedding.vectors()  # DataError when the tensor is broken
     n, dim = embedding.shape or (0, 0)
     if isinstance(request, TsneRequest):
+        from projector_core.kernels.tsne import max_perplexity  # openTSNE: imported on first use
+
         perplexity = request.params.perplexity
         if n < 4:
             raise ValueError(f"t-SNE needs at least 4 points; this embedding has {n}")
@@ -165,6 +166,8 @@ def spread(valid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
 
 def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
           reporter: Reporter) -> tuple[np.ndarray, dict[str, Any]]:
+    from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
+
     params = request.params
     neighbors = None
     if not backend.is_numpy:

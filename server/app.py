@@ -17,7 +17,10 @@ from fastapi.responses import JSONResponse
 from projector_core.catalog import Catalog
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
+from projector_core.loading import StillLoading
 from projector_core.result_cache import ResultCache
+from projector_core.warmup import start_warm_up, use_numba_cache
+from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from server.routes import data, jobs, lod, neighbors, projections, ui
 
@@ -48,19 +51,29 @@ def create_app(
     refresh_seconds: float = 2.0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     allowed_hosts: list[str] | None = None,
+    background_bytes: int | None = None,
+    warm_up: bool = False,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
     ``allowed_hosts`` bounds the Host header (default: loopback names only), so that a web page
     cannot reach the local server through DNS rebinding; ``["*"]`` allows any.
+    ``background_bytes``: tensor files this big are read after the server is up (see
+    ``Catalog``). ``warm_up``: import and compile the compute libraries in the background once
+    the server is up, so the first projection does not wait for them (``warmup.py``).
     """
     if catalog is None:
-        catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir)
+        catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
+                          background_bytes=background_bytes)
         catalog.refresh()
+    if warm_up:
+        use_numba_cache(catalog.cache.directory)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
+        if warm_up:
+            start_warm_up(after=catalog.wait_loaded)
         yield
         if task is not None:
             task.cancel()
@@ -87,6 +100,7 @@ def create_app(
     async def data_error(request: Request, exc: DataError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    app.add_exception_handler(StillLoading, still_loading)
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
     app.include_router(data.router)

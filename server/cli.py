@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -11,8 +12,12 @@ import uvicorn
 
 from projector_core.catalog import Catalog, PlainOptions
 from projector_core.formats.arrays import PLAIN_SUFFIXES
-from projector_core.model import Run
+from projector_core.model import Embedding, Run
 from server.app import SAMPLE_DATA, create_app
+
+# Tensor files from this size on (not yet cached) are read after the server is up: a 16 MiB
+# TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
+BACKGROUND_BYTES = 16 * 2**20
 
 
 class ProgressLine:
@@ -45,14 +50,24 @@ def describe(runs: list[Run]) -> str:
         lines.append(f"run {run.name}  ({run.config})")
         if run.error:
             lines.append(f"  skipped: {run.error}")
-        for embedding in run.embeddings:
-            shape = "x".join(map(str, embedding.shape)) if embedding.shape else "?"
-            files = ", ".join(f"{k}={v}" for k, v in embedding.sources.items() if k != "config")
-            lines.append(f"  {embedding.name}  {shape}  {files}")
-            if embedding.error:
-                lines.append(f"    error: {embedding.error}")
-            lines.extend(f"    warning: {w}" for w in embedding.warnings)
+        lines.extend(describe_embedding(embedding) for embedding in run.embeddings)
     return "\n".join(lines)
+
+
+def describe_embedding(embedding: Embedding) -> str:
+    shape = "x".join(map(str, embedding.shape)) if embedding.shape else "?"
+    files = ", ".join(f"{k}={v}" for k, v in embedding.sources.items() if k != "config")
+    lines = [f"  {embedding.name}  {shape}  {files}"
+             + ("  (loading in the background)" if embedding.loading is not None else "")]
+    if embedding.error:
+        lines.append(f"    error: {embedding.error}")
+    lines.extend(f"    warning: {w}" for w in embedding.warnings)
+    return "\n".join(lines)
+
+
+def _loaded(embedding: Embedding) -> None:
+    """A tensor read in the background is in: say so, with its shape and any problem."""
+    print(f"loaded run {embedding.run}:\n{describe_embedding(embedding)}", flush=True)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -71,7 +86,8 @@ def _serve(args: argparse.Namespace) -> int:
         vector_column=args.vector_column,
     )
     catalog = Catalog(logdir, cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-                      progress=ProgressLine(), plain=plain)
+                      progress=ProgressLine(), plain=plain, background_bytes=BACKGROUND_BYTES,
+                      on_loaded=_loaded)
     catalog.refresh()
     runs = catalog.runs()
     if not runs and not args.wait:
@@ -83,7 +99,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(catalog=catalog, device=args.device,
-                     allowed_hosts=None if loopback else ["*"])
+                     allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up)
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     print(f"Projector serving {logdir} at http://{host}:{args.port}/  (Ctrl+C to stop)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
@@ -110,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     plain.add_argument("--sprite-dim", type=int, nargs=2, metavar=("W", "H"),
                        help="size of one thumbnail in the sprite")
     plain.add_argument("--vector-column", help="parquet: the list column holding the vectors")
+    serve.add_argument("--no-warm-up", action="store_true",
+                       default=bool(os.environ.get("PROJECTOR_NO_WARM_UP")),
+                       help="do not load and compile the projection libraries in the background "
+                            "at start (the first t-SNE/UMAP job then does it); "
+                            "also $PROJECTOR_NO_WARM_UP")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(handler=_serve)
     return parser

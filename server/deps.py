@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
 
 from projector_core.catalog import Catalog
+from projector_core.loading import StillLoading
 from projector_core.model import Embedding
+
+RETRY_AFTER_SECONDS = 1
 
 
 def get_catalog(request: Request) -> Catalog:
@@ -29,9 +33,22 @@ def lookup_embedding(catalog: Catalog, run: str, embedding: str) -> Embedding:
     except KeyError:
         raise HTTPException(404, f"unknown run {run!r}") from None
     try:
-        return found_run.embedding(embedding)
+        found = found_run.embedding(embedding)
     except KeyError:
         raise HTTPException(404, f"unknown embedding {embedding!r} in run {run!r}") from None
+    found.raise_if_loading()  # 503 with the progress (``still_loading`` below)
+    return found
+
+
+async def still_loading(request: Request, exc: Exception) -> JSONResponse:
+    """503 for data of an embedding whose tensor is still being read, with how far it got."""
+    assert isinstance(exc, StillLoading)
+    loading = exc.loading
+    return JSONResponse(
+        {"detail": str(exc), "status": "loading",
+         "progress": {"fraction": loading.fraction, "bytes_done": loading.bytes_done,
+                      "bytes_total": loading.bytes_total}},
+        status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]

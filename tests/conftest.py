@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+# The server imports openTSNE / scikit-learn on the first t-SNE request (or in its warm-up); the
+# test process does it once here, so that no test's HTTP timeout pays for the import.
+import projector_core.kernels.tsne  # noqa: F401
 from server.app import SAMPLE_DATA, create_app
 
 
@@ -47,6 +50,7 @@ class LiveServer:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test session caches under its own temp folder, never in the user's cache."""
     monkeypatch.setenv("PROJECTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("PROJECTOR_NO_WARM_UP", "1")  # servers started by tests skip the warm-up
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import { Saving } from './controller/saving.js';
 import { readTheme, StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
 import { JobRunner, restoredProjection } from './jobs.js';
+import { listRunsWhenReady } from './loading.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
@@ -67,7 +68,7 @@ class App {
     const fromUrl = decodeState(location.hash);
     const task = this.progress.start('Listing runs…');
     try {
-      this.runs = await this.api.runs();
+      this.runs = await listRunsWhenReady(this, fromUrl);
     } catch (err) {
       this.setMessage(`Could not list runs: ${err.message}`, true);
       this.runs = [];

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 
 import numpy as np
 from fastapi import APIRouter, HTTPException
@@ -22,8 +23,16 @@ class SpriteOut(BaseModel):
     single_image_dim: tuple[int, int]
 
 
+class ProgressOut(BaseModel):
+    fraction: float
+    bytes_done: int
+    bytes_total: int
+
+
 class EmbeddingOut(BaseModel):
     name: str
+    status: Literal["loading", "ready"]
+    progress: ProgressOut | None  # while loading: how much of the tensor file is read
     shape: tuple[int, int] | None
     metadata_columns: list[str]
     sprite: SpriteOut | None
@@ -35,8 +44,13 @@ class EmbeddingOut(BaseModel):
     @classmethod
     def of(cls, embedding: Embedding) -> EmbeddingOut:
         sprite = embedding.sprite
+        loading = embedding.loading
         return cls(
             name=embedding.name,
+            status=embedding.status,
+            progress=None if loading is None else ProgressOut(
+                fraction=loading.fraction, bytes_done=loading.bytes_done,
+                bytes_total=loading.bytes_total),
             shape=embedding.shape,
             metadata_columns=embedding.metadata_columns(),
             sprite=SpriteOut(single_image_dim=sprite.single_image_dim) if sprite else None,
@@ -61,8 +75,16 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+class StillLoadingOut(BaseModel):
+    detail: str
+    status: Literal["loading"]
+    progress: ProgressOut
+
+
 EMBEDDING_ERRORS: dict[int | str, dict] = {
     404: {"model": ErrorOut, "description": "Unknown run or embedding"},
+    503: {"model": StillLoadingOut, "description": "The tensor is still loading: the body has its "
+                                            "progress, Retry-After when to ask again"},
     422: {"model": ErrorOut, "description": "A missing or bad parameter, or a broken file (the "
                                             "message names the file and the line or field)"},
 }

@@ -57,7 +57,7 @@ async def create_projection(
     embedding = lookup_embedding(catalog, body.run, body.embedding)
     try:
         backend = get_backend(body.device or request.app.state.device)
-        check(body, embedding)
+        await run_in_threadpool(check, body, embedding)  # may import openTSNE: off the event loop
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
     job = await run_in_threadpool(_start, body, embedding, backend, jobs,

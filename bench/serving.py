@@ -1,0 +1,72 @@
+"""What the start-up benches share: a server started as a user starts it, timed from the
+process start to the moment a route answers."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen:
+    with log.open("w") as handle:
+        return subprocess.Popen(command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
+
+
+def projector_command(logdir: Path | None, port: int, cache: Path, *extra: str) -> list[str]:
+    where = [str(logdir)] if logdir is not None else []
+    return [sys.executable, "-m", "server.cli", "serve", *where, "--port", str(port),
+            "--cache-dir", str(cache), *extra]
+
+
+def tensorboard_command(logdir: Path, port: int) -> list[str]:
+    return [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host",
+            "127.0.0.1", "--port", str(port), "--load_fast=false"]
+
+
+def until(process: subprocess.Popen, started: float, answered: Callable[[], bool],
+          timeout: float = 600, every: float = 0.01) -> float:
+    """Seconds from ``started`` until ``answered()`` is true; the process must stay up."""
+    deadline = started + timeout
+    while time.perf_counter() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with code {process.returncode}")
+        try:
+            if answered():
+                return time.perf_counter() - started
+        except httpx.TransportError:
+            pass
+        time.sleep(every)
+    raise SystemExit(f"no answer within {timeout:.0f} s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def served_bytes(url: str, params: dict, expected: int) -> Callable[[], bool]:
+    """True once ``url`` answers 200 with the whole tensor."""
+
+    def answered() -> bool:
+        response = httpx.get(url, params=params, timeout=600)
+        return response.status_code == 200 and len(response.content) == expected
+
+    return answered

@@ -1,0 +1,44 @@
+// Embeddings whose tensor the server is still reading (`status: "loading"` in /api/runs): the
+// page waits for the one it is about to open, with a progress line, instead of finding nothing
+// to show on a big LOGDIR. Other embeddings are listed as they are.
+
+const POLL_MS = 500;
+
+const isLoading = (embedding) => embedding.status === 'loading';
+
+/**
+ * The embedding the page will open and must wait for, as { run, embedding }, or null when it
+ * can open one now. The page opens the URL's embedding if listed, else the first usable one.
+ */
+export function pendingEmbedding(runs, fromUrl = null) {
+  const all = runs.flatMap((r) => r.embeddings.map((embedding) => ({ run: r.name, embedding })));
+  const wanted = fromUrl && all.find((c) => c.run === fromUrl.run && c.embedding.name === fromUrl.embedding);
+  const target = wanted || all.find((c) => isLoading(c.embedding) || (!c.embedding.error && c.embedding.shape));
+  return target && isLoading(target.embedding) ? target : null;
+}
+
+/** "Loading run/name: 42% (300 / 730 MiB)" from an embedding's progress. */
+export function loadingLabel(run, embedding) {
+  const p = embedding.progress;
+  const where = run === '.' ? embedding.name : `${run}/${embedding.name}`;
+  if (!p || !p.bytes_total) return `Loading ${where}…`;
+  const mib = (bytes) => Math.round(bytes / 2 ** 20);
+  return `Loading ${where}: ${Math.round(p.fraction * 100)}% (${mib(p.bytes_done)} / ${mib(p.bytes_total)} MiB)`;
+}
+
+/** Lists the runs; while the embedding to open is still loading, shows its progress and asks again. */
+export async function listRunsWhenReady(app, fromUrl = null, { pollMs = POLL_MS } = {}) {
+  let task = null;
+  try {
+    for (;;) {
+      const runs = await app.api.runs();
+      const pending = pendingEmbedding(runs, fromUrl);
+      if (!pending) return runs;
+      task ??= app.progress.start(loadingLabel(pending.run, pending.embedding));
+      task.update(pending.embedding.progress?.fraction ?? null, loadingLabel(pending.run, pending.embedding));
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  } finally {
+    task?.done();
+  }
+}

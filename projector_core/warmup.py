@@ -1,0 +1,94 @@
+"""The compute libraries, loaded and compiled in the background once the server is up.
+
+Importing openTSNE and scikit-learn takes about 2 s, umap-learn (numba, pynndescent) more, and
+numba then compiles UMAP's kernels on the first job (about 8 s before its first frame). The
+server starts without any of them (``projections.py`` imports them on first use); this thread
+imports them once the server is listening and runs a tiny UMAP, so the first real job finds
+everything ready. numba's compiled code is also kept on disk, under the project's cache
+directory (never LOGDIR): umap-learn caches few of its kernels itself, so the others are marked
+for caching here before their first compile, and a later server loads them instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("projector")
+
+NUMBA_CACHE_SUBDIR = "numba"
+START_DELAY_SECONDS = 0.5  # uvicorn binds and answers the page's first requests first
+_UMAP_MODULES = ("umap.umap_", "umap.layouts", "umap.spectral", "umap.utils")
+_started = threading.Event()
+ready = threading.Event()  # set once the warm-up has finished (or failed)
+
+
+def use_numba_cache(cache_dir: Path | None) -> None:
+    """Point numba's on-disk cache into our cache directory (numba reads this on import)."""
+    if cache_dir is None or "NUMBA_CACHE_DIR" in os.environ or "numba" in sys.modules:
+        return
+    os.environ["NUMBA_CACHE_DIR"] = str(Path(cache_dir) / NUMBA_CACHE_SUBDIR)
+
+
+def start_warm_up(after: Callable[[], object] | None = None,
+                  delay: float = START_DELAY_SECONDS) -> None:
+    """Start the warm-up thread, once per process; it first waits ``delay`` and ``after()``
+    (the tensors loading in the background come first: on two cores they share the CPU)."""
+    if _started.is_set():
+        return
+    _started.set()
+    threading.Thread(target=_warm_up, args=(after, delay), name="warm-up", daemon=True).start()
+
+
+def cache_umap_kernels() -> int:
+    """Mark umap-learn's numba kernels for the on-disk cache; how many were marked."""
+    import importlib
+
+    from numba.core.dispatcher import Dispatcher
+
+    marked = 0
+    for name in _UMAP_MODULES:
+        for value in vars(importlib.import_module(name)).values():
+            if isinstance(value, Dispatcher):
+                try:
+                    value.enable_caching()
+                except RuntimeError:  # no source file to key the cache on: compiled per process
+                    continue
+                marked += 1
+    return marked
+
+
+def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
+    time.sleep(delay)
+    if after is not None:
+        after()
+    started = time.perf_counter()
+    try:
+        import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)
+
+        cache_umap_kernels()
+        _tiny_umap()
+    except Exception:  # the first projection then pays for it; nothing else is affected
+        log.exception("warming up the compute libraries failed")
+    finally:
+        ready.set()
+    log.info("compute libraries ready in %.1f s", time.perf_counter() - started)
+
+
+def _tiny_umap() -> None:
+    """Compile what a UMAP job runs, on both neighbour paths (exact and NN-descent): numba
+    compiles per argument type, not size, so a few points compile the real job's code."""
+    from umap.umap_ import nearest_neighbors
+
+    from projector_core.kernels.umap import umap
+
+    data = np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)
+    umap(data, n_neighbors=5, n_epochs=2)
+    nearest_neighbors(data, 5, "euclidean", {}, False, np.random.RandomState(0), n_jobs=1)

@@ -1,0 +1,74 @@
+"""Tensor files into the cache: exact float32 values, every .npy layout, and no cache at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from projector_core.cache import TensorCache
+from projector_core.formats import tensor_files
+from projector_core.formats.tensor_files import read_tsv
+from projector_core.ingest import ingest
+
+
+def test_tsv_values_are_the_float32_of_each_decimal_as_before(tmp_path):
+    """Writers print float32 values as Python floats (tensorboardX, PyTorch): read back to the
+    bit. Any other decimal is read as a double and rounded to float32, as numpy.loadtxt did."""
+    rng = np.random.default_rng(0)
+    written = (rng.normal(size=(200, 9)) * 10.0 ** rng.integers(-30, 30, (200, 9))).astype(np.float32)
+    path = tmp_path / "t.tsv"
+    path.write_text("".join("\t".join(str(v.item()) for v in row) + "\n" for row in written))
+    assert read_tsv(path, "t.tsv").tobytes() == written.tobytes()
+
+    doubles = rng.normal(size=(100, 5)) * 10.0 ** rng.integers(-40, 40, (100, 5))
+    lines = ["\t".join(f"{v:.17g}" for v in row) for row in doubles]
+    path.write_text("\n".join(lines) + "\n")
+    with np.errstate(over="ignore"):  # beyond float32's range: inf
+        expected = np.array([[np.float32(float(cell)) for cell in line.split("\t")]
+                             for line in lines])
+    assert read_tsv(path, "t.tsv").tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("layout", ["float64", "fortran", "one-column", "int16"])
+def test_every_npy_layout_becomes_float32_rows(tmp_path, layout):
+    matrix = np.random.default_rng(1).normal(size=(500, 3)) * 100
+    array = {"float64": matrix, "fortran": np.asfortranarray(matrix.astype(np.float32)),
+             "one-column": matrix[:, 0], "int16": matrix.astype(np.int16)}[layout]
+    np.save(tmp_path / "t.npy", array)
+    cache = TensorCache(tmp_path / "cache")
+    vectors = ingest(cache, "key", tmp_path / "t.npy", "t.npy", "npy", (), None)
+    expected = np.asarray(array, np.float32).reshape(500, -1)
+    assert vectors.dtype == np.dtype("<f4") and vectors.flags.c_contiguous
+    np.testing.assert_array_equal(vectors, expected)
+    np.testing.assert_array_equal(cache.load("key"), expected)
+
+
+def test_binary_files_are_copied_into_the_cache_not_mapped(tmp_path):
+    raw = np.random.default_rng(2).normal(size=(64, 4)).astype(np.float32)
+    (tmp_path / "t.bytes").write_bytes(raw.tobytes())
+    np.save(tmp_path / "t.npy", raw)
+    cache = TensorCache(tmp_path / "cache")
+    for kind, name in (("bytes", "t.bytes"), ("npy", "t.npy")):
+        progress: list[tuple[int, int]] = []
+        vectors = ingest(cache, kind, tmp_path / name, name, kind, (64, 4),
+                         lambda done, total, seen=progress: seen.append((done, total)))
+        assert Path(vectors.filename).parent == tmp_path / "cache" / "tensors"
+        assert vectors.tobytes() == raw.tobytes()
+        assert progress and progress[-1][0] == progress[-1][1]
+
+
+def test_without_a_usable_cache_tensors_are_read_into_memory(tmp_path, monkeypatch):
+    raw = np.random.default_rng(3).normal(size=(300, 5)).astype(np.float32)
+    (tmp_path / "t.bytes").write_bytes(raw.tobytes())
+    np.save(tmp_path / "t.npy", raw)
+    (tmp_path / "t.tsv").write_text("".join("\t".join(map(str, r.tolist())) + "\n" for r in raw))
+    monkeypatch.setattr(tensor_files, "CHUNK_BYTES", 2048)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    cache = TensorCache(blocked)
+    for kind in ("bytes", "npy", "tsv"):
+        vectors = ingest(cache, kind, tmp_path / f"t.{kind}", f"t.{kind}", kind, (300, 5), None)
+        assert not isinstance(vectors, np.memmap)
+        assert vectors.tobytes() == raw.tobytes()
