@@ -143,9 +143,11 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     """UMAP of a random sample of ``m`` rows, then umap-learn's transform for the rest.
 
     Before the sample's neighbour graph is built (the slow first part) a frame shows the
-    sample's first principal components, so there is a picture at once. New points' neighbours
-    among the sample come from the project's approximate index (:mod:`ann`), built once over
-    the sample.
+    sample's first principal components, so there is a picture at once. One approximate index
+    of the project's (:mod:`ann`), built over the sample, finds both the sample's neighbours
+    for the fit and the new points' neighbours among it: faster than umap-learn's NN-descent
+    (whose first use also compiles for minutes) on the bench data, and one index instead of
+    two. Its build cannot be interrupted: a cancel takes effect when it ends.
     """
     from openTSNE.initialization import pca as pca_layout
 
@@ -160,12 +162,16 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     canvas = _Canvas(data.shape[0], dims, on_step)
     canvas.show(sample_rows, pca_layout(sample, n_components=dims, random_state=seed), 0, 0.0)
 
+    index = ApproximateIndex(ExactIndex(sample), "euclidean")
+    canvas.report(0, 0.0)  # a cancel during the index build stops here
+    neighbors = index.neighbors_of(np.arange(m), n_neighbors - 1)
+
     def on_sample_step(epoch: int, progress: float, live: np.ndarray) -> None:
         canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)
 
-    fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs, seed, on_step=on_sample_step)
+    fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs, seed, neighbors=neighbors,
+                  on_step=on_sample_step)
     reference = fitted.coordinates
-    index = ApproximateIndex(ExactIndex(sample), "euclidean")
 
     def place(batch: np.ndarray) -> np.ndarray:
         indices, distances = index.query(batch, n_neighbors, "euclidean")
@@ -173,6 +179,5 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
 
     place_in_batches(data, order, m, canvas, place, fitted.n_epochs)
     return SampledResult(canvas.coordinates, m, {
-        "n_epochs": fitted.n_epochs, "neighbors": fitted.neighbors,
-        "place_neighbors": "usearch",
+        "n_epochs": fitted.n_epochs, "neighbors": "usearch",
     })
