@@ -90,8 +90,12 @@ def test_sampled_umap_streams_the_sample_first_and_is_as_trustworthy(blobs, monk
 
     monkeypatch.setattr(sampling, "PLACE_BATCH", 1500)
     placed: list[tuple[int, int]] = []
-    result = sampled_umap(blobs, 1000, 2, 15, 0.1, 60, 0, lambda epoch, progress, live: placed.append(
-        (epoch, int(np.isfinite(live[:, 0]).sum()))))
+
+    def on_step(epoch, progress, live):
+        if live is not None:
+            placed.append((epoch, int(np.isfinite(live[:, 0]).sum())))
+
+    result = sampled_umap(blobs, 1000, 2, 15, 0.1, 60, 0, on_step)
     assert result.coordinates.shape == (4000, 2) and np.isfinite(result.coordinates).all()
     assert result.details == {"n_epochs": 60, "neighbors": "usearch"}
     assert placed[0] == (0, 1000)  # the sample's principal components, before the graph

@@ -142,8 +142,8 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
                  on_step: StepCallback | None = None) -> SampledResult:
     """UMAP of a random sample of ``m`` rows, then umap-learn's transform for the rest.
 
-    Before the sample's neighbour graph is built (the slow first part) a frame shows the
-    sample's first principal components, so there is a picture at once. One approximate index
+    The first frame shows the sample's first principal components (before the index is
+    built: a picture at once). One approximate index
     of the project's (:mod:`ann`), built over the sample, finds both the sample's neighbours
     for the fit and the new points' neighbours among it: faster than umap-learn's NN-descent
     (whose first use also compiles for minutes) on the bench data, and one index instead of
@@ -170,7 +170,7 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
         canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)
 
     fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs, seed, neighbors=neighbors,
-                  on_step=on_sample_step)
+                  on_step=on_sample_step, preview=False)
     reference = fitted.coordinates
 
     def place(batch: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from openTSNE import initialization
 from sklearn.utils import check_random_state
 
 from projector_core.kernels.knn import ExactIndex
@@ -65,12 +66,14 @@ def umap(
     seed: int = 0,
     neighbors: tuple[np.ndarray, np.ndarray] | None = None,
     on_step: StepCallback | None = None,
+    preview: bool = True,
 ) -> UmapResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
     ``neighbors`` optionally gives precomputed (indices, distances) of each row's
-    ``n_neighbors - 1`` nearest other rows; ``on_step`` receives the initial layout
-    (epoch 0) and the layout after every epoch.
+    ``n_neighbors - 1`` nearest other rows; ``on_step`` receives a ``preview`` (the first
+    principal components, a picture at once: the neighbour graph may take minutes), the
+    initial layout (both epoch 0) and the layout after every epoch.
     """
     from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
     from umap.spectral import spectral_layout
@@ -89,6 +92,8 @@ def umap(
         raise ValueError(f"n_neighbors {n_neighbors} must be smaller than the number of points ({n})")
     epochs = n_epochs or default_epochs(n)
     random_state = check_random_state(seed)
+    if on_step is not None and preview:
+        on_step(0, 0.0, initialization.pca(data, n_components=dims, random_state=seed))
 
     if neighbors is None and n < SMALL_DATA:
         neighbors = exact_neighbors(data, n_neighbors - 1)
