@@ -18,7 +18,22 @@ class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TsneParams(_Params):
+class _SampledParams(_Params):
+    """When t-SNE and UMAP fit an even sample first and place the other points afterwards."""
+
+    mode: Literal["auto", "full", "sample"] = Field(
+        "auto", description='"full" fits every point; "sample" fits a random sample, streams it, '
+                            'then places the rest; "auto" samples above sample_threshold points')
+    sample_threshold: int = Field(
+        100_000, ge=1000, le=10**9,
+        description='"auto" fits a sample when there are more (finite) points than this')
+    sample_size: int | None = Field(
+        None, ge=100, le=10**8,
+        description="Points in the sample; default min(sample_threshold, N / 2). "
+                    "Must be below the number of points")
+
+
+class TsneParams(_SampledParams):
     perplexity: float | None = Field(
         None, ge=2, le=1000,
         description="Effective number of neighbours; at most (N - 1) / 3. "
@@ -33,7 +48,7 @@ class TsneParams(_Params):
     seed: Seed = 0
 
 
-class UmapParams(_Params):
+class UmapParams(_SampledParams):
     n_neighbors: int = Field(15, ge=2, le=200, description="Must be below the number of points")
     min_dist: float = Field(0.1, ge=0, le=0.99)
     n_epochs: int | None = Field(

@@ -21,6 +21,12 @@ from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
 from projector_core.kernels.precomputed import check_columns, precomputed
+from projector_core.kernels.sampling import (
+    SampledResult,
+    sample_size,
+    sampled_tsne,
+    sampled_umap,
+)
 from projector_core.kernels.search import search
 from projector_core.model import Embedding
 from projector_core.projection_params import (
@@ -73,6 +79,8 @@ def check(request: ProjectionRequest, embedding: Embedding) -> None:
     """Raise ValueError (a 422) for a request this embedding cannot satisfy, before queueing."""
     embedding.vectors()  # DataError when the tensor is broken
     n, dim = embedding.shape or (0, 0)
+    if isinstance(request, TsneRequest | UmapRequest):
+        n = _fitted_points(request, n)
     if isinstance(request, TsneRequest):
         from projector_core.kernels.tsne import max_perplexity  # openTSNE: imported on first use
 
@@ -146,6 +154,13 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
     return ProjectionResult(coordinates, info)
 
 
+def _fitted_points(request: TsneRequest | UmapRequest, n: int) -> int:
+    """How many points the fit itself sees: the sample's size when sampling."""
+    params = request.params
+    m = sample_size(n, params.mode, params.sample_threshold, params.sample_size)
+    return n if m is None else m
+
+
 def finite_rows(data: np.ndarray) -> np.ndarray:
     """Rows without NaN or Inf, scanned in chunks (no N x D temporary)."""
     valid = np.empty(data.shape[0], bool)
@@ -169,6 +184,11 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
     from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
 
     params = request.params
+    m = sample_size(data.shape[0], params.mode, params.sample_threshold, params.sample_size)
+    if m is not None:
+        return _sampled(valid, reporter, lambda on_step: sampled_tsne(
+            data, m, request.dims, params.perplexity, params.learning_rate, params.n_iter,
+            params.early_exaggeration, params.seed, KERNEL_THREADS, on_step))
     neighbors = None
     if not backend.is_numpy:
         perplexity = params.perplexity or default_perplexity(data.shape[0])
@@ -187,6 +207,7 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
         "perplexity": result.perplexity, "kl_divergence": result.kl_divergence,
         "gradient_method": result.gradient_method, "iterations": params.n_iter,
         "neighbors": "exact" if neighbors is not None else "openTSNE",
+        "mode": "full", "sample_size": int(data.shape[0]),
     }
 
 
@@ -198,6 +219,11 @@ def _umap(request: UmapRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
     if params.n_neighbors >= data.shape[0]:
         raise ValueError(f"n_neighbors {params.n_neighbors} must be smaller than the number of "
                          f"finite points ({data.shape[0]})")
+    m = sample_size(data.shape[0], params.mode, params.sample_threshold, params.sample_size)
+    if m is not None:
+        return _sampled(valid, reporter, lambda on_step: sampled_umap(
+            data, m, request.dims, params.n_neighbors, params.min_dist, params.n_epochs,
+            params.seed, on_step))
     neighbors = None
     if not backend.is_numpy:
         neighbors = exact_neighbors(data, params.n_neighbors - 1, ExactIndex(data, backend))
@@ -207,4 +233,16 @@ def _umap(request: UmapRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
 
     result = umap(data, request.dims, params.n_neighbors, params.min_dist, params.n_epochs,
                   params.seed, neighbors=neighbors, on_step=on_step)
-    return result.coordinates, {"n_epochs": result.n_epochs, "neighbors": result.neighbors}
+    return result.coordinates, {"n_epochs": result.n_epochs, "neighbors": result.neighbors,
+                                "mode": "full", "sample_size": int(data.shape[0])}
+
+
+def _sampled(valid: np.ndarray, reporter: Reporter,
+             run: Callable[[Callable], SampledResult]) -> tuple[np.ndarray, dict[str, Any]]:
+    """A sampled fit (:mod:`kernels.sampling`) streaming its frames to ``reporter``."""
+    def on_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
+        reporter.step(iteration, progress, None if live is None else lambda: spread(valid, live))
+
+    result = run(on_step)
+    return result.coordinates, {**result.details, "mode": "sample",
+                                "sample_size": result.sample_size}

@@ -15,7 +15,7 @@ reports progress and a cancel stops it there instead of after the search.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import openTSNE
@@ -42,6 +42,8 @@ class TsneResult:
     kl_divergence: float
     perplexity: float
     gradient_method: str  # "bh" or "fft"
+    # openTSNE's embedding, which can place new points (``transform``); not compared or shown.
+    embedding: openTSNE.TSNEEmbedding | None = field(default=None, repr=False, compare=False)
 
 
 def max_perplexity(n_points: int) -> float:
@@ -135,6 +137,7 @@ def tsne(
         kl_divergence=float(embedding.kl_divergence),
         perplexity=float(perplexity),
         gradient_method=method,
+        embedding=embedding,
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from openTSNE import initialization
 from sklearn.utils import check_random_state
 
 from projector_core.kernels.knn import ExactIndex
@@ -65,12 +66,14 @@ def umap(
     seed: int = 0,
     neighbors: tuple[np.ndarray, np.ndarray] | None = None,
     on_step: StepCallback | None = None,
+    preview: bool = True,
 ) -> UmapResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
     ``neighbors`` optionally gives precomputed (indices, distances) of each row's
-    ``n_neighbors - 1`` nearest other rows; ``on_step`` receives the initial layout
-    (epoch 0) and the layout after every epoch.
+    ``n_neighbors - 1`` nearest other rows; ``on_step`` receives a ``preview`` (the first
+    principal components, a picture at once: the neighbour graph may take minutes), the
+    initial layout (both epoch 0) and the layout after every epoch.
     """
     from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
     from umap.spectral import spectral_layout
@@ -89,6 +92,8 @@ def umap(
         raise ValueError(f"n_neighbors {n_neighbors} must be smaller than the number of points ({n})")
     epochs = n_epochs or default_epochs(n)
     random_state = check_random_state(seed)
+    if on_step is not None and preview:
+        on_step(0, 0.0, initialization.pca(data, n_components=dims, random_state=seed))
 
     if neighbors is None and n < SMALL_DATA:
         neighbors = exact_neighbors(data, n_neighbors - 1)
@@ -146,3 +151,58 @@ def umap(
         if on_step is not None:
             on_step(epoch + 1, GRAPH_SHARE + (1 - GRAPH_SHARE) * (epoch + 1) / epochs, layout)
     return UmapResult(layout.astype(np.float32), epochs, method)
+
+
+def transform_epochs(n_new: int, n_epochs: int | None) -> int:
+    """umap-learn's transform: a third of the fit's epochs, or 100 (30 above 10,000 points)."""
+    if n_epochs is not None:
+        return max(1, n_epochs // 3)
+    return 100 if n_new <= 10_000 else 30
+
+
+def place(
+    reference: np.ndarray,
+    indices: np.ndarray,
+    distances: np.ndarray,
+    n_neighbors: int,
+    min_dist: float = 0.1,
+    n_epochs: int | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """New points placed into a fitted layout, as ``umap.UMAP.transform`` does.
+
+    ``reference`` is the fitted layout; ``indices``/``distances`` give each new point's
+    ``n_neighbors`` nearest fitted points. The steps are umap-learn's transform (euclidean):
+    fuzzy memberships to the fitted points, the membership-weighted mean as the start, then
+    the layout optimised with the fitted points held still (:func:`transform_epochs`), at a
+    quarter of the fit's learning rate.
+    """
+    import scipy.sparse
+    from umap.layouts import optimize_layout_euclidean
+    from umap.umap_ import (
+        compute_membership_strengths,
+        find_ab_params,
+        init_graph_transform,
+        make_epochs_per_sample,
+        smooth_knn_dist,
+    )
+
+    dists = np.ascontiguousarray(distances, dtype=np.float32)
+    sigmas, rhos = smooth_knn_dist(dists, float(n_neighbors), local_connectivity=0.0)
+    rows, cols, vals, _ = compute_membership_strengths(
+        np.ascontiguousarray(indices, dtype=np.int32), dists, sigmas, rhos, bipartite=True)
+    graph = scipy.sparse.coo_matrix((vals, (rows, cols)),
+                                    shape=(indices.shape[0], reference.shape[0]))
+    csr = graph.tocsr()
+    csr.eliminate_zeros()
+    layout = init_graph_transform(csr, reference)
+    epochs = transform_epochs(graph.shape[0], n_epochs)
+    graph.data[graph.data < graph.data.max() / float(epochs)] = 0.0
+    graph.eliminate_zeros()
+    a, b = find_ab_params(1.0, min_dist)
+    rng_state = check_random_state(seed).randint(INT32_MIN, INT32_MAX, 3).astype(np.int64)
+    layout = optimize_layout_euclidean(
+        np.asarray(layout, np.float32, order="C"), reference.astype(np.float32, copy=True),
+        graph.row, graph.col, epochs, graph.shape[1], make_epochs_per_sample(graph.data, epochs),
+        a, b, rng_state, REPULSION_STRENGTH, LEARNING_RATE / 4.0, NEGATIVE_SAMPLE_RATE, False)
+    return np.asarray(layout, np.float32)

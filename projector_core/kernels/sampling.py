@@ -1,0 +1,183 @@
+"""t-SNE and UMAP over millions of points: fit an even sample, stream it, place the rest.
+
+A full t-SNE or UMAP fit over a million points takes hours on two cores with nothing to look
+at. Above a size threshold we fit a random sample instead (streamed as the full fit is), then
+place the other points in batches with the methods' own out-of-sample steps (openTSNE's
+``TSNEEmbedding.transform``, umap-learn's ``transform`` steps), a frame after each batch.
+
+The sample is uniformly random with a fixed seed: every region keeps its share of points, so
+the sample's picture has the data's density and cluster proportions, and choosing it costs
+O(N) with no distances. Farthest-point or k-means++ samples are more "spread out" but
+over-represent sparse regions and outliers (the density is what t-SNE and UMAP show) and cost
+O(N x sample x D). The remaining points are placed in the same random order, so each batch is
+again an even sample and the growing picture keeps its proportions.
+
+Points not yet placed are NaN in the frames: the front end hides such points, so what shows
+at every moment is an even sample of the data at its fitted positions. Putting them at a
+neighbour's position plus jitter would need every point's neighbour before the first frame
+(the search the sample exists to avoid) and would show positions that were never computed.
+
+Memory: besides the data (read in batches, memory-mapped when on disk) one N x dims float32
+array of coordinates; the sample's neighbour graph is sample x k; each batch's graph is
+batch x k. Nothing is N x N or N x k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from projector_core.kernels.tsne import StepCallback, tsne
+
+FIT_SHARE = 0.5  # progress reported when the sample is fitted; placement takes the rest
+PLACE_BATCH = 16_384  # points placed per batch: a frame every few seconds, bounded memory
+TSNE_PLACE_ITERATIONS = 100  # openTSNE's transform defaults to 250; see bench_big_projection
+MIN_SAMPLE = 100
+
+
+@dataclass(frozen=True)
+class SampledResult:
+    coordinates: np.ndarray  # float32 [N, dims], every point placed
+    sample_size: int
+    details: dict  # the method's own fields for the job's info
+
+
+def sample_size(n_points: int, mode: str, threshold: int, size: int | None) -> int | None:
+    """How many points to fit first, or None for a full fit.
+
+    "auto" samples above ``threshold`` points; the default size is the threshold, and at most
+    half the points (a sample that is most of the data saves little and places few).
+    """
+    if mode == "full" or (mode == "auto" and n_points <= threshold):
+        return None
+    chosen = size if size is not None else min(threshold, n_points // 2)
+    if chosen >= n_points:
+        raise ValueError(f"sample_size {chosen} must be smaller than the number of points "
+                         f"({n_points})")
+    if chosen < MIN_SAMPLE:
+        raise ValueError(f"a sample of {chosen} points is too small to fit: "
+                         f"there must be at least {2 * MIN_SAMPLE} points to sample")
+    return chosen
+
+
+def even_order(n_points: int, seed: int) -> np.ndarray:
+    """A random permutation of the rows: the first ``m`` are the sample, the rest the order
+    in which they are placed. int32 halves its memory below 2**31 rows."""
+    dtype = np.int32 if n_points < 2**31 else np.int64
+    return np.random.default_rng(seed).permutation(n_points).astype(dtype, copy=False)
+
+
+class _Canvas:
+    """The N x dims coordinates being filled in, and the frames drawn from them."""
+
+    def __init__(self, n_points: int, dims: int, on_step: StepCallback | None) -> None:
+        self.coordinates = np.full((n_points, dims), np.nan, np.float32)
+        self.on_step = on_step
+
+    def show(self, rows: np.ndarray, positions: np.ndarray, iteration: int,
+             progress: float) -> None:
+        self.coordinates[rows] = positions
+        if self.on_step is not None:
+            self.on_step(iteration, progress, self.coordinates)
+
+    def report(self, iteration: int, progress: float) -> None:
+        if self.on_step is not None:
+            self.on_step(iteration, progress, None)
+
+
+def place_in_batches(data: np.ndarray, order: np.ndarray, m: int, canvas: _Canvas,
+                     place: Callable[[np.ndarray], np.ndarray], iteration: int) -> None:
+    """Place rows ``order[m:]`` batch by batch with ``place(rows' data)``, a frame each."""
+    rest = order.shape[0] - m
+    for start in range(m, order.shape[0], PLACE_BATCH):
+        rows = np.sort(order[start:start + PLACE_BATCH])  # sorted: sequential reads
+        positions = place(np.ascontiguousarray(data[rows], dtype=np.float32))
+        done = start + rows.shape[0] - m
+        canvas.show(rows, positions, iteration, FIT_SHARE + (1 - FIT_SHARE) * done / rest)
+
+
+def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
+                 learning_rate: float | str, n_iter: int, early_exaggeration: float, seed: int,
+                 n_jobs: int, on_step: StepCallback | None = None) -> SampledResult:
+    """t-SNE of a random sample of ``m`` rows, then openTSNE's ``transform`` for the rest.
+
+    The sample's neighbours come from openTSNE's Annoy index, which then also finds each new
+    point's neighbours among the sample (faster here than the project's indexes, see
+    bench/bench_big_projection.py).
+    """
+    order = even_order(data.shape[0], seed)
+    sample_rows = np.sort(order[:m])
+    sample = np.ascontiguousarray(data[sample_rows], dtype=np.float32)
+    canvas = _Canvas(data.shape[0], dims, on_step)
+
+    def on_sample_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
+        if live is None:
+            canvas.report(iteration, FIT_SHARE * progress)
+        else:
+            canvas.show(sample_rows, live, iteration, FIT_SHARE * progress)
+
+    fitted = tsne(sample, dims, perplexity, learning_rate, n_iter, early_exaggeration, seed,
+                  n_jobs=n_jobs, on_step=on_sample_step)
+    reference = fitted.embedding
+    assert reference is not None
+
+    def place(batch: np.ndarray) -> np.ndarray:
+        placed = reference.transform(batch, n_iter=TSNE_PLACE_ITERATIONS)
+        # transform centres the reference embedding (once): keep the sample in step.
+        canvas.coordinates[sample_rows] = np.asarray(reference, np.float32)
+        return np.asarray(placed, np.float32)
+
+    place_in_batches(data, order, m, canvas, place, n_iter)
+    return SampledResult(canvas.coordinates, m, {
+        "perplexity": fitted.perplexity, "kl_divergence": fitted.kl_divergence,
+        "gradient_method": fitted.gradient_method, "iterations": n_iter,
+        "neighbors": "openTSNE", "place_iterations": TSNE_PLACE_ITERATIONS,
+    })
+
+
+def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist: float,
+                 n_epochs: int | None, seed: int,
+                 on_step: StepCallback | None = None) -> SampledResult:
+    """UMAP of a random sample of ``m`` rows, then umap-learn's transform for the rest.
+
+    The first frame shows the sample's first principal components (before the index is
+    built: a picture at once). One approximate index
+    of the project's (:mod:`ann`), built over the sample, finds both the sample's neighbours
+    for the fit and the new points' neighbours among it: faster than umap-learn's NN-descent
+    (whose first use also compiles for minutes) on the bench data, and one index instead of
+    two. Its build cannot be interrupted: a cancel takes effect when it ends.
+    """
+    from openTSNE.initialization import pca as pca_layout
+
+    from projector_core.kernels.ann import ApproximateIndex
+    from projector_core.kernels.knn import ExactIndex
+    from projector_core.kernels.umap import place as umap_place
+    from projector_core.kernels.umap import umap
+
+    order = even_order(data.shape[0], seed)
+    sample_rows = np.sort(order[:m])
+    sample = np.ascontiguousarray(data[sample_rows], dtype=np.float32)
+    canvas = _Canvas(data.shape[0], dims, on_step)
+    canvas.show(sample_rows, pca_layout(sample, n_components=dims, random_state=seed), 0, 0.0)
+
+    index = ApproximateIndex(ExactIndex(sample), "euclidean")
+    canvas.report(0, 0.0)  # a cancel during the index build stops here
+    neighbors = index.neighbors_of(np.arange(m), n_neighbors - 1)
+
+    def on_sample_step(epoch: int, progress: float, live: np.ndarray) -> None:
+        canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)
+
+    fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs, seed, neighbors=neighbors,
+                  on_step=on_sample_step, preview=False)
+    reference = fitted.coordinates
+
+    def place(batch: np.ndarray) -> np.ndarray:
+        indices, distances = index.query(batch, n_neighbors, "euclidean")
+        return umap_place(reference, indices, distances, n_neighbors, min_dist, n_epochs, seed)
+
+    place_in_batches(data, order, m, canvas, place, fitted.n_epochs)
+    return SampledResult(canvas.coordinates, m, {
+        "n_epochs": fitted.n_epochs, "neighbors": "usearch",
+    })
