@@ -49,7 +49,7 @@ def projection_quality(original: np.ndarray, projected: np.ndarray, k: int = 10,
     n = original.shape[0]
     if projected.shape[0] != n:
         raise ValueError(f"the projection has {projected.shape[0]} rows, the data {n}")
-    valid = _finite(original) & np.isfinite(projected).all(axis=1)
+    valid = finite_rows(original) & np.isfinite(projected).all(axis=1)
     rows = np.flatnonzero(valid)
     sampled = rows.size > exact_limit
     if sampled:  # an even sample: every step-th valid row
@@ -126,7 +126,8 @@ def _rank_score(space: np.ndarray, metric: Metric, near_other: np.ndarray,
     return 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
 
 
-def _finite(data: np.ndarray) -> np.ndarray:
+def finite_rows(data: np.ndarray) -> np.ndarray:
+    """Rows without NaN or Inf, scanned in blocks (no N x D temporary)."""
     out = np.empty(data.shape[0], bool)
     step = max(1, _BLOCK_BYTES // max(1, data.shape[1] * data.itemsize))
     for start in range(0, data.shape[0], step):
