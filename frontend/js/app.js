@@ -17,6 +17,7 @@ import { createProjectionsPanel } from './panels/projections.js';
 import { defaultPointSize, Plot } from './plot.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from './renderer/points.js';
 import { datasetDefaults, decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
+import { installStructure } from './structure/install.js';
 import { formatCoordinates, formatMetadataTsv, parseMetadataTsv } from './tsv.js';
 
 const LABEL_LIMIT = 10000;
@@ -805,6 +806,7 @@ function readTheme() {
 }
 
 const app = new App();
+installStructure(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,
