@@ -71,6 +71,7 @@ class Job:
         self.error_is_input = False  # the error is about the request or data (422), not a bug
         self.paused = False
         self.result: Any = None
+        self.source: Any = None  # what the job computed from (an Embedding), for analyses of it
         self.frame: Frame | None = None
         self._version = 0
         self._lock = threading.Lock()

@@ -22,6 +22,7 @@ import { createInspectorPanel } from './panels/inspector.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
+import { installStructure } from './structure/install.js';
 
 class App {
   constructor() {
@@ -195,6 +196,7 @@ class App {
 mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
 
 const app = new App();
+installStructure(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,

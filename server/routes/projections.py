@@ -62,6 +62,7 @@ async def create_projection(
         raise HTTPException(422, str(error)) from None
     job = await run_in_threadpool(_start, body, embedding, backend, jobs,
                                   request.app.state.results)
+    job.source = embedding  # clusters and quality read the original vectors and metadata
     if not wait:
         return JSONResponse({"job": job.id}, status_code=202)
     await job.finished()

@@ -1,0 +1,183 @@
+// A canvas layer over the plot, under the point labels: the density field and its contours
+// (2-D views), and the cluster names. It watches the plot once per animation frame and
+// redraws only when what it shows changed (positions, camera, size, flags, its own data), so
+// streamed t-SNE/UMAP frames re-estimate the density as they arrive.
+
+import { FLAG_HIDDEN } from '../renderer/points.js';
+import { contourSegments, densityGrid, LEVELS } from './density.js';
+
+const CHILDREN_SPACING = 90; // px between sub-cluster anchors before they replace their parent
+const MIN_FONT = 11;
+const MAX_FONT = 22;
+
+export class StructureOverlay {
+  constructor(plot) {
+    this.plot = plot;
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'structure-overlay';
+    this.canvas.setAttribute('aria-hidden', 'true');
+    this.canvas.dataset.testid = 'structure-overlay';
+    const labels = plot.container.querySelector('.plot-overlay');
+    plot.container.insertBefore(this.canvas, labels);
+    this.ctx = this.canvas.getContext('2d');
+    this.density = false;
+    this.clusters = null; // { clusters: [...], byParent: Map }
+    this.showClusters = true;
+    this.seen = null;
+    this.lastDensityMs = null;
+    this.drawnLabels = [];
+    const tick = () => {
+      this._maybeDraw();
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  }
+
+  setDensity(on) {
+    this.density = on;
+    this.seen = null;
+  }
+
+  /** Clusters as the API answers them (with "point" anchors), or null. */
+  setClusters(clusters) {
+    this.clusters = clusters;
+    this.seen = null;
+  }
+
+  setShowClusters(on) {
+    this.showClusters = on;
+    this.seen = null;
+  }
+
+  _maybeDraw() {
+    const p = this.plot;
+    const width = p.canvas.clientWidth;
+    const height = p.canvas.clientHeight;
+    const key = [p.positions, p.camera, width, height, p.flags, p.threeD, this.density, this.clusters, this.showClusters, p.theme];
+    if (this.seen && key.every((v, i) => v === this.seen[i])) return;
+    this.seen = key;
+    this.draw(width, height);
+  }
+
+  draw(width, height) {
+    const p = this.plot;
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(width * dpr));
+    const h = Math.max(1, Math.round(height * dpr));
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    const ctx = this.ctx;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    if (!p.n) return;
+    const matrix = p.matrix();
+    if (this.density && !p.threeD) this._drawDensity(ctx, matrix, width, height);
+    this.drawnLabels = this.clusters && this.showClusters ? this._drawClusters(ctx, matrix, width, height) : [];
+  }
+
+  _drawDensity(ctx, matrix, width, height) {
+    const p = this.plot;
+    const start = performance.now();
+    const flags = p.flags;
+    const skip = flags.length === p.n ? (i) => (flags[i] & FLAG_HIDDEN) !== 0 : null;
+    const field = densityGrid(p.positions, p.n, matrix, width, height, { skip });
+    if (field.max > 0) {
+      const css = getComputedStyle(document.documentElement);
+      const color = hexRgb(css.getPropertyValue('--accent').trim() || '#3b6fb6');
+      const image = new ImageData(field.cols, field.rows);
+      for (let i = 0; i < field.grid.length; i++) {
+        const t = field.grid[i] / field.max;
+        image.data[i * 4] = color[0];
+        image.data[i * 4 + 1] = color[1];
+        image.data[i * 4 + 2] = color[2];
+        image.data[i * 4 + 3] = Math.round(Math.sqrt(t) * 90);
+      }
+      const small = new OffscreenCanvas(field.cols, field.rows);
+      small.getContext('2d').putImageData(image, 0, 0);
+      ctx.imageSmoothingEnabled = true;
+      ctx.drawImage(small, 0, 0, field.cols * field.cell, field.rows * field.cell);
+      ctx.strokeStyle = `rgb(${color.join(',')})`;
+      ctx.globalAlpha = 0.8;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (const level of LEVELS) {
+        const s = contourSegments(field, level * field.max);
+        for (let k = 0; k < s.length; k += 4) {
+          ctx.moveTo(s[k], s[k + 1]);
+          ctx.lineTo(s[k + 2], s[k + 3]);
+        }
+      }
+      ctx.stroke();
+      ctx.globalAlpha = 1;
+    }
+    this.lastDensityMs = performance.now() - start;
+  }
+
+  /** Cluster names at their anchors, biggest first, none overlapping; a parent gives way to
+   * its sub-clusters once they are far enough apart on screen (zoomed in). */
+  _drawClusters(ctx, matrix, width, height) {
+    const p = this.plot;
+    const { clusters, byParent } = this.clusters;
+    const at = (c) => screenOf(p, matrix, c.point, width, height);
+    const top = clusters.filter((c) => c.parent === null);
+    const maxSize = Math.max(1, ...top.map((c) => c.size));
+    const shown = [];
+    for (const parent of top) {
+      const children = byParent.get(parent.id) ?? [];
+      const spots = children.map(at).filter(Boolean);
+      let spread = spots.length >= 2 ? Infinity : 0;
+      for (let a = 0; a < spots.length; a++) {
+        for (let b = a + 1; b < spots.length; b++) spread = Math.min(spread, Math.hypot(spots[a][0] - spots[b][0], spots[a][1] - spots[b][1]));
+      }
+      if (spread >= CHILDREN_SPACING) shown.push(...children);
+      else shown.push(parent);
+    }
+    shown.sort((a, b) => b.size - a.size);
+    const css = getComputedStyle(document.documentElement);
+    const text = css.getPropertyValue('--text').trim() || '#1f2328';
+    const halo = css.getPropertyValue('--plot-bg').trim() || '#ffffff';
+    const boxes = [];
+    const drawn = [];
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.lineJoin = 'round';
+    for (const c of shown) {
+      const s = at(c);
+      if (!s) continue;
+      const size = Math.round(MIN_FONT + (MAX_FONT - MIN_FONT) * Math.sqrt(Math.min(1, c.size / maxSize)));
+      ctx.font = `600 ${size}px system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif`;
+      const w = ctx.measureText(c.label).width + 6;
+      const box = [s[0] - w / 2, s[1] - size * 0.7, s[0] + w / 2, s[1] + size * 0.7];
+      if (box[0] < 0 || box[1] < 0 || box[2] > width || box[3] > height) continue;
+      if (boxes.some((b) => b[0] < box[2] && box[0] < b[2] && b[1] < box[3] && box[1] < b[3])) continue;
+      boxes.push(box);
+      ctx.strokeStyle = halo;
+      ctx.lineWidth = 4;
+      ctx.strokeText(c.label, s[0], s[1]);
+      ctx.fillStyle = text;
+      ctx.fillText(c.label, s[0], s[1]);
+      drawn.push({ id: c.id, label: c.label, x: s[0], y: s[1], size });
+    }
+    return drawn;
+  }
+}
+
+function screenOf(plot, m, i, width, height) {
+  if (i < 0 || i >= plot.n || plot.flags[i] & FLAG_HIDDEN) return null;
+  const pos = plot.positions;
+  const x = pos[i * 3];
+  const y = pos[i * 3 + 1];
+  const z = pos[i * 3 + 2];
+  const w = m[3] * x + m[7] * y + m[11] * z + m[15];
+  if (!(w > 0)) return null;
+  return [((m[0] * x + m[4] * y + m[8] * z + m[12]) / w + 1) * 0.5 * width, (1 - (m[1] * x + m[5] * y + m[9] * z + m[13]) / w) * 0.5 * height];
+}
+
+function hexRgb(hex) {
+  const m = /^#?([0-9a-f]{6})$/i.exec(hex);
+  if (!m) return [59, 111, 182];
+  const v = parseInt(m[1], 16);
+  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}

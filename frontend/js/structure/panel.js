@@ -1,0 +1,176 @@
+// The structure panel: the density layer switch (with its legend), automatic clusters named
+// from a metadata column, and projection quality (colour by it; the inspector line). Server
+// analyses run on the shown projection's finished job; a local data set has none.
+
+import { columnColoring, gradientColor, gradientCss, MISSING_COLOR, uniformColoring } from '../colors.js';
+import { el, formatCount, setOptions } from '../dom.js';
+import { CELL, LEVELS, SIGMA } from './density.js';
+
+const QUALITY_K = 10;
+const AUTO_QUALITY_LIMIT = 200000; // below, a clicked point's quality is measured unasked
+
+/** The finished server job behind the shown projection, or null. */
+export function shownJob(app) {
+  const p = app.shown;
+  return p && p.status === 'done' && p.jobId && !app.dataset?.local ? p.jobId : null;
+}
+
+async function getJson(app, path, params) {
+  const response = await fetch(app.api.url(path, params));
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(typeof body.detail === 'string' ? body.detail : `${response.status}`);
+  return body;
+}
+
+export function createStructurePanel(app, overlay) {
+  const id = (name) => ({ 'data-testid': name });
+  const densityToggle = el('input', { type: 'checkbox', ...id('density-toggle') });
+  const densityLegend = el('p', { class: 'hint', ...id('density-legend'), hidden: true },
+    `Shading and contour lines: a kernel density estimate of the points on screen (Gaussian, σ = ${SIGMA * CELL} px), recomputed as the view or the projection changes. Lines at ${LEVELS.map((l) => `${l * 100}%`).join(', ')} of the densest spot.`);
+  const minSize = el('input', { type: 'number', min: '2', step: '1', placeholder: 'auto', ...id('cluster-min-size') });
+  const labelColumn = el('select', id('cluster-label-column'));
+  const space = el('select', id('cluster-space'), el('option', { value: 'projection' }, 'Projected points'), el('option', { value: 'original' }, 'Original space'));
+  const run = el('button', { type: 'button', class: 'button', ...id('cluster-run') }, 'Find clusters');
+  const labelsToggle = el('input', { type: 'checkbox', checked: true, ...id('cluster-labels-toggle') });
+  const clusterStatus = el('p', { class: 'stat', ...id('cluster-status') });
+  const qualityToggle = el('input', { type: 'checkbox', ...id('quality-toggle') });
+  const qualityStatus = el('p', { class: 'stat', ...id('quality-status') });
+  const bar = el('div', { class: 'quality-bar' });
+  bar.style.background = gradientCss();
+  const qualityLegend = el('div', { class: 'quality-legend', ...id('quality-legend'), hidden: true },
+    bar, el('div', { class: 'quality-ends' }, el('span', {}, `0 of ${QUALITY_K} kept`), el('span', {}, `${QUALITY_K} of ${QUALITY_K}`)),
+    el('p', { class: 'hint' }, `Colour: how many of each point's ${QUALITY_K} nearest neighbours in the original space are also among its ${QUALITY_K} nearest here. Grey: not computed.`));
+  const pointQuality = el('p', { class: 'stat point-quality', ...id('point-quality'), hidden: true });
+  const section = el('section', { class: 'panel', ...id('structure-panel'), 'aria-label': 'Structure' },
+    el('h2', { class: 'panel-title' }, 'Structure'),
+    el('label', { class: 'check' }, densityToggle, ' Density contours'),
+    densityLegend,
+    el('div', { class: 'subsection-title' }, el('span', {}, 'Clusters (HDBSCAN)')),
+    el('div', { class: 'field-row' },
+      el('div', { class: 'field' }, el('label', {}, 'Min size'), minSize),
+      el('div', { class: 'field' }, el('label', {}, 'Name by'), labelColumn)),
+    el('div', { class: 'field-row' }, el('div', { class: 'field' }, el('label', {}, 'Cluster'), space), run),
+    el('label', { class: 'check' }, labelsToggle, ' Show cluster names'),
+    clusterStatus,
+    el('div', { class: 'subsection-title' }, el('span', {}, 'Projection quality')),
+    el('label', { class: 'check' }, qualityToggle, ' Colour by projection quality'),
+    qualityLegend,
+    qualityStatus);
+  let clustersFor = null;
+  let quality = null; // { job, metric, body }
+  let qualityLoading = null;
+  let colouredFor = null;
+
+  densityToggle.addEventListener('change', () => {
+    overlay.setDensity(densityToggle.checked);
+    densityLegend.hidden = !densityToggle.checked;
+  });
+  labelsToggle.addEventListener('change', () => overlay.setShowClusters(labelsToggle.checked));
+  run.addEventListener('click', () => findClusters());
+  qualityToggle.addEventListener('change', () => {
+    if (qualityToggle.checked) loadQuality();
+    else restoreColours();
+    render();
+  });
+
+  async function findClusters() {
+    const job = shownJob(app);
+    if (!job) return;
+    const params = { label_column: labelColumn.value || null, space: space.value, min_cluster_size: minSize.value || null };
+    clusterStatus.textContent = 'Clustering…';
+    const task = app.progress.start('Finding clusters…');
+    try {
+      const body = await getJson(app, `jobs/${job}/clusters`, params);
+      const byParent = new Map();
+      for (const c of body.clusters) if (c.parent !== null) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
+      overlay.setClusters({ clusters: body.clusters, byParent });
+      clustersFor = job;
+      const top = body.clusters.filter((c) => c.parent === null).length;
+      const noise = body.assignment.filter((a) => a < 0).length;
+      clusterStatus.textContent = `${top} clusters (${body.clusters.length - top} sub-clusters shown when zoomed in), ${formatCount(noise)} points unclustered; min size ${body.min_cluster_size}${body.sampled ? `, from a sample of ${formatCount(body.sampled)}` : ''}.`;
+    } catch (err) {
+      clusterStatus.textContent = `Clusters: ${err.message}`;
+    } finally {
+      task.done();
+    }
+  }
+
+  async function loadQuality() {
+    const job = shownJob(app);
+    const metric = app.state.neighbors.metric;
+    if (!job || (quality && quality.job === job && quality.metric === metric) || qualityLoading === job) return;
+    qualityLoading = job;
+    qualityStatus.textContent = 'Measuring…';
+    const task = app.progress.start('Measuring projection quality…');
+    try {
+      const body = await getJson(app, `jobs/${job}/quality`, { k: QUALITY_K, metric });
+      quality = { job, metric, body };
+    } catch (err) {
+      qualityStatus.textContent = `Quality: ${err.message}`;
+    } finally {
+      qualityLoading = null;
+      task.done();
+    }
+    render();
+  }
+
+  function applyColours() {
+    const key = [quality, app.state.colorBy, app.state.categorical];
+    if (colouredFor && key.every((v, i) => v === colouredFor[i])) return;
+    colouredFor = key;
+    const values = quality.body.per_point;
+    const colors = new Uint8Array(values.length * 4);
+    for (let i = 0; i < values.length; i++) {
+      const rgb = values[i] === null ? MISSING_COLOR : gradientColor(values[i]);
+      colors.set([rgb[0], rgb[1], rgb[2], 255], i * 4);
+    }
+    app.plot.setColors(colors, { plain: false });
+  }
+
+  /** Back to the "colour by" column's colours (the app's own rule). */
+  function restoreColours() {
+    colouredFor = null;
+    const ds = app.dataset;
+    if (!ds) return;
+    const column = app.state.colorBy;
+    const values = column ? ds.values(column) : null;
+    const categorical = app.state.categorical ?? (values ? ds.categoricalByDefault(column) : false);
+    const coloring = values ? columnColoring(values, ds.numeric(column), { categorical }) : uniformColoring(ds.n);
+    app.plot.setColors(coloring.colors, { plain: coloring.kind === 'none' });
+  }
+
+  function render() {
+    const ds = app.dataset;
+    const job = shownJob(app);
+    const columns = ds ? ds.columns : [];
+    setOptions(labelColumn, [{ value: '', label: '(numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], labelColumn.value || app.state.labelBy || '');
+    run.disabled = !job;
+    if (!job) clusterStatus.textContent = ds?.local ? 'Clusters and quality need a projection computed by the server.' : 'Available once the projection has finished.';
+    if (clustersFor && clustersFor !== job) {
+      overlay.setClusters(null);
+      clustersFor = null;
+    }
+    const current = quality && quality.job === job && quality.metric === app.state.neighbors.metric ? quality.body : null;
+    const wanted = qualityToggle.checked || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
+    if (wanted && job && !current) loadQuality();
+    qualityLegend.hidden = !qualityToggle.checked;
+    if (qualityToggle.checked && current) applyColours();
+    if (current) {
+      const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
+      const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';
+      qualityStatus.textContent = `Trustworthiness ${current.trustworthiness.toFixed(3)} · continuity ${current.continuity.toFixed(3)} · neighbours kept ${(current.mean * 100).toFixed(0)}% (k = ${current.k}, ${app.state.neighbors.metric}${sample})${excluded}.`;
+    } else if (!qualityLoading && !qualityToggle.checked) {
+      qualityStatus.textContent = '';
+    }
+    const focus = app.state.focus;
+    const value = current && focus !== null ? current.per_point[focus] : undefined;
+    pointQuality.hidden = value === undefined;
+    if (value !== undefined) {
+      pointQuality.textContent = value === null
+        ? `Point #${focus}: quality not computed (no coordinates or not in the sample).`
+        : `Point #${focus}: ${Math.round(value * current.k)} of ${current.k} original neighbours are near it here.`;
+    }
+  }
+
+  return { element: section, pointQuality, render };
+}

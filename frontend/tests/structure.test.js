@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { categoryBinning, csvLine, MISSING, numericBinning, rowsInBins, selectedCounts } from '../js/structure/binning.js';
+import { contourSegments, densityGrid } from '../js/structure/density.js';
+
+const IDENTITY = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
+
+test('density peaks where the points are and integrates to their number', () => {
+  const positions = new Float32Array([0.5, 0.5, 0, 0.5, 0.5, 0, -0.5, -0.5, 0]);
+  const field = densityGrid(positions, 3, IDENTITY, 200, 200, { cell: 4, sigma: 2 });
+  const total = field.grid.reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(total - 3) < 1e-3);
+  const peak = field.grid.indexOf(field.max);
+  const [col, row] = [peak % field.cols, Math.floor(peak / field.cols)];
+  assert.deepEqual([col, row], [37, 12]); // x = 0.5 -> 150 px, y = 0.5 -> 50 px (up is up)
+});
+
+test('hidden points are left out of the density', () => {
+  const positions = new Float32Array([0, 0, 0, 0.5, 0.5, 0]);
+  const field = densityGrid(positions, 2, IDENTITY, 100, 100, { skip: (i) => i === 1 });
+  assert.ok(Math.abs(field.grid.reduce((a, b) => a + b, 0) - 1) < 1e-3);
+});
+
+test('a single blob gives a closed contour: every end point is shared by two segments', () => {
+  const positions = new Float32Array(300);
+  for (let i = 0; i < 100; i++) positions.set([Math.cos(i) * 0.05, Math.sin(i) * 0.05, 0], i * 3);
+  const field = densityGrid(positions, 100, IDENTITY, 160, 160, { cell: 4, sigma: 3 });
+  const segments = contourSegments(field, field.max * 0.5);
+  assert.ok(segments.length >= 16);
+  const ends = new Map();
+  for (let k = 0; k < segments.length; k += 2) {
+    const key = `${segments[k].toFixed(3)},${segments[k + 1].toFixed(3)}`;
+    ends.set(key, (ends.get(key) ?? 0) + 1);
+  }
+  assert.ok([...ends.values()].every((count) => count === 2));
+  for (let k = 0; k < segments.length; k += 2) assert.ok(Math.hypot(segments[k] - 80, segments[k + 1] - 80) < 40);
+});
+
+test('numeric bins, selected counts and the rows of a brushed range', () => {
+  const numbers = Float64Array.from([0, 1, 2, 3, NaN, 10]);
+  const b = numericBinning(numbers, 5);
+  assert.deepEqual(Array.from(b.counts), [2, 2, 0, 0, 1]);
+  assert.equal(b.missing, 1);
+  assert.equal(b.index[4], MISSING);
+  assert.deepEqual(Array.from(selectedCounts(b, [0, 5, 4])), [1, 0, 0, 0, 1]);
+  assert.deepEqual(rowsInBins(b, 0, 1), [0, 1, 2, 3]);
+});
+
+test('categories keep the most frequent values and put the rest in "other"', () => {
+  const b = categoryBinning(['a', 'b', 'a', '', 'c', 'a', 'b', 'd'], 2);
+  assert.deepEqual(b.labels, ['a', 'b', '(2 other values)']);
+  assert.deepEqual(Array.from(b.counts), [3, 2, 2]);
+  assert.equal(b.missing, 1);
+  assert.deepEqual(rowsInBins(b, 1, 1), [1, 6]);
+});
+
+test('CSV cells with separators or quotes are quoted', () => {
+  assert.equal(csvLine(['1', 'a,b', 'say "hi"', 'plain']), '1,"a,b","say ""hi""",plain');
+});

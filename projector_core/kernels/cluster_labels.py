@@ -1,0 +1,100 @@
+"""Names for clusters, made from a metadata column.
+
+- A categorical column (few distinct values, numbers included: digit labels are numbers):
+  the dominant value with its share, "7 (96%)"; when it covers less than 60% the next
+  values are added until they do (at most three): "cat (45%), dog (30%)".
+- A free-text column (many distinct values): the most distinctive words of the cluster by
+  class-based TF-IDF (each cluster's rows form one document; a word weighs its frequency in
+  the cluster times log(1 + average words per cluster / its frequency over all clusters)),
+  so words common everywhere never name a cluster.
+- A numeric column with many distinct values: its median in the cluster, "zipf ≈ 4.2".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+
+from projector_core.formats.metadata import Metadata
+
+CATEGORICAL_MAX_VALUES = 100  # more distinct values than this (and > 5% of rows) is free text
+DOMINANT_SHARE = 0.6
+MAX_VALUES = 3
+TOP_WORDS = 3
+TEXT_ROW_LIMIT = 200_000  # text labels are read from an even sample of at most this many rows
+
+
+def column_kind(metadata: Metadata, column: str) -> str:
+    """"categorical", "numeric" or "text"."""
+    values = metadata.column(column)
+    distinct = len(set(values) - {""})
+    if distinct <= max(CATEGORICAL_MAX_VALUES, 0.05 * len(values)) or distinct <= 1:
+        return "categorical"
+    return "numeric" if metadata.is_numeric(column) else "text"
+
+
+def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray]) -> list[str]:
+    """One label per group of row indices."""
+    kind = column_kind(metadata, column)
+    if kind == "categorical":
+        return [_dominant(metadata.column(column), rows) for rows in groups]
+    if kind == "numeric":
+        values = metadata.numeric(column)
+        assert values is not None
+        return [_median(column, values[rows]) for rows in groups]
+    return _distinctive_words(metadata.column(column), groups)
+
+
+def _dominant(values: list[str], rows: np.ndarray) -> str:
+    picked = [values[i] for i in rows.tolist()]
+    present = [v for v in picked if v != ""]
+    if not present:
+        return "(missing)"
+    names, counts = np.unique(np.array(present, dtype=object), return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    parts = []
+    covered = 0
+    for index in order[:MAX_VALUES]:
+        share = counts[index] / len(picked)
+        parts.append(f"{names[index]} ({share:.0%})")
+        covered += share
+        if covered >= DOMINANT_SHARE:
+            break
+    return ", ".join(parts)
+
+
+def _median(column: str, values: np.ndarray) -> str:
+    present = values[np.isfinite(values)]
+    if present.size == 0:
+        return f"{column}: (missing)"
+    return f"{column} ≈ {float(np.median(present)):.4g}"
+
+
+def _distinctive_words(values: list[str], groups: Sequence[np.ndarray]) -> list[str]:
+    total = sum(g.size for g in groups)
+    step = max(1, total // TEXT_ROW_LIMIT)
+    picked = [g[::step] for g in groups]
+    rows = np.concatenate(picked) if picked else np.zeros(0, np.int64)
+    docs = [values[i] for i in rows.tolist()]
+    try:
+        counts = CountVectorizer(token_pattern=r"(?u)\b\w+\b", lowercase=True).fit(docs)
+    except ValueError:  # no words at all
+        return ["(no words)"] * len(groups)
+    words = counts.get_feature_names_out()
+    matrix = counts.transform(docs).tocsr()
+    owner = np.repeat(np.arange(len(groups)), [p.size for p in picked])
+    per_class = np.zeros((len(groups), len(words)))
+    for g in range(len(groups)):
+        per_class[g] = np.asarray(matrix[owner == g].sum(axis=0)).ravel()
+    class_totals = per_class.sum(axis=1, keepdims=True)
+    tf = per_class / np.where(class_totals > 0, class_totals, 1)
+    average = class_totals.mean()
+    idf = np.log1p(average / np.maximum(per_class.sum(axis=0), 1))
+    scores = tf * idf
+    labels = []
+    for g in range(len(groups)):
+        best = [i for i in np.argsort(-scores[g], kind="stable")[:TOP_WORDS] if scores[g, i] > 0]
+        labels.append(" ".join(str(words[i]) for i in best) or "(no words)")
+    return labels

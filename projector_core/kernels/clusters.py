@@ -1,0 +1,132 @@
+"""Automatic clusters of a projection (or of the original vectors): scikit-learn's HDBSCAN.
+
+Two levels make a hierarchy the map can zoom through. The top level is HDBSCAN at the
+requested ``min_cluster_size`` (its ``assignment`` is what the API answers); then each top
+cluster big enough is clustered again on its own at a quarter of that size, and the
+sub-clusters found (two or more) become children whose ``parent`` is the top cluster.
+Re-clustering was chosen over reading HDBSCAN's condensed tree because scikit-learn keeps
+that tree private, and because children computed this way nest exactly inside their parent
+and are themselves HDBSCAN clusters, so they read like the top level when zoomed in.
+
+HDBSCAN is O(N log N) at best and much slower on large N, so above ``SAMPLE_LIMIT`` points
+an even sample is clustered (``min_cluster_size`` scaled by the sample fraction) and every
+other point takes the cluster of its nearest sampled point (noise stays noise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+from sklearn.cluster import HDBSCAN
+
+from projector_core.kernels.quality import finite_rows
+
+SAMPLE_LIMIT = 20_000
+CHILD_FRACTION = 4  # children are clustered at min_cluster_size // CHILD_FRACTION
+
+
+@dataclass(frozen=True)
+class Cluster:
+    id: int
+    members: np.ndarray  # row indices (into the full data)
+    centroid: list[float]  # in the projection's coordinates: those of the member ``point``
+    point: int  # the member nearest the members' mean, where the map anchors the label
+    parent: int | None
+
+
+@dataclass(frozen=True)
+class Clustering:
+    assignment: np.ndarray  # int64 [N]: top-level cluster id, -1 for noise or unplaced rows
+    clusters: list[Cluster]
+    sampled: int | None  # points HDBSCAN saw, when a sample stood for the set
+
+
+def default_min_cluster_size(n: int) -> int:
+    """About sqrt(N) / 2, at least 10: a few dozen clusters at any N."""
+    return max(10, round(float(np.sqrt(max(n, 1))) / 2))
+
+
+def cluster_points(space: np.ndarray, coordinates: np.ndarray, min_cluster_size: int,
+                   *, sample_limit: int = SAMPLE_LIMIT) -> Clustering:
+    """HDBSCAN on the rows of ``space`` (projected or original) with finite values in both
+    ``space`` and ``coordinates``; centroids are always taken in ``coordinates``."""
+    n = space.shape[0]
+    valid = np.isfinite(coordinates).all(axis=1) & finite_rows(space)
+    rows = np.flatnonzero(valid)
+    if min_cluster_size < 2:
+        raise ValueError(f"min_cluster_size must be at least 2, got {min_cluster_size}")
+    if rows.size < min_cluster_size:
+        raise ValueError(f"min_cluster_size {min_cluster_size} is more than the "
+                         f"{rows.size} points with coordinates")
+    top, sampled = _hdbscan(space, rows, min_cluster_size, sample_limit)
+    assignment = np.full(n, -1, np.int64)
+    assignment[rows] = top
+    clusters: list[Cluster] = []
+    groups = _groups(rows, top)
+    for label, members in groups:
+        clusters.append(Cluster(label, members, *_centroid(coordinates, members), None))
+    next_id = len(groups)
+    child_size = max(5, min_cluster_size // CHILD_FRACTION)
+    for label, members in groups:
+        if members.size < 4 * child_size:
+            continue
+        sub, _ = _hdbscan(space, members, child_size, sample_limit)
+        children = _groups(members, sub)
+        if len(children) < 2:
+            continue
+        for _, child in children:
+            clusters.append(Cluster(next_id, child, *_centroid(coordinates, child), label))
+            next_id += 1
+    return Clustering(assignment, clusters, sampled)
+
+
+def _hdbscan(space: np.ndarray, rows: np.ndarray, min_cluster_size: int,
+             sample_limit: int) -> tuple[np.ndarray, int | None]:
+    """Labels for ``rows`` (-1 noise), numbered by decreasing cluster size."""
+    data = np.asarray(space[rows], np.float64)
+    if rows.size <= sample_limit:
+        labels = HDBSCAN(min_cluster_size=min_cluster_size, copy=True).fit(data).labels_
+        return _by_size(labels), None
+    pick = np.linspace(0, rows.size - 1, sample_limit).round().astype(np.int64)
+    scaled = max(2, round(min_cluster_size * sample_limit / rows.size))
+    sample_labels = HDBSCAN(min_cluster_size=scaled, copy=True).fit(data[pick]).labels_
+    _, nearest = cKDTree(data[pick]).query(data, 1, workers=-1)
+    return _by_size(sample_labels[nearest]), sample_limit
+
+
+def _by_size(labels: np.ndarray) -> np.ndarray:
+    """Renumber clusters 0, 1, ... from the largest; noise stays -1."""
+    found = labels[labels >= 0]
+    if found.size == 0:
+        return labels.astype(np.int64)
+    counts = np.bincount(found)
+    order = np.argsort(-counts, kind="stable")
+    rename = np.full(counts.size, -1, np.int64)
+    rename[order] = np.arange(counts.size)
+    rename[counts == 0] = -1
+    out = np.full(labels.shape, -1, np.int64)
+    out[labels >= 0] = rename[found]
+    return out
+
+
+def _groups(rows: np.ndarray, labels: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    out = []
+    for label in range(int(labels.max(initial=-1)) + 1):
+        lo, hi = np.searchsorted(sorted_labels, [label, label + 1])
+        if hi > lo:
+            out.append((label, rows[order[lo:hi]]))
+    return out
+
+
+def _centroid(coordinates: np.ndarray, members: np.ndarray) -> tuple[list[float], int]:
+    """The member nearest the mean: a label placed on the mean of a curved cluster could sit
+    in empty space (or on another cluster); the medoid-like point is always on the cluster."""
+    points = np.asarray(coordinates[members], np.float64)
+    mean = points.mean(axis=0)
+    best = int(np.argmin(((points - mean) ** 2).sum(axis=1)))
+    return [round(float(v), 6) for v in points[best]], int(members[best])
+

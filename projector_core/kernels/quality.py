@@ -1,0 +1,135 @@
+"""Projection quality: how far a 2-D/3-D picture can be trusted about the original space.
+
+Per point: the fraction of its ``k`` nearest neighbours in the original space (the user's
+metric) that are also among its ``k`` nearest in the projection (neighbourhood preservation).
+Set-wide: trustworthiness, exactly scikit-learn's ``trustworthiness`` definition (points that
+look near in the picture but are far in the data are penalised by their original rank), and
+continuity, the same with the two spaces swapped (true neighbours torn apart in the picture).
+
+Original-space neighbours come from the project's exact kNN kernel (ties by index). The
+ranks the two set-wide figures need are counts over whole rows of the distance matrix; one
+block of rows at a time is computed by a matrix product, and only the few entries below a
+row's largest needed distance are looked at again, so memory stays bounded and no row is
+sorted. That is O(N^2) work, so above ``EXACT_LIMIT`` points an even sample stands for the
+set (per-point values then exist for the sampled points only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from projector_core.kernels.knn import ExactIndex, Metric
+
+EXACT_LIMIT = 200_000
+SAMPLE_SIZE = 50_000
+_BLOCK_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class Quality:
+    per_point: np.ndarray  # float64 [N]; NaN for excluded or unsampled rows
+    mean: float
+    trustworthiness: float
+    continuity: float
+    k: int
+    excluded_rows: int  # rows without finite original vectors or coordinates
+    sample_size: int | None  # points the figures were computed on, when sampled
+
+
+def projection_quality(original: np.ndarray, projected: np.ndarray, k: int = 10,
+                       metric: Metric = "euclidean", *, exact_limit: int = EXACT_LIMIT,
+                       sample_size: int = SAMPLE_SIZE) -> Quality:
+    """Quality of ``projected`` [N, 2|3] as a picture of ``original`` [N, D].
+
+    Raises ValueError when ``k`` does not fit the data (as scikit-learn, k < n / 2).
+    """
+    n = original.shape[0]
+    if projected.shape[0] != n:
+        raise ValueError(f"the projection has {projected.shape[0]} rows, the data {n}")
+    valid = finite_rows(original) & np.isfinite(projected).all(axis=1)
+    rows = np.flatnonzero(valid)
+    sampled = rows.size > exact_limit
+    if sampled:  # an even sample: every step-th valid row
+        rows = rows[np.linspace(0, rows.size - 1, sample_size).round().astype(np.int64)]
+    m = rows.size
+    if k < 1 or k >= m / 2:
+        raise ValueError(f"k must be at least 1 and less than half the {m} usable points; got {k}")
+    x = np.ascontiguousarray(original[rows], dtype=np.float32)
+    y = np.ascontiguousarray(projected[rows], dtype=np.float64)
+    near_x, _ = ExactIndex(x).neighbors_of(np.arange(m), k, metric)
+    near_y = projection_neighbors(y, k)
+    preserved = _overlap(near_x, near_y) / k
+    per_point = np.full(n, np.nan)
+    per_point[rows] = preserved
+    trust = _rank_score(x, metric, near_y, near_x, k)
+    continuity = _rank_score(y, "euclidean", near_x, near_y, k)
+    return Quality(per_point, float(preserved.mean()), trust, continuity, k,
+                   int(n - valid.sum()), m if sampled else None)
+
+
+def projection_neighbors(y: np.ndarray, k: int) -> np.ndarray:
+    """k nearest other points in a low-dimensional picture (a k-d tree), [M, k]."""
+    _, found = cKDTree(y).query(y, k + 1)
+    own = found == np.arange(y.shape[0])[:, None]
+    # Normally the point itself comes first; with duplicates it may sit anywhere (or be cut).
+    drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
+    keep = np.ones_like(found, bool)
+    keep[np.arange(found.shape[0]), drop] = False
+    return found[keep].reshape(found.shape[0], k)
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row, how many entries of ``a`` occur in ``b`` (rows hold distinct indices)."""
+    both = np.sort(np.concatenate([a, b], axis=1), axis=1)
+    return (both[:, 1:] == both[:, :-1]).sum(axis=1)
+
+
+def _rank_score(space: np.ndarray, metric: Metric, near_other: np.ndarray,
+                near_own: np.ndarray, k: int) -> float:
+    """scikit-learn's trustworthiness: 1 - 2 / (n k (2n - 3k - 1)) * sum max(0, r(i, j) - k)
+    over j among i's neighbours in the other space, r the rank of j from i in ``space``.
+
+    Equal distances are ranked by index (a stable sort); scikit-learn's quicksort orders
+    them arbitrarily, so on data with many exact ties the two can differ slightly."""
+    n = space.shape[0]
+    unit = space.astype(np.float32 if space.shape[1] > 3 else np.float64)
+    if metric == "cosine":
+        norms = np.linalg.norm(unit, axis=1, keepdims=True)
+        unit = np.where(norms > 0, unit / np.where(norms > 0, norms, 1), 0)
+    sq = (unit * unit).sum(axis=1)
+    # Neighbours shared by both lists have rank <= k and add nothing; skip them.
+    needed = ~(near_other[:, :, None] == near_own[:, None, :]).any(axis=2)
+    block = max(1, _BLOCK_BYTES // (8 * n))
+    penalty = 0.0
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        b = np.arange(stop - start)
+        if metric == "cosine":  # 1 - cos orders like -cos
+            dist = -(unit[start:stop] @ unit.T)
+        else:  # squared euclidean orders like euclidean
+            dist = sq[start:stop, None] + sq[None, :] - 2 * (unit[start:stop] @ unit.T)
+        dist[b, start + b] = np.inf  # a point is not its own neighbour
+        limits = np.take_along_axis(dist, near_other[start:stop], axis=1)
+        limits[~needed[start:stop]] = -np.inf
+        row, col = np.nonzero(dist <= limits.max(axis=1, keepdims=True))
+        values = dist[row, col]
+        closer = np.zeros(limits.shape)
+        for slot in range(k):
+            limit = limits[row, slot]
+            ahead = (values < limit) | ((values == limit) & (col < near_other[start + row, slot]))
+            closer[:, slot] = np.bincount(row, weights=ahead, minlength=stop - start)
+        ranks = closer + 1
+        penalty += float(np.maximum(ranks - k, 0)[needed[start:stop]].sum())
+    return 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
+
+
+def finite_rows(data: np.ndarray) -> np.ndarray:
+    """Rows without NaN or Inf, scanned in blocks (no N x D temporary)."""
+    out = np.empty(data.shape[0], bool)
+    step = max(1, _BLOCK_BYTES // max(1, data.shape[1] * data.itemsize))
+    for start in range(0, data.shape[0], step):
+        out[start:start + step] = np.isfinite(data[start:start + step]).all(axis=1)
+    return out

@@ -1,0 +1,135 @@
+"""Structure features in the real UI: linked charts (cross-filtering), the selection table,
+the density layer, cluster names and projection quality."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+IRIS_2D = {"run": "iris", "embedding": "iris", "pca": {"is3d": False}, "colorBy": "species"}
+DIGITS_2D = {"run": "digits", "embedding": "digits", "sprites": False,
+             "pca": {"is3d": False}, "colorBy": "label", "labelBy": "label"}
+
+
+def _iris(sample_logdir) -> dict[str, list[str]]:
+    text = (sample_logdir / "iris" / "metadata.tsv").read_text()
+    rows = list(csv.reader(io.StringIO(text), delimiter="\t"))
+    return {name: [r[i] for r in rows[1:]] for i, name in enumerate(rows[0])}
+
+
+def _chart(projector, column: str):
+    return projector.page.locator(f'[data-testid="chart"][data-column="{column}"]')
+
+
+def _selected(projector, column: str) -> list[int]:
+    text = _chart(projector, column).get_attribute("data-selected")
+    return [int(v) for v in text.split(",")] if text else []
+
+
+def test_charts_filter_the_map_and_follow_its_selection(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), IRIS_2D)
+    meta = _iris(sample_logdir)
+    charts = projector.by("chart")
+    assert charts.count() == 5
+    kinds = {c.get_attribute("data-column"): c.get_attribute("data-kind") for c in charts.all()}
+    assert kinds == {"species": "categorical", "sepal_length": "numeric", "sepal_width": "numeric",
+                     "petal_length": "numeric", "petal_width": "numeric"}
+    # Clicking the first bar of "species" selects that species on the map.
+    species = _chart(projector, "species").locator("canvas")
+    box = species.bounding_box()
+    species.click(position={"x": box["width"] * 0.7, "y": 7})
+    projector.page.wait_for_function("window.__projector.state().selection.length === 50")
+    chosen = {meta["species"][i] for i in projector.state()["selection"]}
+    assert len(chosen) == 1
+    # Every chart now shows the selected rows over all rows.
+    projector.page.wait_for_function(
+        "document.querySelector('[data-column=petal_length]').dataset.selected !== ''")
+    for column in ("species", "sepal_length", "petal_length", "petal_width"):
+        assert sum(_selected(projector, column)) == 50
+    # Brushing the lower half of the petal_length histogram selects exactly those rows.
+    hist = _chart(projector, "petal_length").locator("canvas")
+    hist.scroll_into_view_if_needed()
+    hb = hist.bounding_box()
+    last_bin = 12
+    projector.page.mouse.move(hb["x"] + 1, hb["y"] + hb["height"] / 2)
+    projector.page.mouse.down()
+    projector.page.mouse.move(hb["x"] + hb["width"] * (last_bin + 0.5) / 30, hb["y"] + hb["height"] / 2,
+                              steps=5)
+    projector.page.mouse.up()
+    lengths = np.array([float(v) for v in meta["petal_length"]])
+    width = (lengths.max() - lengths.min()) / 30
+    expected = np.flatnonzero(np.minimum(29, np.floor((lengths - lengths.min()) / width)) <= last_bin)
+    projector.page.wait_for_function(f"window.__projector.state().selection.length === {expected.size}")
+    assert sorted(projector.state()["selection"]) == expected.tolist()
+    assert "petal_length in [" in projector.by("status-message").inner_text()
+    # A selection made elsewhere (search) redraws the charts as selected-vs-all.
+    projector.by("search-column").select_option("species")
+    projector.by("search-input").fill("virginica")
+    projector.page.wait_for_function("window.__projector.state().selection.length === 50")
+    projector.page.wait_for_function(
+        "document.querySelector('[data-column=species]').dataset.selected.split(',').includes('50')")
+    counts = [int(v) for v in _chart(projector, "species").get_attribute("data-counts").split(",")]
+    assert counts == [50, 50, 50]
+
+
+def test_selection_table_sorts_and_exports_csv(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), IRIS_2D)
+    meta = _iris(sample_logdir)
+    projector.by("search-column").select_option("species")
+    projector.by("search-input").fill("setosa")
+    projector.page.wait_for_function("window.__projector.state().selection.length === 50")
+    assert projector.by("table-count").inner_text() == "50 selected"
+    table = projector.by("selection-table")
+    assert table.locator("tbody tr").count() == 50
+    table.locator('th[data-column="sepal_width"]').click()
+    table.locator('th[data-column="sepal_width"]').click()  # descending
+    first = table.locator("tbody tr").first.locator("td").nth(3).inner_text()
+    assert float(first) == max(float(meta["sepal_width"][i]) for i in range(50))
+    with projector.page.expect_download() as download:
+        projector.by("table-csv").click()
+    text = Path(download.value.path()).read_text()
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["index", "species", "sepal_length", "sepal_width", "petal_length", "petal_width"]
+    assert len(rows) == 51 and all(r[1] == "setosa" for r in rows[1:])
+    assert float(rows[1][3]) == float(first)
+
+
+def test_density_clusters_and_quality_on_the_map(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), DIGITS_2D)
+    projector.wait_settled()
+    page = projector.page
+    painted = """() => { const c = document.querySelector('[data-testid=structure-overlay]');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"""
+    assert page.evaluate(painted) == 0
+    projector.by("density-toggle").check()
+    page.wait_for_function(f"({painted})() > 1000")
+    assert projector.by("density-legend").is_visible()
+    assert page.evaluate("window.__structure.overlay.lastDensityMs") < 1000
+    # Clusters of the PCA picture, named from the label column.
+    projector.by("cluster-label-column").select_option("label")
+    projector.by("cluster-run").click()
+    projector.wait_text("cluster-status", "clusters", contains=True)
+    page.wait_for_function("window.__structure.overlay.drawnLabels.length > 0")
+    labels = page.evaluate("window.__structure.overlay.drawnLabels")
+    assert all("%)" in label["label"] for label in labels)
+    # Names never overlap (boxes as drawn: text width unknown here, centres at least apart).
+    centres = [(label["x"], label["y"]) for label in labels]
+    assert len(set(centres)) == len(centres)
+    # Quality: colour by it, then a clicked point tells how many neighbours it kept.
+    projector.by("quality-toggle").check()
+    projector.wait_text("quality-status", "Trustworthiness", contains=True)
+    assert projector.by("quality-legend").is_visible()
+    x, y = projector.screen_position(42)
+    page.mouse.click(x, y)
+    page.wait_for_function("window.__projector.state().focus !== null")
+    projector.wait_text("point-quality", "original neighbours are near it here", contains=True)
+    focus = projector.state()["focus"]
+    assert projector.by("point-quality").inner_text().startswith(f"Point #{focus}: ")
+    assert " of 10 " in projector.by("point-quality").inner_text()
