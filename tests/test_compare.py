@@ -165,3 +165,42 @@ def test_compare_errors(tmp_path: Path, serve) -> None:
     assert too_many.status_code == 422 and "k 20" in too_many.json()["detail"]
     assert httpx.get(f"{base}/api/compare", params={**query, "metric": "manhattan"}).status_code == 422
     assert httpx.get(f"{base}/api/steps", params={"run": "nope"}).status_code == 404
+
+
+def projection(base: str, request: dict) -> dict:
+    response = httpx.post(f"{base}/api/projections", params={"wait": "true"}, json=request,
+                          timeout=120)
+    assert response.status_code == 200, response.text
+    return {**response.json(), "job": response.headers["X-Job"]}
+
+
+@pytest.mark.slow
+def test_layouts_of_b_start_from_or_turn_onto_a(tmp_path: Path, serve) -> None:
+    from projector_core.writer import add_embedding
+
+    a = vectors(80, 5, seed=3)
+    rotation, _ = np.linalg.qr(np.random.default_rng(4).normal(size=(5, 5)))
+    add_embedding(tmp_path / "r", a, global_step=0)
+    add_embedding(tmp_path / "r", a @ rotation, global_step=1)  # same structure, turned
+    base = serve(tmp_path)
+    pca_a = projection(base, {"run": "r", "embedding": "default:00000", "method": "pca"})
+    pca_b = projection(base, {"run": "r", "embedding": "default:00001", "method": "pca",
+                              "params": {"align_to_job": pca_a["job"]}})
+    np.testing.assert_allclose(np.array(pca_b["coordinates"]), np.array(pca_a["coordinates"]),
+                               atol=1e-3)
+    assert pca_b["info"]["alignment"]["residual"] < 1e-3
+
+    tsne_a = projection(base, {"run": "r", "embedding": "default:00000", "method": "tsne",
+                               "params": {"n_iter": 250, "perplexity": 10}})
+    tsne_b = projection(base, {"run": "r", "embedding": "default:00001", "method": "tsne",
+                               "params": {"n_iter": 250, "perplexity": 10,
+                                          "init_from_job": tsne_a["job"]}})
+    assert tsne_b["info"]["alignment"]["initialised"] is True
+    spread = np.ptp(np.array(tsne_a["coordinates"]), axis=0).max()
+    drift = np.median(np.linalg.norm(np.array(tsne_b["coordinates"]) - tsne_a["coordinates"], axis=1))
+    assert drift < 0.08 * spread  # the same structure lands in the same place
+
+    wrong = httpx.post(f"{base}/api/projections", json={
+        "run": "r", "embedding": "default:00001", "method": "umap",
+        "params": {"init_from_job": "nope"}})
+    assert wrong.status_code == 422 and "init_from_job" in wrong.json()["detail"]
