@@ -12,6 +12,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1, description="Random seed; same seed, same result")]
+InitFrom = Annotated[str | None, Field(
+    max_length=64, description="A finished projection job over the same number of points: start "
+                               "from its layout (t-SNE then skips early exaggeration), and turn "
+                               "the result onto it (the comparison view)")]
+AlignTo = Annotated[str | None, Field(
+    max_length=64, description="A finished projection job over the same number of points: turn "
+                               "the result onto its layout by orthogonal Procrustes")]
 
 
 class _Params(BaseModel):
@@ -46,6 +53,7 @@ class TsneParams(_SampledParams):
                     "min(250, n_iter // 3) of them)")
     early_exaggeration: float = Field(12.0, ge=1, le=1000)
     seed: Seed = 0
+    init_from_job: InitFrom = None
 
 
 class UmapParams(_SampledParams):
@@ -54,10 +62,12 @@ class UmapParams(_SampledParams):
     n_epochs: int | None = Field(
         None, ge=1, le=10_000, description="Default as umap-learn: 500 up to 10,000 points, else 200")
     seed: Seed = 0
+    init_from_job: InitFrom = None
 
 
 class PcaParams(_Params):
     spherize: bool = Field(False, description="Centre, then scale each row to unit length first")
+    align_to_job: AlignTo = None
 
 
 class CustomParams(_Params):
@@ -67,6 +77,7 @@ class CustomParams(_Params):
     up: str = ""
     down: str = ""
     regex: bool = Field(False, description="Queries are regular expressions, not substrings")
+    align_to_job: AlignTo = None
 
 
 class PrecomputedParams(_Params):
@@ -74,6 +85,7 @@ class PrecomputedParams(_Params):
         None, min_length=2, max_length=3,
         description="Two or three numeric metadata columns; omitted: the data itself "
                     "when it has at most 3 dimensions")
+    align_to_job: AlignTo = None
 
 
 Dims = Literal[2, 3]

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from projector_core.kernels.align import procrustes_align
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.knn import ExactIndex
@@ -109,8 +110,12 @@ def check(request: ProjectionRequest, embedding: Embedding) -> None:
 
 
 def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
-            reporter: Reporter | None = None) -> ProjectionResult:
-    """Run the projection; ValueError/DataError mean the request or data do not fit."""
+            reporter: Reporter | None = None, reference: np.ndarray | None = None) -> ProjectionResult:
+    """Run the projection; ValueError/DataError mean the request or data do not fit.
+
+    ``reference``: the layout of the job named by ``init_from_job`` / ``align_to_job``
+    (same rows); t-SNE and UMAP start from it, and every result is turned onto it.
+    """
     reporter = reporter or _Silent()
     started = time.perf_counter()
     data = embedding.vectors()
@@ -120,10 +125,11 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
         valid = finite_rows(data)
         fit_data = data if valid.all() else np.ascontiguousarray(data[valid])
         reporter.step(None, 0.0)
+        init = None if reference is None else start_layout(reference, valid, request)
         if isinstance(request, TsneRequest):
-            fitted, details = _tsne(request, fit_data, valid, backend, reporter)
+            fitted, details = _tsne(request, fit_data, valid, backend, reporter, init)
         else:
-            fitted, details = _umap(request, fit_data, valid, backend, reporter)
+            fitted, details = _umap(request, fit_data, valid, backend, reporter, init)
         coordinates = spread(valid, fitted)
         info.update(details)
     elif isinstance(request, PcaRequest):
@@ -145,6 +151,12 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
         coordinates = result.coordinates
         info["columns"] = result.source
     coordinates = np.asarray(coordinates, np.float32)
+    if reference is not None:
+        # A wider reference (PCA's 10 columns) is matched on the columns this result has.
+        aligned = procrustes_align(reference[:, :coordinates.shape[1]], coordinates)
+        coordinates = aligned.coordinates
+        info["alignment"] = {"scale": aligned.scale, "residual": aligned.residual,
+                             "initialised": isinstance(request, TsneRequest | UmapRequest)}
     placeable = np.isfinite(coordinates).all(axis=1)
     if not placeable.all():  # one missing value leaves the whole point unplaced
         coordinates[~placeable] = np.nan
@@ -159,6 +171,32 @@ def _fitted_points(request: TsneRequest | UmapRequest, n: int) -> int:
     params = request.params
     m = sample_size(n, params.mode, params.sample_threshold, params.sample_size)
     return n if m is None else m
+
+
+def check_reference(reference: np.ndarray, request: ProjectionRequest, rows: int) -> None:
+    """A reference layout must cover the same rows (and, to start from, the output dims)."""
+    if reference.shape[0] != rows:
+        raise ValueError(f"the reference job's layout has {reference.shape[0]} rows; this "
+                         f"embedding has {rows}: a reference pairs rows")
+    if isinstance(request, TsneRequest | UmapRequest) and reference.shape[1] < request.dims:
+        raise ValueError(f"the reference job's layout has {reference.shape[1]} columns; a "
+                         f"{request.dims}-D start needs as many")
+
+
+def start_layout(reference: np.ndarray, valid: np.ndarray, request: TsneRequest | UmapRequest
+                 ) -> np.ndarray:
+    """The reference's rows for the fitted points as a start layout: centred, rows without
+    coordinates at the centre. t-SNE keeps its scale and continues from it (openTSNE's tiny
+    std-1e-4 start plus early exaggeration would rebuild the layout: 15% median drift against
+    2% on an unchanged, rotated input); UMAP gets its 0..10 box."""
+    start = np.array(reference[valid][:, :request.dims], np.float64)
+    start -= np.nanmean(start, axis=0)
+    start[~np.isfinite(start)] = 0.0
+    if isinstance(request, TsneRequest):
+        return start
+    span = start.max(axis=0) - start.min(axis=0)
+    return np.ascontiguousarray(10.0 * (start - start.min(axis=0)) / np.where(span > 0, span, 1.0),
+                                np.float32)
 
 
 def finite_rows(data: np.ndarray) -> np.ndarray:
@@ -180,7 +218,7 @@ def spread(valid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
 
 
 def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
-          reporter: Reporter) -> tuple[np.ndarray, dict[str, Any]]:
+          reporter: Reporter, init: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
     from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
 
     params = request.params
@@ -200,9 +238,11 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
     def on_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
         reporter.step(iteration, progress, None if live is None else lambda: spread(valid, live))
 
+    # A start layout is already organised: no early exaggeration to tear it apart.
+    exaggeration = params.early_exaggeration if init is None else 1.0
     result = tsne(data, request.dims, params.perplexity, params.learning_rate, params.n_iter,
-                  params.early_exaggeration, params.seed, neighbors=neighbors,
-                  n_jobs=KERNEL_THREADS, on_step=on_step)
+                  exaggeration, params.seed, neighbors=neighbors,
+                  n_jobs=KERNEL_THREADS, on_step=on_step, init=init)
     return result.coordinates, {
         "perplexity": result.perplexity, "kl_divergence": result.kl_divergence,
         "gradient_method": result.gradient_method, "iterations": params.n_iter,
@@ -212,7 +252,7 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
 
 
 def _umap(request: UmapRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
-          reporter: Reporter) -> tuple[np.ndarray, dict[str, Any]]:
+          reporter: Reporter, init: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
     from projector_core.kernels.umap import exact_neighbors, umap  # numba: imported on first use
 
     params = request.params
@@ -232,7 +272,7 @@ def _umap(request: UmapRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
         reporter.step(epoch, progress, lambda: spread(valid, live))
 
     result = umap(data, request.dims, params.n_neighbors, params.min_dist, params.n_epochs,
-                  params.seed, neighbors=neighbors, on_step=on_step)
+                  params.seed, neighbors=neighbors, on_step=on_step, init=init)
     return result.coordinates, {"n_epochs": result.n_epochs, "neighbors": result.neighbors,
                                 "mode": "full", "sample_size": int(data.shape[0])}
 

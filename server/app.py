@@ -22,7 +22,7 @@ from projector_core.result_cache import ResultCache
 from projector_core.warmup import start_warm_up, use_numba_cache
 from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import data, jobs, lod, neighbors, projections, structure, ui
+from server.routes import compare, data, jobs, lod, neighbors, projections, structure, ui
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -109,6 +109,7 @@ def create_app(
     app.include_router(neighbors.router)
     app.include_router(lod.router)
     app.include_router(structure.router)
+    app.include_router(compare.router)
     app.include_router(ui.router)
     return app
 

@@ -76,6 +76,7 @@ def tsne(
     neighbors: tuple[np.ndarray, np.ndarray] | None = None,
     n_jobs: int = -1,
     on_step: StepCallback | None = None,
+    init: np.ndarray | None = None,
 ) -> TsneResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
@@ -98,7 +99,8 @@ def tsne(
             f"it must be at most (N - 1) / 3 = {max_perplexity(n):.4g}"
         )
 
-    init = initialization.pca(data, n_components=dims, random_state=seed)
+    if init is None:  # else a given start layout [n, dims] (the comparison view's steps)
+        init = initialization.pca(data, n_components=dims, random_state=seed)
     if on_step is not None:
         on_step(0, 0.0, init)
     k = min(n - 1, int(3 * perplexity))  # openTSNE's neighbour count for this perplexity

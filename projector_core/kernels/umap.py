@@ -67,6 +67,7 @@ def umap(
     neighbors: tuple[np.ndarray, np.ndarray] | None = None,
     on_step: StepCallback | None = None,
     preview: bool = True,
+    init: np.ndarray | None = None,
 ) -> UmapResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
@@ -120,7 +121,8 @@ def umap(
     graph.data[graph.data < graph.data.max() / float(cutoff_epochs)] = 0.0
     graph.eliminate_zeros()
 
-    layout = spectral_layout(data, graph, dims, random_state)
+    # A given start layout [n, dims] (the comparison view's steps) replaces the spectral one.
+    layout = spectral_layout(data, graph, dims, random_state) if init is None else init
     layout = noisy_scale_coords(layout, random_state, max_coord=10, noise=0.0001)
     span = np.max(layout, 0) - np.min(layout, 0)
     layout = (10.0 * (layout - np.min(layout, 0)) / np.where(span > 0, span, 1.0)).astype(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import numpy as np
 from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
@@ -18,7 +19,7 @@ from projector_core.jobs import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.model import Embedding
 from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import ProjectionResult, check, compute, request_key
+from projector_core.projections import ProjectionResult, check, check_reference, compute, request_key
 from projector_core.result_cache import ResultCache
 from server.deps import CatalogDep, lookup_embedding
 from server.routes.jobs import (
@@ -58,10 +59,11 @@ async def create_projection(
     try:
         backend = get_backend(body.device or request.app.state.device)
         await run_in_threadpool(check, body, embedding)  # may import openTSNE: off the event loop
+        reference = _reference(body, jobs, embedding)
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
     job = await run_in_threadpool(_start, body, embedding, backend, jobs,
-                                  request.app.state.results)
+                                  request.app.state.results, reference)
     job.source = embedding  # clusters and quality read the original vectors and metadata
     if not wait:
         return JSONResponse({"job": job.id}, status_code=202)
@@ -73,8 +75,25 @@ async def create_projection(
     raise not_done(job)
 
 
+def _reference(body: ProjectionRequest, jobs: JobManager, embedding: Embedding) -> np.ndarray | None:
+    """The finished layout that ``init_from_job`` / ``align_to_job`` names, checked; ValueError
+    when it is unknown, not finished, or over other rows."""
+    field = "init_from_job" if hasattr(body.params, "init_from_job") else "align_to_job"
+    job_id = getattr(body.params, field, None)
+    if job_id is None:
+        return None
+    try:
+        job = jobs.get(job_id)
+    except KeyError:
+        raise ValueError(f"{field}: no job {job_id!r} (unknown, or forgotten since)") from None
+    if job.status is not JobStatus.DONE or not isinstance(job.result, ProjectionResult):
+        raise ValueError(f"{field}: job {job_id!r} is {job.status.value}, not done")
+    check_reference(job.result.coordinates, body, (embedding.shape or (0, 0))[0])
+    return job.result.coordinates
+
+
 def _start(body: ProjectionRequest, embedding: Embedding, backend: Backend, jobs: JobManager,
-           results: ResultCache) -> Job:
+           results: ResultCache, reference: np.ndarray | None = None) -> Job:
     key = request_key(body, embedding, backend)
     active = jobs.find(key)
     if active is not None:
@@ -85,7 +104,7 @@ def _start(body: ProjectionRequest, embedding: Embedding, backend: Backend, jobs
         return jobs.completed(ProjectionResult(coordinates, info), key=key)
 
     def work(ctx: JobContext) -> ProjectionResult:
-        result = compute(body, embedding, backend, ctx)
+        result = compute(body, embedding, backend, ctx, reference)
         results.store(key, result.coordinates, result.info)
         return result
 

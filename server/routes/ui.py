@@ -29,6 +29,12 @@ def index(request: Request) -> HTMLResponse:
     return templates.TemplateResponse(request, "index.html")
 
 
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request) -> HTMLResponse:
+    """Two embeddings of the same points side by side (frontend/js/compare/)."""
+    return templates.TemplateResponse(request, "compare.html")
+
+
 @router.get("/static/{path:path}")
 def static_file(path: str) -> FileResponse:
     """A file of frontend/, refusing anything that resolves outside it."""

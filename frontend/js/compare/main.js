@@ -1,0 +1,271 @@
+// The comparison page: pick two embeddings of the same points (or a tag's training steps),
+// ask the server how each point's neighbourhood changed, and show A and B side by side with
+// aligned layouts (B's PCA turned onto A's, B's t-SNE/UMAP started from A's). With several
+// steps, a slider and a play button walk the timeline, each step's layout started from the
+// previous step's, coloured by the change between consecutive steps.
+
+import { Api, ApiError } from '../api.js';
+import { gradientCss } from '../colors.js';
+import { $, el, setOptions } from '../dom.js';
+import { parseMetadataTsv } from '../tsv.js';
+import { LinkedPlots } from './linked.js';
+
+const PLAY_PAUSE_MS = 900;
+const MOST_CHANGED_SHOWN = 50;
+const key = (side) => JSON.stringify([side.run, side.embedding]);
+const sideOf = (value) => {
+  const [run, embedding] = JSON.parse(value);
+  return { run, embedding };
+};
+
+class ComparePage {
+  constructor() {
+    this.api = new Api();
+    this.embeddings = []; // [{ run, embedding, rows, dims }]
+    this.pairs = [];
+    this.timeline = null; // [{ step, embedding }] of A's tag when it has several steps
+    this.layouts = new Map(); // key + method -> { jobId, data, cols }
+    this.metadata = null;
+    this.result = null;
+    this.shown = null; // { a, b }
+    this.playing = false;
+    this.busy = Promise.resolve();
+    this.plots = new LinkedPlots($('compare-a'), $('compare-b'), {
+      describe: (i) => this.describe(i),
+      onHover: (i) => {
+        $('compare-hover').textContent = i < 0 ? '' : this.describe(i);
+      },
+      onSelect: (indices) => this.showSelection(indices),
+    });
+    $('change-bar').style.background = gradientCss();
+  }
+
+  async start() {
+    const [runs, pairs] = await Promise.all([this.api.runs(), getJson(this.api, 'compare/pairs')]);
+    for (const run of runs) {
+      for (const e of run.embeddings) {
+        if (e.shape) this.embeddings.push({ run: run.name, embedding: e.name, rows: e.shape[0], dims: e.shape[1] });
+      }
+    }
+    this.pairs = pairs.pairs;
+    const label = (e) => `${e.run} / ${e.embedding} (${e.rows} x ${e.dims})`;
+    const options = this.embeddings.map((e) => ({ value: key(e), label: label(e) }));
+    setOptions($('a-select'), options, options[0]?.value);
+    setOptions($('b-select'), options, options[1]?.value ?? options[0]?.value);
+    const pairLabel = (p) => `${p.kind === 'steps' ? 'steps' : 'runs'}: ${p.a.run}/${p.a.embedding} -> ${p.b.run}/${p.b.embedding}`;
+    setOptions($('pair-select'), [{ value: '', label: 'Pick A and B below' },
+      ...this.pairs.map((p, i) => ({ value: String(i), label: pairLabel(p) }))], this.pairs.length ? '0' : '');
+    $('pair-select').addEventListener('change', () => this.usePair());
+    $('compare-run').addEventListener('click', () => this.run());
+    $('step-slider').addEventListener('input', () => this.run({ fromSlider: true }));
+    $('step-play').addEventListener('click', () => this.togglePlay());
+    $('compare-search').addEventListener('input', () => this.search());
+    this.usePair();
+    this.ready = true;
+    if (this.embeddings.length > 1) await this.run();
+  }
+
+  usePair() {
+    const pair = this.pairs[Number($('pair-select').value)];
+    if (!pair || $('pair-select').value === '') return;
+    $('a-select').value = key(pair.a);
+    $('b-select').value = key(pair.b);
+  }
+
+  /** Which two embeddings to show now: the slider's step pair, or A and B as picked. */
+  _sides(fromSlider) {
+    if (fromSlider && this.timeline) {
+      const i = Number($('step-slider').value);
+      const run = sideOf($('a-select').value).run;
+      return { a: { run, embedding: this.timeline[i - 1].embedding }, b: { run, embedding: this.timeline[i].embedding } };
+    }
+    return { a: sideOf($('a-select').value), b: sideOf($('b-select').value) };
+  }
+
+  /** Compares and shows one pair; calls queue so a fast slider never interleaves two. */
+  run({ fromSlider = false } = {}) {
+    this.busy = this.busy.then(() => this._run(fromSlider)).catch((error) => this.fail(error));
+    return this.busy;
+  }
+
+  async _run(fromSlider) {
+    const { a, b } = this._sides(fromSlider);
+    $('compare-error').hidden = true;
+    if (!fromSlider) await this.loadTimeline(a, b);
+    const method = $('compare-method').value;
+    this.status(`Comparing ${a.embedding} with ${b.embedding}…`);
+    const result = await getJson(this.api, 'compare', {
+      run: a.run, embedding: a.embedding, other_run: b.run, other_embedding: b.embedding,
+      k: $('compare-k').value, metric: $('compare-metric').value, top: MOST_CHANGED_SHOWN,
+    });
+    if (!this.metadata || this.metadata.run !== a.run || this.metadata.embedding !== a.embedding) {
+      this.metadata = await this.loadMetadata(a);
+    }
+    // Along a timeline, every step starts from the previous one so motion is real change.
+    const la = await this.layout(a, method, fromSlider ? this.previousLayout(a, method) : null);
+    const lb = await this.layout(b, method, la);
+    const n = result.rows;
+    const animate = Boolean(this.shown) && this.plots.n === n;
+    this.plots.setLayouts(la.data, la.cols, lb.data, lb.cols, n, { animate });
+    this.plots.setChange(result.per_point);
+    this.result = result;
+    this.shown = { a, b };
+    $('title-a').textContent = `A: ${a.run} / ${a.embedding}`;
+    $('title-b').textContent = `B: ${b.run} / ${b.embedding}`;
+    this.showSummary(result);
+    this.status('');
+  }
+
+  /** The layout of the timeline step before `side`, if it was computed (slider walks). */
+  previousLayout(side, method) {
+    const i = this.timeline?.findIndex((s) => s.embedding === side.embedding) ?? -1;
+    if (i <= 0) return null;
+    return this.layouts.get(key({ run: side.run, embedding: this.timeline[i - 1].embedding }) + method) ?? null;
+  }
+
+  async loadTimeline(a, b) {
+    const steps = await getJson(this.api, 'steps', { run: a.run });
+    const timeline = steps.timelines.find((t) => t.steps.some((s) => s.embedding === a.embedding));
+    const same = timeline && timeline.steps.length > 1 && timeline.steps.every((s) => s.rows === timeline.steps[0].rows);
+    this.timeline = same ? timeline.steps : null;
+    $('steps-panel').hidden = !this.timeline;
+    if (!this.timeline) return;
+    const slider = $('step-slider');
+    slider.min = '1';
+    slider.max = String(this.timeline.length - 1);
+    const ib = b.run === a.run ? this.timeline.findIndex((s) => s.embedding === b.embedding) : -1;
+    const ia = this.timeline.findIndex((s) => s.embedding === a.embedding);
+    slider.value = String(ib === ia + 1 ? ib : Math.max(1, ia + 1));
+    this._stepLabel();
+  }
+
+  _stepLabel() {
+    const i = Number($('step-slider').value);
+    if (!this.timeline) return;
+    const tag = this.timeline[i].embedding.replace(/:\d+$/, '');
+    $('step-label').textContent = `${tag}: step ${this.timeline[i - 1].step} -> ${this.timeline[i].step} (${i} of ${this.timeline.length - 1})`;
+  }
+
+  /** A projection of `side`, started from / turned onto `reference` when given (cached). */
+  async layout(side, method, reference) {
+    const id = key(side) + method + (reference ? reference.jobId : '');
+    const cached = this.layouts.get(id);
+    if (cached) return cached;
+    const params = {};
+    if (reference) params[method === 'pca' ? 'align_to_job' : 'init_from_job'] = reference.jobId;
+    if (method === 'tsne') params.n_iter = 500;
+    const n = this.embeddings.find((e) => e.run === side.run && e.embedding === side.embedding).rows;
+    const jobId = await this.api.startProjection({ run: side.run, embedding: side.embedding, method, dims: 2, params });
+    const last = await this.api.follow(jobId, {
+      onStatus: (s) => this.status(`${method} of ${side.embedding}: ${Math.round((s.progress || 0) * 100)}%`),
+    });
+    if (last && last.status && last.status !== 'done') throw new ApiError(422, last.error || `${method} ${last.status}`);
+    const result = await this.api.jobResult(jobId, n);
+    const layout = { jobId, data: result.data, cols: result.cols };
+    this.layouts.set(id, layout);
+    this.layouts.set(key(side) + method, layout);
+    return layout;
+  }
+
+  async loadMetadata(side) {
+    try {
+      const text = await this.api.metadata(side.run, side.embedding);
+      const parsed = parseMetadataTsv(text, { header: true });
+      setOptions($('compare-search-column'), parsed.names.map((name) => ({ value: name, label: name })), parsed.names[0]);
+      return { ...side, ...parsed };
+    } catch {
+      return { ...side, names: [], columns: [] };
+    }
+  }
+
+  describe(i) {
+    const labels = this.metadata?.columns?.[0];
+    const name = labels ? `${labels[i]} (#${i})` : `#${i}`;
+    const overlap = this.result?.per_point?.[i];
+    return overlap === null || overlap === undefined ? name : `${name}: ${Math.round(overlap * 100)}% of neighbours kept`;
+  }
+
+  showSummary(result) {
+    const mean = result.mean === null ? 'n/a' : `${Math.round(result.mean * 1000) / 10}%`;
+    const how = result.neighbors === 'approximate' ? `, approximate neighbours (recall ${result.recall.toFixed(3)})` : '';
+    $('compare-summary').textContent = `${result.rows} points, k = ${result.k}: ${mean} of neighbours kept on average${how}`;
+    const list = $('most-changed');
+    list.replaceChildren(...result.most_changed.slice(0, MOST_CHANGED_SHOWN).map((i) => {
+      const item = el('li', { class: 'changed-item', dataset: { index: String(i) } },
+        el('span', {}, this.describe(i)),
+        el('span', { class: 'hint' }, `shift ${result.rank_displacement[i].toFixed(1)}`));
+      item.addEventListener('click', () => this.plots.select([i]));
+      return item;
+    }));
+    if (this.timeline) this._stepLabel();
+  }
+
+  showSelection(indices) {
+    $('compare-selection').textContent = indices.length ? `${indices.length} selected` : '';
+  }
+
+  async search() {
+    const query = $('compare-search').value.trim();
+    const column = this.metadata?.names?.indexOf($('compare-search-column').value) ?? -1;
+    if (!query || column < 0) {
+      this.plots.select([]);
+      return;
+    }
+    const needle = query.toLowerCase();
+    const values = this.metadata.columns[column];
+    const found = [];
+    for (let i = 0; i < values.length; i++) if (values[i].toLowerCase().includes(needle)) found.push(i);
+    this.plots.select(found);
+  }
+
+  async togglePlay() {
+    if (this.playing) {
+      this.playing = false;
+      return;
+    }
+    this.playing = true;
+    $('step-play').textContent = 'Pause';
+    const slider = $('step-slider');
+    if (Number(slider.value) >= Number(slider.max)) slider.value = slider.min;
+    await this.run({ fromSlider: true });
+    while (this.playing && Number(slider.value) < Number(slider.max)) {
+      await new Promise((resolve) => setTimeout(resolve, PLAY_PAUSE_MS));
+      if (!this.playing) break;
+      slider.value = String(Number(slider.value) + 1);
+      await this.run({ fromSlider: true });
+    }
+    this.playing = false;
+    $('step-play').textContent = 'Play';
+  }
+
+  status(text) {
+    $('compare-status').textContent = text;
+  }
+
+  fail(error) {
+    const box = $('compare-error');
+    box.textContent = error instanceof Error ? error.message : String(error);
+    box.hidden = false;
+    this.status('');
+  }
+}
+
+/** GET api/PATH as JSON; an error status becomes an ApiError with the server's detail. */
+async function getJson(api, path, params = {}) {
+  const response = await fetch(api.url(path, params));
+  if (!response.ok) {
+    let detail = `${response.status} ${response.statusText}`;
+    try {
+      detail = (await response.json()).detail ?? detail;
+    } catch {
+      // not JSON: keep the status line
+    }
+    throw new ApiError(response.status, detail);
+  }
+  return response.json();
+}
+
+const page = new ComparePage();
+/** Hooks for tests: the page and its plots. */
+window.__compare = page;
+page.start().catch((error) => page.fail(error));

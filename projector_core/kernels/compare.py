@@ -1,0 +1,139 @@
+"""How much each point's neighbourhood changed between two embeddings of the same points.
+
+For every row finite in both A and B: its ``k`` nearest other rows in A and in B (the
+project's kNN indexes, :mod:`knn` or :mod:`ann`), then the Jaccard overlap of the two sets
+(1 = same neighbours, 0 = none shared) and a rank-displacement summary (the mean, over the
+union of the two lists, of how far a neighbour moved in rank; a neighbour missing from one
+list counts at rank ``k``). The dimensions of A and B may differ: only rows are paired.
+
+All-pairs kNN costs N^2 x D, so above ``EXACT_ALL_KNN_BUDGET`` on the CPU the neighbours come
+from the approximate (HNSW) index, and the answer carries its recall measured on a sample of
+rows against the exact index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from projector_core.kernels.ann import ApproximateIndex
+from projector_core.kernels.knn import ExactIndex, Metric
+
+# N^2 x D multiply-adds above which an exact all-kNN scan is slower than building and
+# querying an HNSW graph on a CPU (~3e11: 50,000 x 50,000 x 128, a few seconds on 2 cores).
+EXACT_ALL_KNN_BUDGET = 3 * 10**11
+RECALL_SAMPLE = 256
+_QUERY_ROWS = 8192  # rows per neighbour query batch: bounds the query copies
+_PAIR_BYTES = 32 * 2**20  # bound on the [rows, k, k] equality block of the set comparison
+
+NeighborIndex = ExactIndex | ApproximateIndex
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    per_point: np.ndarray  # float64 [N]: Jaccard overlap of the k-sets, NaN for unusable rows
+    rank_displacement: np.ndarray  # float64 [N]: mean rank shift over the union, NaN likewise
+    k: int
+    most_changed: np.ndarray  # int64: rows, most changed first
+    neighbors: str  # "exact" or "approximate"
+    recall: float | None  # approximate only: mean recall@k of both indexes on a sample
+
+
+def needs_approximate(n: int, dim_a: int, dim_b: int, budget: int = EXACT_ALL_KNN_BUDGET) -> bool:
+    """True when an exact all-kNN of either embedding would exceed ``budget``."""
+    return n * n * max(dim_a, dim_b) > budget
+
+
+def all_neighbors(index: NeighborIndex, rows: np.ndarray, k: int, metric: Metric,
+                  progress: Progress | None = None) -> np.ndarray:
+    """The ``k`` nearest other rows of each of ``rows``: int64 [len(rows), k], nearest first."""
+    out = np.empty((rows.size, k), np.int64)
+    for start in range(0, rows.size, _QUERY_ROWS):
+        batch = rows[start:start + _QUERY_ROWS]
+        found, _ = index.neighbors_of(batch, k, metric)
+        if found.shape[1] < k:  # fewer finite rows than k: pad with "no neighbour"
+            found = np.hstack([found, np.full((found.shape[0], k - found.shape[1]), -1)])
+        out[start:start + batch.size] = found
+        if progress is not None:
+            progress(min(1.0, (start + batch.size) / max(1, rows.size)))
+    return out
+
+
+def set_change(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of two neighbour lists [R, k] (nearest first, -1 = none): the Jaccard overlap
+    of the two sets and the mean rank displacement over their union."""
+    rows, k = a.shape
+    jaccard = np.empty(rows, np.float64)
+    shift = np.empty(rows, np.float64)
+    ranks = np.arange(k)
+    step = max(1, _PAIR_BYTES // max(1, k * k))
+    for start in range(0, rows, step):
+        sa, sb = a[start:start + step], b[start:start + step]
+        same = (sa[:, :, None] == sb[:, None, :]) & (sa[:, :, None] >= 0)  # [R, k, k]
+        in_b = same.any(axis=2)  # each of A's neighbours found in B
+        in_a = same.any(axis=1)  # each of B's neighbours found in A
+        rank_in_b = np.where(in_b, same.argmax(axis=2), k)
+        shared = in_b.sum(axis=1)
+        size_a, size_b = (sa >= 0).sum(axis=1), (sb >= 0).sum(axis=1)
+        union = size_a + size_b - shared
+        moved_a = np.where(sa >= 0, np.abs(rank_in_b - ranks), 0).sum(axis=1)
+        moved_b = np.where((sb >= 0) & ~in_a, k - ranks, 0).sum(axis=1)  # entered B from beyond k
+        safe = np.maximum(union, 1)
+        jaccard[start:start + step] = np.where(union > 0, shared / safe, 1.0)
+        shift[start:start + step] = np.where(union > 0, (moved_a + moved_b) / safe, 0.0)
+    return jaccard, shift
+
+
+def ranked_by_change(per_point: np.ndarray, shift: np.ndarray, top: int) -> np.ndarray:
+    """The ``top`` rows with the least overlap; ties by larger rank shift, then index."""
+    usable = np.flatnonzero(np.isfinite(per_point))
+    order = np.lexsort((usable, -shift[usable], per_point[usable]))
+    return usable[order[:top]]
+
+
+def sample_recall(approximate: ApproximateIndex, rows: np.ndarray, found: np.ndarray, k: int,
+                  metric: Metric, seed: int = 0) -> float:
+    """Mean recall@k of ``found`` (the approximate lists of ``rows``) on a sample, against
+    the exact index (``sample`` x N x D: cheap beside the all-kNN)."""
+    pick = np.random.default_rng(seed).choice(rows.size, min(RECALL_SAMPLE, rows.size),
+                                              replace=False)
+    truth, _ = approximate.exact.neighbors_of(rows[pick], k, metric)
+    hits = [np.intersect1d(t[t >= 0], f).size / max(1, (t >= 0).sum())
+            for t, f in zip(truth, found[pick], strict=True)]
+    return float(np.mean(hits))
+
+
+def compare(index_a: NeighborIndex, index_b: NeighborIndex, k: int, metric: Metric,
+            top: int = 100, progress: Progress | None = None) -> Comparison:
+    """Compare the neighbourhoods of every row of two embeddings with the same rows."""
+    exact_a = index_a if isinstance(index_a, ExactIndex) else index_a.exact
+    exact_b = index_b if isinstance(index_b, ExactIndex) else index_b.exact
+    if exact_a.n != exact_b.n:
+        raise ValueError(f"the embeddings have different numbers of rows: {exact_a.n} and "
+                         f"{exact_b.n}")
+    n = exact_a.n
+    rows = np.flatnonzero(exact_a.valid_host & exact_b.valid_host)
+    lists = []
+    recalls = []
+    for part, index in enumerate((index_a, index_b)):
+        def report(done: float, part: int = part) -> None:
+            if progress is not None:
+                progress((part + done) / 2)
+        found = all_neighbors(index, rows, k, metric, report)
+        lists.append(found)
+        if isinstance(index, ApproximateIndex) and rows.size:
+            recalls.append(sample_recall(index, rows, found, k, metric))
+    per_point = np.full(n, np.nan)
+    shift = np.full(n, np.nan)
+    per_point[rows], shift[rows] = set_change(lists[0], lists[1])
+    return Comparison(
+        per_point=per_point,
+        rank_displacement=shift,
+        k=k,
+        most_changed=ranked_by_change(per_point, shift, top),
+        neighbors="approximate" if recalls else "exact",
+        recall=float(np.mean(recalls)) if recalls else None,
+    )

@@ -1,0 +1,133 @@
+"""Comparing embeddings of the same points: per-point neighbourhood change, the pairs a
+log directory offers, and each run's training-step timelines.
+
+Plain ``def`` handlers: FastAPI runs them in its thread pool, so a long comparison never
+blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import numpy as np
+from fastapi import APIRouter, HTTPException, Query, Request
+from pydantic import BaseModel, Field
+
+from projector_core.comparison import compare_embeddings
+from projector_core.kernels.backend import get_backend
+from projector_core.kernels.knn import Metric
+from projector_core.pairs import comparable_pairs
+from projector_core.steps import timelines
+from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
+
+router = APIRouter(prefix="/api", tags=["compare"])
+
+
+class CompareOut(BaseModel):
+    per_point: list[float | None] = Field(
+        description="Per row: Jaccard overlap of its k nearest neighbours in A and in B (1 = "
+                    "unchanged, 0 = none shared); null for a row with NaN/Inf in either")
+    mean: float | None = Field(description="Mean of per_point over the rows that have one")
+    k: int
+    most_changed: list[int] = Field(description="Rows with the least overlap first (ties: "
+                                                "larger rank displacement, then row)")
+    rank_displacement: list[float | None] = Field(
+        description="Per row: mean rank shift of the neighbours in the union of both lists; "
+                    "a neighbour missing from one list counts at rank k")
+    neighbors: str = Field(description='"exact", or "approximate" (HNSW) on large data')
+    recall: float | None = Field(description="Approximate only: recall@k on a sample of rows")
+    rows: int
+
+
+class SideOut(BaseModel):
+    run: str
+    embedding: str
+
+
+class PairOut(BaseModel):
+    kind: str = Field(description='"steps": consecutive steps of a tag; "runs": one tensor name '
+                                  "in two runs")
+    a: SideOut
+    b: SideOut
+    rows: int
+
+
+class PairsOut(BaseModel):
+    pairs: list[PairOut]
+
+
+class StepOut(BaseModel):
+    step: int
+    embedding: str
+    rows: int | None
+
+
+class TimelineOut(BaseModel):
+    tag: str
+    steps: list[StepOut] = Field(description="Ascending by step")
+
+
+class StepsOut(BaseModel):
+    run: str
+    timelines: list[TimelineOut]
+
+
+def _floats(values) -> list[float | None]:
+    return [float(v) if math.isfinite(v) else None for v in values.tolist()]
+
+
+@router.get("/compare", responses={
+    404: {"description": "Unknown run or embedding"},
+    422: {"description": "Different row counts (both are named), k not below N, unknown metric, "
+                         "or an unreadable tensor"}})
+def compare(
+    request: Request,
+    embedding: EmbeddingDep,
+    catalog: CatalogDep,
+    other_run: Annotated[str, Query(description="Run of embedding B")],
+    other_embedding: Annotated[str, Query(description="Embedding B (same number of rows)")],
+    k: Annotated[int, Query(gt=0, le=200, description="Neighbours per point")] = 10,
+    metric: Annotated[Metric, Query(description="cosine (1 - cos) or euclidean")] = "cosine",
+    top: Annotated[int, Query(ge=0, le=100_000, description="Length of most_changed")] = 100,
+) -> CompareOut:
+    """How much each point's k-neighbourhood changed from embedding A to embedding B."""
+    other = lookup_embedding(catalog, other_run, other_embedding)
+    try:
+        result = compare_embeddings(embedding, other, k, metric,
+                                    get_backend(request.app.state.device), top)
+    except ValueError as error:  # DataError and the row-count mismatch included
+        raise HTTPException(422, str(error)) from None
+    usable = result.per_point[np.isfinite(result.per_point)]
+    return CompareOut(
+        per_point=_floats(result.per_point),
+        mean=float(usable.mean()) if usable.size else None,
+        k=result.k,
+        most_changed=result.most_changed.tolist(),
+        rank_displacement=_floats(result.rank_displacement),
+        neighbors=result.neighbors,
+        recall=result.recall,
+        rows=int(result.per_point.shape[0]),
+    )
+
+
+@router.get("/compare/pairs")
+def pairs(catalog: CatalogDep) -> PairsOut:
+    """Pairs worth comparing: consecutive steps of each tag, and one tensor name in two runs."""
+    return PairsOut(pairs=[
+        PairOut(kind=p.kind, a=SideOut(run=p.a.run, embedding=p.a.embedding),
+                b=SideOut(run=p.b.run, embedding=p.b.embedding), rows=p.rows)
+        for p in comparable_pairs(catalog.runs())])
+
+
+@router.get("/steps", responses={404: {"description": "Unknown run"}})
+def steps(catalog: CatalogDep, run: Annotated[str, Query(description="Run name")]) -> StepsOut:
+    """The run's tags, each with the steps written for it (``TAG:STEP`` tensor names)."""
+    try:
+        found = catalog.run(run)
+    except KeyError:
+        raise HTTPException(404, f"unknown run {run!r}") from None
+    return StepsOut(run=run, timelines=[
+        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
+                                      for s in t.steps])
+        for t in timelines(found)])
