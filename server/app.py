@@ -18,8 +18,10 @@ from projector_core.catalog import Catalog
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.result_cache import ResultCache
+from projector_core.session import SessionState
+from projector_core.uploads import Uploads
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import data, jobs, neighbors, projections, ui
+from server.routes import data, jobs, neighbors, projections, session, ui, uploads
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -48,6 +50,7 @@ def create_app(
     refresh_seconds: float = 2.0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     allowed_hosts: list[str] | None = None,
+    max_upload_bytes: int = uploads.DEFAULT_MAX_UPLOAD_BYTES,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -76,6 +79,9 @@ def create_app(
     app.state.device = device
     app.state.jobs = JobManager()
     app.state.results = ResultCache(catalog.cache.directory)
+    app.state.session = SessionState()  # shared with a notebook widget
+    app.state.uploads = Uploads(catalog)
+    app.state.max_upload_bytes = max_upload_bytes
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 
@@ -93,6 +99,8 @@ def create_app(
     app.include_router(projections.router)
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
+    app.include_router(session.router)
+    app.include_router(uploads.router)
     app.include_router(ui.router)
     return app
 

@@ -8,6 +8,7 @@ import { columnColoring, hexToRgb, neighborShade, uniformColoring } from './colo
 import { nearestNeighbors, search as localSearch } from './compute.js';
 import { Dataset, datasetFromFiles, loadSprite } from './dataset.js';
 import { $, debounce, download, formatCount } from './dom.js';
+import { installEmbed } from './embed.js';
 import { fitPositions } from './geometry.js';
 import { JobRunner, restoredProjection } from './jobs.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
@@ -805,6 +806,7 @@ function readTheme() {
 }
 
 const app = new App();
+installEmbed(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,
