@@ -37,6 +37,7 @@ class LocalServer:
 
     def __init__(self, app: FastAPI, *, daemon: bool = True) -> None:
         self.app = app
+        app.state.stopping = threading.Event()
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
@@ -55,6 +56,7 @@ class LocalServer:
         return self
 
     def stop(self) -> None:
+        self.app.state.stopping.set()  # long polls answer at once instead of holding the exit
         self._server.should_exit = True
         self._thread.join(timeout=10)
 

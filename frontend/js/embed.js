@@ -52,8 +52,9 @@ export function installEmbed(app) {
       } finally {
         applying = false;
       }
-      last = view();
-      return;
+      // What Python holds now: whatever the page could not take (an unknown column) goes back.
+      const selection = JSON.stringify(remote.selection) === JSON.stringify(app.state.selection) ? app.state.selection : remote.selection;
+      last = { ...remote, selection };
     }
     const now = view();
     const changed = Object.fromEntries(Object.entries(now).filter(([k, v]) => !last || last[k] !== v));

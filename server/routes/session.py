@@ -53,7 +53,9 @@ async def get_state(
 ) -> SessionOut:
     session = _session(request)
     deadline = time.monotonic() + timeout
-    while session.version <= since and time.monotonic() < deadline:
+    stopping = getattr(request.app.state, "stopping", None)  # set by projector.LocalServer.stop
+    while (session.version <= since and time.monotonic() < deadline
+           and not (stopping and stopping.is_set())):
         await asyncio.sleep(POLL_STEP)
     return SessionOut(**session.snapshot())
 
