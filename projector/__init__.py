@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from projector.local_server import LocalServer, memory_server
-from projector.show import show
+from projector.script import show
 
 __all__ = ["LocalServer", "Projector", "memory_server", "show"]
 
