@@ -49,7 +49,7 @@ def _session(request: Request) -> SessionState:
 async def get_state(
     request: Request,
     since: Annotated[int, Query(description="Answer once the version passes this (long poll)")] = -1,
-    timeout: Annotated[float, Query(ge=0, le=30, description="Seconds to wait at most")] = 0,
+    timeout: Annotated[float, Query(ge=0, le=15, description="Seconds to wait at most")] = 0,
 ) -> SessionOut:
     session = _session(request)
     deadline = time.monotonic() + timeout
