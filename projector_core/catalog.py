@@ -86,24 +86,27 @@ class Catalog:
     """The runs of one LOGDIR, loaded and checked, safe to read from many threads.
 
     LOGDIR may also be a plain array file (``.npy``, ``.npz``, ``.parquet``) or a folder of
-    them without any config: then it is one run, ``.``, of those arrays.
+    them without any config: then it is one run, ``.``, of those arrays. Runs held in memory
+    (:mod:`projector_core.memory`: notebooks, uploads) are added with ``add_run``; with
+    ``logdir=None`` they are the only runs.
 
     With ``background_bytes`` set, a tensor file at least that big and not yet cached is read
     on a background thread (``loading.py``): its embedding is listed at once as loading, and
     ``on_loaded`` is called with the finished embedding.
     """
 
-    def __init__(self, logdir: Path | str, cache_dir: Path | None = None,
+    def __init__(self, logdir: Path | str | None, cache_dir: Path | None = None,
                  progress: ProgressCallback | None = None, plain: PlainOptions | None = None,
                  background_bytes: int | None = None,
                  on_loaded: Callable[[Embedding], None] | None = None) -> None:
-        self.logdir = Path(logdir).resolve()
+        self.logdir = Path(logdir).resolve() if logdir is not None else None
         self.plain = plain or PlainOptions()
         self.cache = TensorCache(cache_dir if cache_dir is not None else default_cache_dir())
         self.progress = progress
         self.background_bytes = background_bytes
         self.on_loaded = on_loaded
         self._runs: dict[str, Run] = {}
+        self._memory: dict[str, Run] = {}  # never re-scanned: they have no files
         self._lock = threading.Lock()
         self._scanned = False  # the first scan loads everything; later ones wait for writes to settle
         self._loader = BackgroundLoader()
@@ -123,9 +126,22 @@ class Catalog:
         """Block until the background loads started so far are done; False on timeout."""
         return self._loader.wait_idle(timeout)
 
+    def add_run(self, run: Run) -> None:
+        """Serve a run held in memory (it replaces a run of the same name)."""
+        with self._lock:
+            self._memory[run.name] = run
+            self._runs = {**self._runs, run.name: run}
+
+    def remove_run(self, name: str) -> None:
+        with self._lock:
+            if self._memory.pop(name, None) is not None:
+                self._runs = {k: v for k, v in self._runs.items() if k != name}
+
     # -- loading -----------------------------------------------------------------------------
     def display(self, path: Path) -> str:
         """A path as shown in messages: relative to LOGDIR when inside it."""
+        if self.logdir is None:
+            return str(path)
         try:
             return str(path.relative_to(self.logdir))
         except ValueError:
@@ -135,10 +151,11 @@ class Catalog:
         """Re-scan LOGDIR; rebuild runs whose files changed, drop runs that disappeared."""
         with self._lock:
             found: dict[str, list[Path]] = {}
-            if self.logdir.is_dir():
+            if self.logdir is not None and self.logdir.is_dir():
                 for config in find_configs(self.logdir):
                     found.setdefault(config.run, []).append(config.path)
-            if not found and (self.logdir.is_file() or plain_array_files(self.logdir)):
+            if not found and self.logdir is not None and (self.logdir.is_file()
+                                                          or plain_array_files(self.logdir)):
                 found["."] = [self.logdir]
             runs: dict[str, Run] = {}
             for name, paths in found.items():
@@ -159,7 +176,7 @@ class Catalog:
                     for embedding in old.embeddings:
                         if embedding.loading is not None:
                             embedding.loading.cancelled = True
-            self._runs = runs
+            self._runs = {**runs, **self._memory}
             self._scanned = True
 
     def _signature(self, configs: list[Path], old: Run | None) -> tuple[tuple[str, int, int], ...]:

@@ -19,10 +19,12 @@ from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
 from projector_core.result_cache import ResultCache
+from projector_core.session import SessionState
+from projector_core.uploads import Uploads
 from projector_core.warmup import start_warm_up, use_numba_cache
 from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import compare, data, jobs, lod, neighbors, projections, structure, ui
+from server.routes import compare, data, jobs, lod, neighbors, projections, session, structure, ui, uploads
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -53,6 +55,7 @@ def create_app(
     allowed_hosts: list[str] | None = None,
     background_bytes: int | None = None,
     warm_up: bool = False,
+    max_upload_bytes: int = uploads.DEFAULT_MAX_UPLOAD_BYTES,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -89,6 +92,9 @@ def create_app(
     app.state.device = device
     app.state.jobs = JobManager()
     app.state.results = ResultCache(catalog.cache.directory)
+    app.state.session = SessionState()  # shared with a notebook widget
+    app.state.uploads = Uploads(catalog)
+    app.state.max_upload_bytes = max_upload_bytes
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 
@@ -110,6 +116,8 @@ def create_app(
     app.include_router(lod.router)
     app.include_router(structure.router)
     app.include_router(compare.router)
+    app.include_router(session.router)
+    app.include_router(uploads.router)
     app.include_router(ui.router)
     return app
 

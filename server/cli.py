@@ -107,6 +107,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from projector.mcp_server import main as serve_mcp  # the optional 'agents' extra
+
+    return serve_mcp(args.logdir, args.device)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projector", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -133,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "also $PROJECTOR_NO_WARM_UP")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(handler=_serve)
+    mcp = commands.add_parser("mcp", help="serve a LOGDIR's embeddings as MCP tools over stdio "
+                              "(needs the 'agents' extra)")
+    mcp.add_argument("logdir", help="log directory (or plain array file) to expose")
+    mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    mcp.set_defaults(handler=_mcp)
     return parser
 
 

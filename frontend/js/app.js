@@ -14,6 +14,7 @@ import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
 import { readTheme, StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
+import { installEmbed } from './embed.js';
 import { JobRunner, restoredProjection } from './jobs.js';
 import { listRunsWhenReady } from './loading.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
@@ -197,6 +198,7 @@ mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
 
 const app = new App();
 installStructure(app);
+installEmbed(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,

@@ -167,7 +167,6 @@ def _read_parquet(path: Path, vector_column: str | None) -> PlainEmbedding:
     display = str(path)
     try:
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
     except ImportError:
         raise DataError(
@@ -177,6 +176,14 @@ def _read_parquet(path: Path, vector_column: str | None) -> PlainEmbedding:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise DataError(f"is not a readable parquet file: {error}", file=display) from None
+    return embedding_from_table(table, path.stem, vector_column, display)
+
+
+def embedding_from_table(table, name: str, vector_column: str | None, display: str) -> PlainEmbedding:
+    """An Arrow table's list column of numbers as the vectors, its scalar columns as metadata
+    (a parquet file, or a table handed over in Python)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     def is_vector(field: pa.Field) -> bool:
         kind = field.type
@@ -235,4 +242,4 @@ def _read_parquet(path: Path, vector_column: str | None) -> PlainEmbedding:
             "" if value is None else _clean(str(value))
             for value in table.column(field.name).to_pylist()
         ]
-    return PlainEmbedding(path.stem, np.ascontiguousarray(vectors, dtype="<f4"), metadata or None)
+    return PlainEmbedding(name, np.ascontiguousarray(vectors, dtype="<f4"), metadata or None)

@@ -48,7 +48,11 @@ export class StatusDisplay {
   toggleTheme() {
     const root = document.documentElement;
     root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
-    localStorage.setItem('projector-theme', root.dataset.theme);
+    try {
+      localStorage.setItem('projector-theme', root.dataset.theme);
+    } catch {
+      // storage refused (the page is in another site's iframe): the theme is not remembered
+    }
     this.plot.setTheme(readTheme());
   }
 }

@@ -3,6 +3,7 @@
 
 import { gradientCss, rgbToCss } from '../colors.js';
 import { $, el, formatCount, setOptions } from '../dom.js';
+import { uploadFiles } from '../upload.js';
 
 export function createDataPanel(app) {
   const runSelect = $('run-select');
@@ -45,7 +46,7 @@ export function createDataPanel(app) {
       return;
     }
     try {
-      await app.openFiles(tensor, metadata);
+      await uploadFiles(app, tensor, metadata);
     } catch (err) {
       uploadError.textContent = err.message;
       uploadError.hidden = false;

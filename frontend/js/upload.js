@@ -1,0 +1,28 @@
+// "Load your own data": the files go to the server (POST /api/uploads), which keeps them in
+// memory for this session as a run of their own, so t-SNE, UMAP and neighbours run there like
+// on LOGDIR data. A file over the server's limit is read in this browser instead (PCA and
+// Custom only), as before uploads existed.
+
+export async function uploadFiles(app, tensorFile, metadataFile) {
+  const form = new FormData();
+  form.append('tensor', tensorFile, tensorFile.name);
+  if (metadataFile) form.append('metadata', metadataFile, metadataFile.name);
+  const task = app.progress.start(`Uploading ${tensorFile.name}…`);
+  let response;
+  try {
+    response = await fetch(app.api.url('uploads'), { method: 'POST', body: form });
+  } finally {
+    task.done();
+  }
+  if (response.status === 413) {
+    app.setMessage(`${tensorFile.name} is over the server's upload limit: shown from this browser (PCA and Custom only)`);
+    await app.openFiles(tensorFile, metadataFile);
+    return;
+  }
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.detail || `upload failed (${response.status})`);
+  app.runs = await app.api.runs();
+  if (app.dataset) app.update({ run: body.run, embedding: body.embedding });
+  else await app.openDataset(body.run, body.embedding);
+  app.setMessage(`Uploaded ${tensorFile.name}: kept in the server's memory for this session only`);
+}

@@ -1,0 +1,25 @@
+"""Projector from Python: ``show()`` for scripts, ``Projector`` for notebooks.
+
+``Projector`` needs ``anywidget`` (``pip install 'projector[notebook]'``); it is imported only
+when asked for, so ``show()`` works without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from projector.local_server import LocalServer, memory_server
+from projector.script import show
+
+__all__ = ["LocalServer", "Projector", "memory_server", "show"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Projector":
+        try:
+            from projector.widget import Projector
+        except ImportError as exc:
+            raise ImportError(f"the notebook widget needs anywidget ({exc}): "
+                              "pip install 'projector[notebook]'") from None
+        return Projector
+    raise AttributeError(name)

@@ -1,0 +1,86 @@
+"""The real server (``create_app`` under uvicorn) on a free 127.0.0.1 port, in a thread of this
+process: the data stays in memory and projections run here, through the same job engine."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from projector_core.catalog import Catalog
+from projector_core.memory import memory_embedding, memory_run
+from server.app import create_app
+
+RUN_NAME = "memory"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def behind_proxy() -> bool:
+    """Colab and JupyterHub-style proxies reach the server under another Host name."""
+    return "google.colab" in sys.modules or bool(os.environ.get("PROJECTOR_PROXY_URL"))
+
+
+class LocalServer:
+    """uvicorn serving one app from a background thread; ``stop()`` ends it."""
+
+    def __init__(self, app: FastAPI, *, daemon: bool = True) -> None:
+        self.app = app
+        app.state.stopping = threading.Event()
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=f"projector-{self.port}",
+                                        daemon=daemon)
+
+    def start(self, timeout: float = 30) -> LocalServer:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the projector server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.app.state.stopping.set()  # long polls answer at once instead of holding the exit
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def wait(self) -> None:
+        """Block until the server stops (Ctrl+C stops it)."""
+        try:
+            while self._thread.is_alive():
+                self._thread.join(0.5)
+        except KeyboardInterrupt:
+            self.stop()
+
+
+def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Path | None = None,
+                  name: str = "embedding", labels: Any = None, sprite: Any = None,
+                  sprite_dim: tuple[int, int] | None = None, vector_column: str | None = None,
+                  daemon: bool = True) -> LocalServer:
+    """A started server over in-memory data (run ``memory``), or over a LOGDIR, or both."""
+    catalog = Catalog(logdir, progress=None)
+    catalog.refresh()
+    if vectors is not None:
+        embedding = memory_embedding(RUN_NAME, name, vectors, metadata, labels=labels,
+                                     sprite=sprite, sprite_dim=sprite_dim,
+                                     vector_column=vector_column)
+        catalog.add_run(memory_run(RUN_NAME, [embedding]))
+    app = create_app(catalog=catalog, refresh_seconds=2.0 if logdir is not None else 0,
+                     allowed_hosts=["*"] if behind_proxy() else None)
+    return LocalServer(app, daemon=daemon).start()

@@ -1,0 +1,31 @@
+"""``projector.show(vectors, metadata=...)``: the projector on in-memory data, from a script."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from projector.local_server import LocalServer, memory_server
+
+_running: list[LocalServer] = []  # kept alive for as long as this process runs
+
+
+def _interactive() -> bool:
+    return hasattr(sys, "ps1") or "IPython" in sys.modules
+
+
+def show(vectors: Any, metadata: Any = None, *, labels: Any = None, sprite: Any = None,
+         sprite_dim: tuple[int, int] | None = None, name: str = "embedding",
+         vector_column: str | None = None) -> str:
+    """Serve ``vectors`` (array, DataFrame or Arrow table) with their metadata; print and
+    return the URL.
+
+    Nothing is written to disk. In a script the server keeps the process alive after the
+    script's last line until Ctrl+C; in an interactive session it runs beside it.
+    """
+    server = memory_server(vectors, metadata, labels=labels, sprite=sprite,
+                           sprite_dim=sprite_dim, name=name, vector_column=vector_column,
+                           daemon=_interactive())
+    _running.append(server)
+    print(f"Projector at {server.url}", flush=True)
+    return server.url

@@ -1,0 +1,83 @@
+"""``POST /api/uploads``: a tensor (TSV or .npy) and optional metadata TSV sent from the browser.
+
+Multipart fields ``tensor`` and ``metadata``, or the tensor alone as the raw body with its file
+name in ``?name=``. The data is served as a new run ``upload-<id>`` held in memory for this
+server session only (never written to LOGDIR); bodies over the upload limit get a 413.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel
+from starlette.datastructures import UploadFile
+
+from projector_core.errors import DataError
+from projector_core.uploads import Uploads
+
+router = APIRouter(prefix="/api", tags=["uploads"])
+
+DEFAULT_MAX_UPLOAD_BYTES = 64 * 2**20
+
+
+class UploadOut(BaseModel):
+    run: str
+    embedding: str
+    shape: tuple[int, int]
+
+
+def _too_large(limit: int) -> HTTPException:
+    return HTTPException(413, f"the upload is larger than this server's limit of "
+                              f"{limit / 2**20:.0f} MiB; put large files in a LOGDIR and "
+                              "run `projector serve LOGDIR` instead")
+
+
+async def _raw_body(request: Request, limit: int) -> bytes:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post("/uploads", status_code=201, responses={
+    413: {"description": "The body is over the upload limit"},
+    422: {"description": "The tensor or metadata cannot be read (the message names the file "
+                         "and line)"}})
+async def upload(
+    request: Request,
+    name: Annotated[str, Query(max_length=200, description="File name of a raw-body tensor; "
+                                                           ".npy or TSV by its suffix")] = "upload.tsv",
+) -> UploadOut:
+    limit: int = request.app.state.max_upload_bytes
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    metadata, metadata_name = None, "metadata.tsv"
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await request.form(max_files=2, max_fields=2)
+        tensor_file, metadata_file = form.get("tensor"), form.get("metadata")
+        if not isinstance(tensor_file, UploadFile):
+            raise HTTPException(422, "multipart field 'tensor' (a file) is missing")
+        name = tensor_file.filename or "tensor.tsv"
+        tensor = await tensor_file.read()
+        if isinstance(metadata_file, UploadFile):
+            metadata_name = metadata_file.filename or metadata_name
+            metadata = await metadata_file.read()
+    else:
+        tensor = await _raw_body(request, limit)
+    uploads: Uploads = request.app.state.uploads
+    try:
+        run = await run_in_threadpool(uploads.add, tensor, name, metadata, metadata_name)
+    except DataError as exc:
+        raise HTTPException(422, str(exc)) from None
+    embedding = run.embeddings[0]
+    assert embedding.shape is not None
+    return UploadOut(run=run.name, embedding=embedding.name, shape=embedding.shape)
+
+
+
