@@ -21,8 +21,9 @@ import numpy as np
 
 from projector_core.cache import TensorCache, default_cache_dir, file_fingerprint
 from projector_core.errors import DataError
-from projector_core.formats.arrays import plain_array_files, read_plain_array
+from projector_core.formats.arrays import PlainEmbedding, plain_array_files, read_plain_array
 from projector_core.formats.bookmarks import parse_bookmarks
+from projector_core.formats.chunked import ChunkedVectors, is_chunked, is_zarr, open_chunked
 from projector_core.formats.config import (
     CONFIG_NAMES,
     EmbeddingInfo,
@@ -77,6 +78,7 @@ class PlainOptions:
     sprite: Path | None = None
     sprite_dim: tuple[int, int] | None = None
     vector_column: str | None = None
+    shards: bool = False  # LOGDIR is a folder of .npy row shards of one embedding
 
 
 class Catalog:
@@ -121,7 +123,8 @@ class Catalog:
             if self.logdir.is_dir():
                 for config in find_configs(self.logdir):
                     found.setdefault(config.run, []).append(config.path)
-            if not found and (self.logdir.is_file() or plain_array_files(self.logdir)):
+            if not found and (self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
+                              or plain_array_files(self.logdir)):
                 found["."] = [self.logdir]
             runs: dict[str, Run] = {}
             for name, paths in found.items():
@@ -188,11 +191,14 @@ class Catalog:
 
     def _load_plain_run(self) -> Run:
         """Arrays given without a config; metadata and sprite from the command line, if any."""
-        files = [self.logdir] if self.logdir.is_file() else plain_array_files(self.logdir)
+        whole = self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
+        files = [self.logdir] if whole else plain_array_files(self.logdir)
         read = list(files)
         run = Run(name=".", config="(plain arrays)")
         try:
-            found = read_plain_array(self.logdir, self.plain.vector_column)
+            found = ([PlainEmbedding(self.logdir.stem, open_chunked(self.logdir, str(self.logdir)),
+                                     None)] if is_zarr(self.logdir) or self.plain.shards
+                     else read_plain_array(self.logdir, self.plain.vector_column))
         except DataError as exc:
             run.error = str(exc)
             found = []
@@ -201,9 +207,13 @@ class Catalog:
             embedding.sources["tensor"] = self.display(self.logdir)
             tensor_hash = hashlib.sha256(f"{[file_fingerprint(f) for f in files]}|{plain.name}"
                                          .encode()).hexdigest()[:32]
-            cached = self.cache.load(tensor_hash)
-            embedding._vectors = cached if cached is not None else self._own_copy(tensor_hash,
-                                                                                  plain.vectors)
+            if isinstance(plain.vectors, ChunkedVectors):  # lazy: never copied into the cache
+                tensor_hash = plain.vectors.fingerprint
+                embedding._vectors = plain.vectors
+            else:
+                cached = self.cache.load(tensor_hash)
+                embedding._vectors = cached if cached is not None else self._own_copy(
+                    tensor_hash, plain.vectors)
             n_points = int(plain.vectors.shape[0])
             try:
                 if self.plain.metadata is not None and len(found) == 1:
@@ -287,7 +297,8 @@ class Catalog:
             hashes.append(tensor_hash)
             n_points = int(vectors.shape[0])
             embedding.sources["tensor"] = self.display(read[-1])
-            invalid = int(np.count_nonzero(~np.isfinite(vectors).all(axis=1)))
+            invalid = 0 if isinstance(vectors, ChunkedVectors) else int(  # not read whole
+                np.count_nonzero(~np.isfinite(vectors).all(axis=1)))
             if invalid:
                 embedding.warnings.append(
                     f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
@@ -356,16 +367,17 @@ class Catalog:
             return self._load_checkpoint_variable(checkpoint, info, read)
         path = self._asset(config, info.tensor_path, "tensor_path", read)
         display = self.display(path)
-        if not path.is_file():
+        chunked = open_chunked(path, display) if is_chunked(path) else None  # read lazily
+        if chunked is None and not path.is_file():
             raise DataError("tensor file not found", file=display)
-        fingerprint = file_fingerprint(path)
+        fingerprint = chunked.fingerprint if chunked is not None else file_fingerprint(path)
         suffix = path.suffix.lower()
-        raw = suffix == ".bytes" or (suffix != ".npy" and bool(info.tensor_shape)
-                                     and looks_binary(path))
+        raw = chunked is None and (suffix == ".bytes" or (
+            suffix != ".npy" and bool(info.tensor_shape) and looks_binary(path)))
         if raw:  # the same bytes read with another tensor_shape are another tensor
             keyed = f"{fingerprint}|{info.tensor_shape}"
             fingerprint = hashlib.sha256(keyed.encode()).hexdigest()[:32]
-        vectors = self.cache.load(fingerprint)
+        vectors = chunked if chunked is not None else self.cache.load(fingerprint)
         if vectors is None:
             if raw:
                 vectors = read_bytes(path, display, info.tensor_shape)
