@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,11 +15,15 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from projector_core.catalog import Catalog
+from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.result_cache import ResultCache
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from server.routes import data, jobs, neighbors, projections, ui
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -48,11 +52,13 @@ def create_app(
     refresh_seconds: float = 2.0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     allowed_hosts: list[str] | None = None,
+    cluster: Cluster | None = None,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
     ``allowed_hosts`` bounds the Host header (default: loopback names only), so that a web page
-    cannot reach the local server through DNS rebinding; ``["*"]`` allows any.
+    cannot reach the local server through DNS rebinding; ``["*"]`` allows any. ``cluster``
+    (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir)
@@ -74,6 +80,7 @@ def create_app(
     )
     app.state.catalog = catalog
     app.state.device = device
+    app.state.cluster = cluster
     app.state.jobs = JobManager()
     app.state.results = ResultCache(catalog.cache.directory)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
@@ -86,6 +93,10 @@ def create_app(
     @app.exception_handler(DataError)
     async def data_error(request: Request, exc: DataError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(ClusterUnavailable)
+    async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
 
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
