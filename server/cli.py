@@ -6,7 +6,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import uvicorn

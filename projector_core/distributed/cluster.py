@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 import pickle
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from distributed import Client, Future, LocalCluster, as_completed, wait
+from distributed import Client, Future, LocalCluster, as_completed
 from distributed.client import FutureCancelledError
 from distributed.comm.core import CommClosedError
 from distributed.scheduler import KilledWorker
@@ -126,7 +127,7 @@ class Cluster:
         position = {future.key: i for i, future in enumerate(futures)}
         try:
             for future in as_completed(futures, timeout=self.timeout):
-                yield position[future.key], self._result(future)
+                yield position[future.key], future.result(timeout=self.timeout)
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
         finally:
@@ -150,16 +151,14 @@ class Cluster:
             raise self._unavailable(error) from None
 
     def _gather(self, futures: list[Future]) -> list[Any]:
+        deadline = time.monotonic() + self.timeout
         try:
-            wait(futures, timeout=self.timeout)
-            return [self._result(future) for future in futures]
+            return [future.result(timeout=max(0.01, deadline - time.monotonic()))
+                    for future in futures]
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
         finally:
             self.client.cancel(futures)
-
-    def _result(self, future: Future) -> Any:
-        return future.result(timeout=self.timeout)
 
     def _unavailable(self, error: BaseException) -> ClusterUnavailable:
         if isinstance(error, TimeoutError):

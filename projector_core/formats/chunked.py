@@ -191,10 +191,10 @@ class ChunkedVectors:
         whole = self.source.read(0, self.shape[0])
         return whole if dtype is None else whole.astype(dtype, copy=False)
 
-    def shards(self, shard_bytes: int = SHARD_BYTES) -> list[Shard]:
-        """Row ranges of about ``shard_bytes``, aligned to the storage's chunks."""
+    def shards(self, shard_bytes: int | None = None) -> list[Shard]:
+        """Row ranges of about ``shard_bytes`` (SHARD_BYTES), aligned to the storage's chunks."""
         n, dim = self.shape
-        rows = max(1, shard_bytes // max(1, dim * 4))
+        rows = max(1, (shard_bytes or SHARD_BYTES) // max(1, dim * 4))
         rows = max(self.chunk_rows, rows // self.chunk_rows * self.chunk_rows)
         return [Shard(self.source, start, min(n, start + rows)) for start in range(0, n, rows)]
 
