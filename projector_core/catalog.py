@@ -21,8 +21,9 @@ import numpy as np
 
 from projector_core.cache import TensorCache, default_cache_dir, file_fingerprint
 from projector_core.errors import DataError
-from projector_core.formats.arrays import plain_array_files, read_plain_array
+from projector_core.formats.arrays import PlainEmbedding, plain_array_files, read_plain_array
 from projector_core.formats.bookmarks import parse_bookmarks
+from projector_core.formats.chunked import ChunkedVectors, is_chunked, is_zarr, open_chunked
 from projector_core.formats.config import (
     CONFIG_NAMES,
     EmbeddingInfo,
@@ -80,6 +81,7 @@ class PlainOptions:
     sprite: Path | None = None
     sprite_dim: tuple[int, int] | None = None
     vector_column: str | None = None
+    shards: bool = False  # LOGDIR is a folder of .npy row shards of one embedding
 
 
 class Catalog:
@@ -154,8 +156,9 @@ class Catalog:
             if self.logdir is not None and self.logdir.is_dir():
                 for config in find_configs(self.logdir):
                     found.setdefault(config.run, []).append(config.path)
-            if not found and self.logdir is not None and (self.logdir.is_file()
-                                                          or plain_array_files(self.logdir)):
+            if not found and self.logdir is not None and (
+                    self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
+                    or plain_array_files(self.logdir)):
                 found["."] = [self.logdir]
             runs: dict[str, Run] = {}
             for name, paths in found.items():
@@ -227,11 +230,14 @@ class Catalog:
 
     def _load_plain_run(self) -> Run:
         """Arrays given without a config; metadata and sprite from the command line, if any."""
-        files = [self.logdir] if self.logdir.is_file() else plain_array_files(self.logdir)
+        whole = self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
+        files = [self.logdir] if whole else plain_array_files(self.logdir)
         read = list(files)
         run = Run(name=".", config="(plain arrays)")
         try:
-            found = read_plain_array(self.logdir, self.plain.vector_column)
+            found = ([PlainEmbedding(self.logdir.stem, open_chunked(self.logdir, str(self.logdir)),
+                                     None)] if is_zarr(self.logdir) or self.plain.shards
+                     else read_plain_array(self.logdir, self.plain.vector_column))
         except DataError as exc:
             run.error = str(exc)
             found = []
@@ -240,9 +246,13 @@ class Catalog:
             embedding.sources["tensor"] = self.display(self.logdir)
             tensor_hash = hashlib.sha256(f"{[file_fingerprint(f) for f in files]}|{plain.name}"
                                          .encode()).hexdigest()[:32]
-            cached = self.cache.load(tensor_hash)
-            embedding._vectors = cached if cached is not None else self._own_copy(tensor_hash,
-                                                                                  plain.vectors)
+            if isinstance(plain.vectors, ChunkedVectors):  # lazy: never copied into the cache
+                tensor_hash = plain.vectors.fingerprint
+                embedding._vectors = plain.vectors
+            else:
+                cached = self.cache.load(tensor_hash)
+                embedding._vectors = cached if cached is not None else self._own_copy(
+                    tensor_hash, plain.vectors)
             n_points = int(plain.vectors.shape[0])
             try:
                 if self.plain.metadata is not None and len(found) == 1:
@@ -384,7 +394,8 @@ class Catalog:
             hashes.append(tensor_hash)
             n_points = int(vectors.shape[0])
             embedding.sources["tensor"] = self.display(read[-1])
-            invalid = _rows_with_nan_or_inf(vectors)
+            invalid = 0 if isinstance(vectors, ChunkedVectors) else (  # not read whole
+                _rows_with_nan_or_inf(vectors))
             if invalid:
                 embedding.warnings.append(
                     f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
@@ -453,8 +464,11 @@ class Catalog:
             return self._load_checkpoint_variable(checkpoint, info, read)
         path = self._asset(config, info.tensor_path, "tensor_path", read)
         display = self.display(path)
-        if not path.is_file():
+        chunked = open_chunked(path, display) if is_chunked(path) else None  # read lazily
+        if chunked is None and not path.is_file():
             raise DataError("tensor file not found", file=display)
+        if chunked is not None:
+            return chunked, chunked.fingerprint
         fingerprint, kind = self._tensor_key(path, info)
         vectors = self.cache.load(fingerprint)
         if vectors is None:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from projector_core.chunked_writer import write_zarr
 from projector_core.formats.config import (
     PBTXT_NAME,
     EmbeddingInfo,
@@ -50,17 +51,22 @@ def add_embedding(
     global_step: int | None = None,
     tag: str = "default",
     metadata_header: Sequence[Any] | None = None,
+    format: str = "tsv",
 ) -> EmbeddingInfo:
     """Save an (N, D) matrix with optional labels and images; returns the config entry written.
 
     `mat` is anything numpy can take (torch tensors included). `metadata` has one label per
     row, or with `metadata_header` one list of cells per row. `label_img` is what `make_sprite`
     takes: (N, C, H, W) as in PyTorch, (N, H, W), (N, H, W, C), or a list of PIL images or
-    paths.
+    paths. ``format="zarr"`` writes the tensor as a row-chunked ``tensors.zarr`` instead of TSV
+    (read lazily and by Dask workers; TensorBoard itself cannot read it); ``mat`` is then
+    sliced by rows, never converted whole.
     """
     logdir = Path(logdir)
-    vectors = _to_numpy(mat)
-    if vectors.ndim != 2:
+    if format not in ("tsv", "zarr"):
+        raise ValueError(f"format must be 'tsv' or 'zarr', got {format!r}")
+    vectors = _to_numpy(mat) if format == "tsv" else mat
+    if len(vectors.shape) != 2:
         raise ValueError(f"mat should be 2-D (N, D), got shape {list(vectors.shape)}")
     step = 0 if global_step is None else int(global_step)
     subdir = f"{str(step).zfill(5)}/{_escape_tag(tag)}"
@@ -79,11 +85,14 @@ def add_embedding(
             raise ValueError(f"{len(label_img)} images for {len(vectors)} points")
         written = write_sprite(folder, label_img)
         sprite = SpriteInfo(f"{subdir}/{written.image_path}", written.single_image_dim)
-    _write_atomic(folder / "tensors.tsv", _tensor_tsv(vectors))
+    if format == "zarr":
+        write_zarr(folder / "tensors.zarr", vectors)
+    else:
+        _write_atomic(folder / "tensors.tsv", _tensor_tsv(vectors))
 
     entry = EmbeddingInfo(
         tensor_name=f"{tag}:{str(step).zfill(5)}",
-        tensor_path=f"{subdir}/tensors.tsv",
+        tensor_path=f"{subdir}/tensors.{format}",
         metadata_path=metadata_path,
         sprite=sprite,
     )

@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,6 +15,7 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from projector_core.catalog import Catalog
+from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
@@ -25,6 +26,9 @@ from projector_core.warmup import start_warm_up, use_numba_cache
 from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from server.routes import compare, data, jobs, lod, neighbors, projections, session, structure, ui, uploads
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -56,6 +60,7 @@ def create_app(
     background_bytes: int | None = None,
     warm_up: bool = False,
     max_upload_bytes: int = uploads.DEFAULT_MAX_UPLOAD_BYTES,
+    cluster: Cluster | None = None,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -63,7 +68,8 @@ def create_app(
     cannot reach the local server through DNS rebinding; ``["*"]`` allows any.
     ``background_bytes``: tensor files this big are read after the server is up (see
     ``Catalog``). ``warm_up``: import and compile the compute libraries in the background once
-    the server is up, so the first projection does not wait for them (``warmup.py``).
+    the server is up, so the first projection does not wait for them (``warmup.py``). ``cluster``
+    (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -90,6 +96,7 @@ def create_app(
     )
     app.state.catalog = catalog
     app.state.device = device
+    app.state.cluster = cluster
     app.state.jobs = JobManager()
     app.state.results = ResultCache(catalog.cache.directory)
     app.state.session = SessionState()  # shared with a notebook widget
@@ -107,6 +114,11 @@ def create_app(
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
     app.add_exception_handler(StillLoading, still_loading)
+
+    @app.exception_handler(ClusterUnavailable)
+    async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
     app.include_router(data.router)

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -18,6 +19,9 @@ from server.app import SAMPLE_DATA, create_app
 # Tensor files from this size on (not yet cached) are read after the server is up: a 16 MiB
 # TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
 BACKGROUND_BYTES = 16 * 2**20
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
 
 
 class ProgressLine:
@@ -84,6 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
         sprite=Path(args.sprite) if args.sprite else None,
         sprite_dim=tuple(args.sprite_dim) if args.sprite_dim else None,
         vector_column=args.vector_column,
+        shards=args.shards,
     )
     catalog = Catalog(logdir, cache_dir=Path(args.cache_dir) if args.cache_dir else None,
                       progress=ProgressLine(), plain=plain, background_bytes=BACKGROUND_BYTES,
@@ -97,13 +102,21 @@ def _serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
+    cluster = connect_cluster(args.dask, args.dask_timeout) if args.dask else None
+    if args.dask and cluster is None:
+        return 2
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(catalog=catalog, device=args.device,
-                     allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up)
+                     allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
+                     cluster=cluster)
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     print(f"Projector serving {logdir} at http://{host}:{args.port}/  (Ctrl+C to stop)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_keep_alive=30)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                    timeout_keep_alive=30)
+    finally:
+        if cluster is not None:
+            cluster.close()
     return 0
 
 
@@ -111,6 +124,25 @@ def _mcp(args: argparse.Namespace) -> int:
     from projector.mcp_server import main as serve_mcp  # the optional 'agents' extra
 
     return serve_mcp(args.logdir, args.device)
+
+
+def connect_cluster(address: str, timeout: float) -> Cluster | None:
+    """The Dask cluster for ``--dask`` (None, said why, when unreachable); Dask is imported
+    only here, only when asked."""
+    try:
+        from projector_core.distributed.cluster import Cluster
+        from projector_core.distributed.errors import ClusterUnavailable
+    except ImportError:
+        print("projector: --dask needs Dask: pip install 'projector[dask]'", file=sys.stderr)
+        return None
+    try:
+        cluster = Cluster(address, timeout=timeout)
+        workers = cluster.workers()
+    except (ValueError, ClusterUnavailable) as error:
+        print(f"projector: {error}", file=sys.stderr)
+        return None
+    print(f"Dask cluster {cluster.scheduler_address}: {len(workers)} workers", flush=True)
+    return cluster
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,6 +169,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="do not load and compile the projection libraries in the background "
                             "at start (the first t-SNE/UMAP job then does it); "
                             "also $PROJECTOR_NO_WARM_UP")
+    plain.add_argument("--shards", action="store_true",
+                       help="LOGDIR is a folder of .npy files holding consecutive rows of one "
+                       "embedding (a zarr array is recognised by itself)")
+    dask = serve.add_argument_group("Dask cluster (pip install 'projector[dask]')")
+    dask.add_argument("--dask", metavar="ADDRESS",
+                      help="compute on a Dask cluster: tcp://HOST:8786 for a running scheduler, "
+                      "or local:N to start N worker processes here; used for chunked "
+                      "embeddings (zarr, .npy shards) the workers read from the same path")
+    dask.add_argument("--dask-timeout", type=float, default=120.0, metavar="SECONDS",
+                      help="longest wait on the cluster before answering 503 (default 120)")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(handler=_serve)
     mcp = commands.add_parser("mcp", help="serve a LOGDIR's embeddings as MCP tools over stdio "

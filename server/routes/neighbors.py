@@ -13,7 +13,9 @@ import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from projector_core.kernels.ann import ApproximateIndex, neighbor_index
+from projector_core.distributed.dispatch import neighbor_index_for
+from projector_core.distributed.knn import ShardedIndex
+from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.knn import ExactIndex, Metric
 from projector_core.kernels.search import search
@@ -61,14 +63,14 @@ def _check_k(k: int, others: int) -> None:
         raise HTTPException(422, f"k {k} is more than the {others} other points of the embedding")
 
 
-NeighborQuery = Callable[[ExactIndex | ApproximateIndex], tuple[np.ndarray, np.ndarray]]
+NeighborQuery = Callable[[ExactIndex | ApproximateIndex | ShardedIndex], tuple[np.ndarray, np.ndarray]]
 
 
 def _answer(request: Request, embedding: Embedding, metric: Metric, query: NeighborQuery) -> NeighborsOut:
     """Run ``query(index)`` on the embedding's neighbour index; ValueError -> 422."""
     try:
         backend = get_backend(request.app.state.device)
-        index = neighbor_index(embedding.fingerprint, embedding.vectors, metric, backend)
+        index = neighbor_index_for(request.app.state.cluster, embedding, metric, backend)
         indices, distances = query(index)
     except ValueError as error:  # DataError included: the tensor file is unreadable
         raise HTTPException(422, str(error)) from None

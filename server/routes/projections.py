@@ -8,18 +8,19 @@ the on-disk result cache; then it is done at once.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
+from projector_core.distributed.dispatch import check_projection, compute_projection
 from projector_core.jobs import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.model import Embedding
 from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import ProjectionResult, check, check_reference, compute, request_key
+from projector_core.projections import ProjectionResult, check_reference, request_key
 from projector_core.result_cache import ResultCache
 from server.deps import CatalogDep, lookup_embedding
 from server.routes.jobs import (
@@ -30,6 +31,9 @@ from server.routes.jobs import (
     result_response,
     wants_binary,
 )
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
 
 router = APIRouter(prefix="/api", tags=["projections"])
 
@@ -58,12 +62,13 @@ async def create_projection(
     embedding = lookup_embedding(catalog, body.run, body.embedding)
     try:
         backend = get_backend(body.device or request.app.state.device)
-        await run_in_threadpool(check, body, embedding)  # may import openTSNE: off the event loop
+        await run_in_threadpool(check_projection, body, embedding,  # may import openTSNE
+                                request.app.state.cluster)
         reference = _reference(body, jobs, embedding)
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
     job = await run_in_threadpool(_start, body, embedding, backend, jobs,
-                                  request.app.state.results, reference)
+                                  request.app.state.results, request.app.state.cluster, reference)
     job.source = embedding  # clusters and quality read the original vectors and metadata
     if not wait:
         return JSONResponse({"job": job.id}, status_code=202)
@@ -93,7 +98,8 @@ def _reference(body: ProjectionRequest, jobs: JobManager, embedding: Embedding) 
 
 
 def _start(body: ProjectionRequest, embedding: Embedding, backend: Backend, jobs: JobManager,
-           results: ResultCache, reference: np.ndarray | None = None) -> Job:
+           results: ResultCache, cluster: Cluster | None,
+           reference: np.ndarray | None = None) -> Job:
     key = request_key(body, embedding, backend)
     active = jobs.find(key)
     if active is not None:
@@ -104,7 +110,7 @@ def _start(body: ProjectionRequest, embedding: Embedding, backend: Backend, jobs
         return jobs.completed(ProjectionResult(coordinates, info), key=key)
 
     def work(ctx: JobContext) -> ProjectionResult:
-        result = compute(body, embedding, backend, ctx, reference)
+        result = compute_projection(body, embedding, backend, ctx, cluster, reference)
         results.store(key, result.coordinates, result.info)
         return result
 

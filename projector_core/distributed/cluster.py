@@ -1,0 +1,171 @@
+"""The connection to a Dask cluster and what its workers hold: the only module importing Dask.
+
+Each chunked embedding's shards are read by the workers (never by the server) and kept in
+their memory with their norms, one Dask future per shard, so a query only ships the query
+vectors and gets back top-k lists. A worker that dies loses its shards; Dask re-reads them
+on the remaining workers from the lineage (the task that read them), and queued tasks are
+retried there. Every wait has a timeout: a cluster that went away is a
+:class:`ClusterUnavailable` (a 503), never a hang.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from distributed import Client, Future, LocalCluster, as_completed
+from distributed.client import FutureCancelledError
+from distributed.comm.core import CommClosedError
+from distributed.scheduler import KilledWorker
+
+from projector_core.distributed.errors import ClusterUnavailable
+from projector_core.distributed.shard_tasks import add_parts, hold
+from projector_core.formats.chunked import ChunkedVectors
+
+log = logging.getLogger(__name__)
+
+LOCAL_PREFIX = "local:"
+DEFAULT_TIMEOUT = 120.0  # seconds any one wait on the cluster may take
+_RETRIES = 2  # a task lost with its worker is tried again this often elsewhere
+_FAN_IN = 8  # partial sums combined per reduction task, on the workers
+_HELD_EMBEDDINGS = 2  # embeddings whose shards stay in worker memory
+_CLUSTER_ERRORS = (OSError, TimeoutError, CommClosedError, KilledWorker, FutureCancelledError,
+                   pickle.PicklingError)
+
+
+class Cluster:
+    """A ``dask.distributed`` client, for ``tcp://host:port`` or ``local:N`` worker processes."""
+
+    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._local: LocalCluster | None = None
+        self._held: OrderedDict[str, list[Future]] = OrderedDict()
+        self._lock = threading.Lock()
+        try:
+            if address.startswith(LOCAL_PREFIX):
+                workers = int(address[len(LOCAL_PREFIX):])
+                if workers < 1:
+                    raise ValueError
+                # One thread per worker process: BLAS in each task, no oversubscription.
+                self._local = LocalCluster(n_workers=workers, threads_per_worker=1,
+                                           processes=True, host="127.0.0.1",
+                                           dashboard_address=None)
+                self.client = Client(self._local, set_as_default=False)
+            else:
+                self.client = Client(address, timeout=min(timeout, 30.0), set_as_default=False)
+        except ValueError:
+            raise ValueError(f"--dask takes tcp://HOST:PORT or local:N (N >= 1), not "
+                             f"{address!r}") from None
+        except _CLUSTER_ERRORS as error:
+            raise ClusterUnavailable(f"cannot reach the Dask scheduler at {address}: {error}") \
+                from None
+
+    @property
+    def scheduler_address(self) -> str:
+        return self.client.scheduler.address
+
+    def workers(self) -> list[str]:
+        self.check()
+        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def check(self) -> None:
+        """Raise :class:`ClusterUnavailable` at once when the scheduler is gone."""
+        if self.client.status != "running":
+            raise ClusterUnavailable(f"the Dask cluster at {self.address} is not connected "
+                                     f"({self.client.status}); the projector keeps serving "
+                                     "what needs no cluster")
+
+    def close(self) -> None:
+        self.client.close()
+        if self._local is not None:
+            self._local.close()
+
+    # -- shards held by the workers ------------------------------------------------------------
+    def held(self, vectors: ChunkedVectors) -> list[Future]:
+        """One future per shard, its rows in a worker's memory (read there on first use)."""
+        self.check()
+        with self._lock:
+            futures = self._held.get(vectors.fingerprint)
+            if futures is None:
+                shards = vectors.shards()
+                futures = [self.client.submit(hold, shard, key=f"shard-{vectors.fingerprint}-{i}",
+                                              retries=_RETRIES)
+                           for i, shard in enumerate(shards)]
+                self._held[vectors.fingerprint] = futures
+                while len(self._held) > _HELD_EMBEDDINGS:
+                    self.client.cancel(self._held.popitem(last=False)[1])
+            self._held.move_to_end(vectors.fingerprint)
+        return futures
+
+    # -- running tasks -------------------------------------------------------------------------
+    def map(self, function: Callable[..., Any], held: list[Future], *args: Any) -> list[Any]:
+        """``function(shard, *args)`` on every held shard, where it lies; results in order."""
+        futures = self._submit(function, held, args)
+        return self._gather(futures)
+
+    def map_each(self, function: Callable[..., Any], held: list[Future],
+                 per_shard: list[Any]) -> list[Any]:
+        """``function(shard, argument)`` with each shard's own argument; results in order."""
+        self.check()
+        try:
+            futures = [self.client.submit(function, future, argument, retries=_RETRIES, pure=False)
+                       for future, argument in zip(held, per_shard, strict=True)]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+        return self._gather(futures)
+
+    def map_unordered(self, function: Callable[..., Any], held: list[Future],
+                      *args: Any) -> Iterator[tuple[int, Any]]:
+        """As :meth:`map`, yielding (shard number, result) as each finishes."""
+        futures = self._submit(function, held, args)
+        position = {future.key: i for i, future in enumerate(futures)}
+        try:
+            for future in as_completed(futures, timeout=self.timeout):
+                yield position[future.key], future.result(timeout=self.timeout)
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+        finally:
+            self.client.cancel(futures)
+
+    def reduce(self, function: Callable[..., tuple], held: list[Future], *args: Any) -> tuple:
+        """Sum of ``function(shard, *args)`` over the shards, added up on the workers."""
+        level = self._submit(function, held, args)
+        while len(level) > 1:
+            level = [self.client.submit(add_parts, *level[i:i + _FAN_IN], retries=_RETRIES,
+                                        pure=False)
+                     for i in range(0, len(level), _FAN_IN)]
+        return self._gather(level)[0]
+
+    def _submit(self, function: Callable[..., Any], held: list[Future], args: tuple) -> list[Future]:
+        self.check()
+        try:
+            return [self.client.submit(function, future, *args, retries=_RETRIES, pure=False)
+                    for future in held]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+
+    def _gather(self, futures: list[Future]) -> list[Any]:
+        deadline = time.monotonic() + self.timeout
+        try:
+            return [future.result(timeout=max(0.01, deadline - time.monotonic()))
+                    for future in futures]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+        finally:
+            self.client.cancel(futures)
+
+    def _unavailable(self, error: BaseException) -> ClusterUnavailable:
+        if isinstance(error, TimeoutError):
+            why = f"did not answer within {self.timeout:g} s"
+        elif isinstance(error, KilledWorker):
+            why = f"lost the workers running a task ({error})"
+        else:
+            why = f"failed: {type(error).__name__}: {error}"
+        log.warning("Dask cluster %s %s", self.address, why)
+        return ClusterUnavailable(f"the Dask cluster at {self.address} {why}")

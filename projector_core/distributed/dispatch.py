@@ -1,0 +1,92 @@
+"""The one place that picks a kernel: single-machine, sharded in-process, or on the cluster.
+
+Routes call these three functions with the app's cluster (None without ``--dask``). A chunked
+embedding (zarr, ``.npy`` shards) is answered shard by shard: on the workers when there is a
+cluster, which read the shards from the same path, in this process otherwise. Embeddings in
+memory (TSV, ``.npy``, checkpoints) keep the single-machine kernels: their data is here, not
+where the workers are.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from projector_core.distributed.custom import sharded_custom_projection
+from projector_core.distributed.knn import ShardedIndex
+from projector_core.distributed.pca import sharded_pca
+from projector_core.formats.chunked import ChunkedVectors
+from projector_core.kernels.ann import ApproximateIndex, neighbor_index
+from projector_core.kernels.backend import Backend
+from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.precomputed import check_columns
+from projector_core.model import Embedding
+from projector_core.projection_params import CustomRequest, PcaRequest, ProjectionRequest
+from projector_core.projections import PCA_COMPONENTS, ProjectionResult, Reporter, check, compute
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+
+
+def _on_cluster(cluster: Cluster | None, embedding: Embedding) -> ChunkedVectors | None:
+    """The embedding's chunked vectors when the cluster should compute on them."""
+    vectors = embedding.vectors()
+    if cluster is None or not isinstance(vectors, ChunkedVectors):
+        return None
+    cluster.check()  # a 503 now rather than a failed job later
+    return vectors
+
+
+def neighbor_index_for(cluster: Cluster | None, embedding: Embedding, metric: Metric,
+                       backend: Backend) -> ExactIndex | ApproximateIndex | ShardedIndex:
+    """What answers a neighbour query on ``embedding``."""
+    vectors = embedding.vectors()
+    if isinstance(vectors, ChunkedVectors):
+        return ShardedIndex(vectors, cluster if _on_cluster(cluster, embedding) is not None
+                            else None)
+    return neighbor_index(embedding.fingerprint, embedding.vectors, metric, backend)
+
+
+def check_projection(request: ProjectionRequest, embedding: Embedding,
+                     cluster: Cluster | None) -> None:
+    """ValueError (422) for a request the data cannot satisfy, ClusterUnavailable (503)."""
+    check(request, embedding)
+    _on_cluster(cluster, embedding)
+
+
+def compute_projection(request: ProjectionRequest, embedding: Embedding, backend: Backend,
+                       reporter: Reporter | None, cluster: Cluster | None,
+                       reference: np.ndarray | None = None) -> ProjectionResult:
+    """PCA and custom axes of a chunked embedding on the cluster; the rest as before."""
+    vectors = _on_cluster(cluster, embedding)
+    if vectors is None or not isinstance(request, PcaRequest | CustomRequest):
+        return compute(request, embedding, backend, reporter, reference)
+    assert cluster is not None
+    started = time.perf_counter()
+    info: dict[str, Any] = {"method": request.method, "n_points": vectors.shape[0],
+                            "device": backend.device, "cluster": cluster.address}
+    if reporter is not None:
+        reporter.step(None, 0.0)
+    if isinstance(request, PcaRequest):
+        result = sharded_pca(vectors, cluster, PCA_COMPONENTS, request.params.spherize)
+        coordinates = result.coordinates
+        info["explained_variance_ratio"] = result.explained_variance_ratio
+    else:
+        params = request.params
+        metadata = embedding.metadata()
+        check_columns(metadata, [params.column], numeric=False)
+        assert metadata is not None
+        custom = sharded_custom_projection(vectors, cluster, metadata.column(params.column),
+                                           params.left, params.right, params.up, params.down,
+                                           params.regex)
+        coordinates = custom.coordinates
+        info["matches"] = custom.matches
+    coordinates = np.asarray(coordinates, np.float32)
+    placeable = np.isfinite(coordinates).all(axis=1)
+    coordinates[~placeable] = np.nan
+    info["dims"] = int(coordinates.shape[1])
+    info["invalid_rows"] = int(coordinates.shape[0] - placeable.sum())
+    info["seconds"] = round(time.perf_counter() - started, 3)
+    return ProjectionResult(coordinates, info)

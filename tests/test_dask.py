@@ -1,0 +1,223 @@
+"""The projector on a real Dask cluster: same REST answers as one process, computed on workers.
+
+A LocalCluster of 2 worker processes on 127.0.0.1 serves a 200k x 32 zarr; every answer is
+compared with the same app without a cluster, and the scheduler's task stream shows where the
+tasks ran. An external ``dask scheduler`` + 2 ``dask worker`` processes serve the CLI. A worker
+killed mid-job and a scheduler that goes away end in a right answer or a 503, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+pytest.importorskip("zarr")
+
+from distributed import get_task_stream
+
+from projector_core.chunked_writer import write_zarr
+from projector_core.distributed.cluster import Cluster
+from projector_core.formats import chunked
+from projector_core.formats.chunked import ChunkedVectors
+from projector_core.kernels.knn import ExactIndex
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+N, D = 200_000, 32
+SHARD_BYTES = 2 * 2**20  # 16,384 rows: 13 shards over the two workers
+
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose tensor is a zarr (chunks of 8,192 rows) with a metadata column."""
+    root = tmp_path_factory.mktemp("dask_logdir")
+    rng = np.random.default_rng(7)
+    # Well separated variances, so every principal axis is well defined (no near-ties).
+    scales = np.geomspace(4.0, 0.5, D)
+    data = (rng.standard_normal((N, D)) * scales + rng.integers(0, 5, (N, 1))).astype(np.float32)
+    data[123] = np.nan
+    write_zarr(root / "vectors.zarr", data, chunk_rows=8192)
+    labels = ["label\tparity"] + [f"c{i % 5}\t{i % 2}" for i in range(N)]
+    (root / "metadata.tsv").write_text("\n".join(labels) + "\n")
+    (root / "projector_config.pbtxt").write_text(
+        'embeddings {\n  tensor_name: "big"\n  tensor_path: "vectors.zarr"\n'
+        '  metadata_path: "metadata.tsv"\n}\n')
+    np.save(root.parent / "dask_vectors.npy", data)
+    return root
+
+
+@pytest.fixture(scope="module")
+def data(logdir: Path) -> np.ndarray:
+    return np.load(logdir.parent / "dask_vectors.npy")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    started = Cluster("local:2", timeout=60)
+    yield started
+    started.close()
+
+
+@pytest.fixture
+def apps(serve, logdir: Path, cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+         ) -> tuple[str, str]:
+    """(with the cluster, without) over the same LOGDIR, each with its own result cache."""
+    monkeypatch.setattr(chunked, "SHARD_BYTES", SHARD_BYTES)
+
+    def refuse(self, dtype=None, copy=None):
+        raise AssertionError(f"the server read {self.display} whole")
+
+    monkeypatch.setattr(ChunkedVectors, "__array__", refuse)
+    return (serve(logdir, cluster=cluster, cache_dir=tmp_path / "with"),
+            serve(logdir, cache_dir=tmp_path / "without"))
+
+
+def _names(stream: list[dict]) -> dict[str, set[str]]:
+    """Task name prefix -> the workers that ran such tasks."""
+    ran: dict[str, set[str]] = {}
+    for task in stream:
+        ran.setdefault(task["key"].split("-")[0], set()).add(task["worker"])
+    return ran
+
+
+def _project(base: str, **body) -> tuple[np.ndarray, dict]:
+    """(coordinates, info) of a projection, as float32 bytes (NaN rows kept as NaN)."""
+    reply = httpx.post(f"{base}/api/projections?wait=true", timeout=120,
+                       headers={"Accept": "application/octet-stream"},
+                       json={"run": ".", "embedding": "big", **body})
+    assert reply.status_code == 200, reply.text
+    return _binary(reply)
+
+
+def _binary(reply: httpx.Response) -> tuple[np.ndarray, dict]:
+    shape = tuple(int(s) for s in reply.headers["X-Shape"].split(","))
+    return np.frombuffer(reply.content, "<f4").reshape(shape), json.loads(reply.headers["X-Info"])
+
+
+def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data):
+    with_cluster, alone = apps
+    embedding = {"run": ".", "embedding": "big"}
+    with get_task_stream(client=cluster.client) as stream:
+        for metric in ("cosine", "euclidean"):
+            params = {**embedding, "index": 4321, "k": 25, "metric": metric}
+            got = httpx.get(f"{with_cluster}/api/neighbors", params=params, timeout=60)
+            assert got.status_code == 200, got.text
+            assert got.json() == httpx.get(f"{alone}/api/neighbors", params=params).json()
+        body = {**embedding, "vector": data[99].tolist(), "k": 10}
+        got = httpx.post(f"{with_cluster}/api/neighbors", json=body, timeout=60).json()
+        assert got == httpx.post(f"{alone}/api/neighbors", json=body).json()
+        assert got["neighbors"][0] == {"index": 99, "distance": 0.0}
+
+        pca, info = _project(with_cluster, method="pca")
+        reference, reference_info = _project(alone, method="pca")
+        np.testing.assert_allclose(info["explained_variance_ratio"],
+                                   reference_info["explained_variance_ratio"], atol=1e-6)
+        np.testing.assert_allclose(pca, reference, atol=1e-3)
+        assert info["invalid_rows"] == 1 and info["cluster"] == "local:2"
+
+        custom = {"method": "custom", "params": {"column": "label", "left": "c0", "right": "c4",
+                                                 "up": "c1", "down": "c2"}}
+        axes, info = _project(with_cluster, **custom)
+        reference, reference_info = _project(alone, **custom)
+        assert info["matches"] == reference_info["matches"]
+        np.testing.assert_allclose(axes, reference, rtol=1e-5, atol=1e-4)
+    search = {**embedding, "column": "label", "query": "c3"}
+    assert httpx.get(f"{with_cluster}/api/search", params=search).json() == \
+        httpx.get(f"{alone}/api/search", params=search).json()
+
+    ran = _names(stream.data)
+    workers = set(cluster.workers())
+    # "shard": reading a shard into a worker's memory; the rest run on the shards held there.
+    for task in ("shard", "shard_knn", "shard_covariance", "shard_project", "shard_side_sums"):
+        assert ran.get(task, set()) <= workers and ran.get(task), (task, ran)
+    assert ran["shard_knn"] == workers  # both workers scanned their shards
+
+
+def test_a_worker_killed_mid_job_is_retried_on_the_others(apps, cluster):
+    with_cluster, alone = apps
+    _, reference = _project(alone, method="pca", params={"spherize": True})
+    pids = cluster.client.run(os.getpid)
+    job = httpx.post(f"{with_cluster}/api/projections", timeout=60,
+                     json={"run": ".", "embedding": "big", "method": "pca",
+                           "params": {"spherize": True}}).json()["job"]
+    os.kill(next(iter(pids.values())), signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    while (status := httpx.get(f"{with_cluster}/api/jobs/{job}").json())["status"] not in (
+            "done", "failed"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert status["status"] == "done", status
+    _, info = _binary(httpx.get(f"{with_cluster}/api/jobs/{job}/result", timeout=60,
+                                headers={"Accept": "application/octet-stream"}))
+    np.testing.assert_allclose(info["explained_variance_ratio"],
+                               reference["explained_variance_ratio"], atol=1e-6)
+    params = {"run": ".", "embedding": "big", "index": 7, "k": 5}
+    assert httpx.get(f"{with_cluster}/api/neighbors", params=params, timeout=60).json() == \
+        httpx.get(f"{alone}/api/neighbors", params=params).json()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_http(url: str, process: subprocess.Popen, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{url} did not answer")
+
+
+def test_external_scheduler_and_workers_then_the_scheduler_goes_away(logdir, data, tmp_path):
+    dask = Path(sys.executable).with_name("dask")
+    port, web = _free_port(), _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], **quiet)
+    workers = [subprocess.Popen([dask, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
+                                 "--no-dashboard", "--no-nanny"], **quiet) for _ in range(2)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(tmp_path / "cache")}
+    server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", str(logdir), "--port",
+                               str(web), "--dask", address, "--dask-timeout", "20"],
+                              env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        base = f"http://127.0.0.1:{web}"
+        _wait_http(f"{base}/api/health", server)
+        params = {"run": ".", "embedding": "big", "index": 11, "k": 10, "metric": "euclidean"}
+        got = httpx.get(f"{base}/api/neighbors", params=params, timeout=60)
+        assert got.status_code == 200, got.text
+        indices, _ = ExactIndex(data).neighbors_of([11], 10, "euclidean")
+        assert [n["index"] for n in got.json()["neighbors"]] == indices[0].tolist()
+
+        scheduler.kill()
+        scheduler.wait(10)
+        started = time.monotonic()
+        gone = httpx.get(f"{base}/api/neighbors", params=params, timeout=60)
+        assert gone.status_code == 503 and "Dask cluster" in gone.json()["detail"], gone.text
+        assert time.monotonic() - started < 30
+        assert httpx.get(f"{base}/api/health").status_code == 200  # the server stays up
+    finally:
+        for process in (server, *workers, scheduler):
+            process.kill()
+            process.wait(10)
