@@ -323,6 +323,7 @@ class Catalog:
                 embedding.sprite = check_sprite(path, self.display(path),
                                                 info.sprite.single_image_dim,
                                                 n_points or 0, embedding.warnings)
+                read.extend(embedding.sprite.files)
             except DataError as exc:
                 embedding.errors["sprite"] = str(exc)
         if info.bookmarks_path:

@@ -19,7 +19,7 @@ from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.result_cache import ResultCache
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import data, jobs, neighbors, projections, ui
+from server.routes import data, jobs, neighbors, projections, sprites, ui
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -90,6 +90,7 @@ def create_app(
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
     app.include_router(data.router)
+    app.include_router(sprites.router)
     app.include_router(projections.router)
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
