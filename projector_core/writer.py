@@ -54,13 +54,15 @@ def add_embedding(
     global_step: int | None = None,
     tag: str = "default",
     metadata_header: Sequence[Any] | None = None,
+    *,
+    sprite_max_px: int = MAX_SPRITE_PX,
 ) -> EmbeddingInfo:
     """Save an (N, D) matrix with optional labels and images; returns the config entry written.
 
     `mat` is anything numpy can take (torch tensors included). `metadata` has one label per
     row, or with `metadata_header` one list of cells per row. `label_img` is what `make_sprite`
     takes: (N, C, H, W) as in PyTorch, (N, H, W), (N, H, W, C), or a list of PIL images or
-    paths.
+    paths. Thumbnails beyond one `sprite_max_px` image also go to sprite pages (`write_sprite`).
     """
     logdir = Path(logdir)
     vectors = _to_numpy(mat)
@@ -81,7 +83,7 @@ def add_embedding(
     if label_img is not None:
         if len(label_img) != len(vectors):
             raise ValueError(f"{len(label_img)} images for {len(vectors)} points")
-        written = write_sprite(folder, label_img)
+        written = write_sprite(folder, label_img, max_px=sprite_max_px)
         sprite = SpriteInfo(f"{subdir}/{written.image_path}", written.single_image_dim)
     _write_atomic(folder / "tensors.tsv", _tensor_tsv(vectors))
 

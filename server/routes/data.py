@@ -19,6 +19,9 @@ STREAM_CHUNK_BYTES = 1024 * 1024
 
 
 class SpriteOut(BaseModel):
+    """The configured image's cells, as /api/sprite serves it; /api/sprite/atlas gives every
+    thumbnail at full size (also from sprite pages the config's image only shows scaled)."""
+
     single_image_dim: tuple[int, int]
 
 
@@ -39,7 +42,7 @@ class EmbeddingOut(BaseModel):
             name=embedding.name,
             shape=embedding.shape,
             metadata_columns=embedding.metadata_columns(),
-            sprite=SpriteOut(single_image_dim=sprite.single_image_dim) if sprite else None,
+            sprite=SpriteOut(single_image_dim=sprite.image.thumb) if sprite else None,
             has_bookmarks=embedding.has_bookmarks,
             error=embedding.error,
             warnings=embedding.warnings,
