@@ -6,7 +6,8 @@ import { Api } from './api.js';
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from './bookmarks.js';
 import { columnColoring, hexToRgb, neighborShade, uniformColoring } from './colors.js';
 import { nearestNeighbors, search as localSearch } from './compute.js';
-import { Dataset, datasetFromFiles, loadSprite } from './dataset.js';
+import { Dataset, datasetFromFiles } from './dataset.js';
+import { loadSpriteAtlas } from './renderer/sprite_atlas.js';
 import { $, debounce, download, formatCount } from './dom.js';
 import { fitPositions } from './geometry.js';
 import { JobRunner, restoredProjection } from './jobs.js';
@@ -141,11 +142,14 @@ class App {
             return null;
           })
       : Promise.resolve(null);
+    const spriteTask = info.sprite ? this.progress.start('Loading thumbnails…') : null;
     const sprite = info.sprite
-      ? loadSprite(this.api.spriteUrl(run, name), ...info.sprite.single_image_dim).catch((err) => {
-          this.setMessage(`Sprite: ${err.message}`, true);
-          return null;
-        })
+      ? loadSpriteAtlas(this.api, run, name, undefined, (got, total) => spriteTask.update(got / total))
+          .catch((err) => {
+            this.setMessage(`Sprite: ${err.message}`, true);
+            return null;
+          })
+          .finally(() => spriteTask.done())
       : Promise.resolve(null);
     const bookmarks = info.has_bookmarks ? this.api.bookmarks(run, name).catch(() => []) : Promise.resolve([]);
     this.plot.setPointSize(defaultPointSize(n));
@@ -158,7 +162,7 @@ class App {
     this._updateFlags();
     dataset.sprite = await sprite;
     if (token !== this.loadToken) return;
-    if (dataset.sprite) this.plot.setSprite(dataset.sprite.bitmap, dataset.sprite.cellWidth, dataset.sprite.cellHeight);
+    if (dataset.sprite) this.plot.setSprite(dataset.sprite);
     this.plot.setShowSprites(Boolean(dataset.sprite) && this.state.sprites);
     this.bookmarks = (await bookmarks).map((b, i) => ({ ...b, label: b.label || `State ${i}` }));
     if (token !== this.loadToken) return;

@@ -107,8 +107,9 @@ export class Plot {
     this.requestRender();
   }
 
-  setSprite(image, cellWidth, cellHeight) {
-    if (image) this.points.setSprite(image, cellWidth, cellHeight);
+  /** `atlas` from loadSpriteAtlas (renderer/sprite_atlas.js), or null for none. */
+  setSprite(atlas) {
+    if (atlas) this.points.setSprite(atlas);
     else this.points.clearSprite();
     this.requestRender();
   }

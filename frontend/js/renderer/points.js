@@ -5,6 +5,7 @@
 // id-colour picking buffer.
 
 import { createProgram } from './gl.js';
+import { uploadSpriteAtlas } from './sprite_atlas.js';
 
 export const FLAG_SELECTED = 1;
 export const FLAG_NEIGHBOR = 2;
@@ -34,9 +35,10 @@ uniform vec4 u_dim;
 uniform vec3 u_selected;
 uniform vec3 u_hovered;
 uniform float u_spriteCols;
+uniform float u_spritePerPage;
 uniform vec2 u_cell;
 out vec4 v_color;
-out vec2 v_uv;
+out vec3 v_uv;
 out float v_size;
 flat out int v_ring;
 flat out int v_dimmed;
@@ -83,8 +85,10 @@ void main() {
     color = vec4(float(id & 255), float((id >> 8) & 255), float((id >> 16) & 255), 255.0) / 255.0;
   }
   float cell = float(gl_VertexID);
+  float layer = floor(cell / u_spritePerPage);  // the atlas page holding this thumbnail
+  cell -= layer * u_spritePerPage;
   float row = floor(cell / u_spriteCols);
-  v_uv = vec2(cell - row * u_spriteCols, row) * u_cell;
+  v_uv = vec3(vec2(cell - row * u_spriteCols, row) * u_cell, layer);
   v_color = color;
   v_size = size;
   v_ring = hov ? 2 : (focus || sel) ? 1 : 0;
@@ -95,7 +99,7 @@ void main() {
 const FRAGMENT = `#version 300 es
 precision highp float;
 in vec4 v_color;
-in vec2 v_uv;
+in vec3 v_uv;
 in float v_size;
 flat in int v_ring;
 flat in int v_dimmed;
@@ -103,7 +107,7 @@ uniform bool u_picking;
 uniform vec3 u_background;
 uniform bool u_sprites;
 uniform bool u_3d;
-uniform sampler2D u_atlas;
+uniform highp sampler2DArray u_atlas;
 uniform vec2 u_cell;
 uniform vec3 u_ringColor;
 out vec4 outColor;
@@ -115,7 +119,7 @@ void main() {
       outColor = v_color;
       return;
     }
-    vec4 t = texture(u_atlas, v_uv + pc * u_cell);
+    vec4 t = texture(u_atlas, vec3(v_uv.xy + pc * u_cell, v_uv.z));
     float edge = max(abs(pc.x - 0.5), abs(pc.y - 0.5)) * 2.0;
     if (v_ring > 0 && edge > 1.0 - 3.0 / v_size) {
       outColor = vec4(v_ring == 2 ? u_ringColor : vec3(0.98, 0.4, 0.4), 1.0);
@@ -172,7 +176,7 @@ export class PointLayer {
     gl.vertexAttribIPointer(3, 1, gl.UNSIGNED_BYTE, 0, 0);
     gl.bindVertexArray(null);
     this.atlas = null;
-    this.sprite = { cols: 1, cell: [1, 1] };
+    this.sprite = { cols: 1, perPage: 1, cell: [1, 1] };
   }
 
   _upload(buffer, data) {
@@ -198,33 +202,12 @@ export class PointLayer {
     this._upload(this.buffers.flags, flags);
   }
 
-  /**
-   * The sprite image as the atlas: cells of `cellWidth` x `cellHeight` pixels, row-major from
-   * the top-left. Images over the GPU's texture limit are scaled down; the cell layout, in
-   * texture coordinates, stays the same.
-   */
-  setSprite(image, cellWidth, cellHeight) {
-    const gl = this.gl;
-    const max = gl.getParameter(gl.MAX_TEXTURE_SIZE);
-    let source = image;
-    const scale = Math.min(1, max / image.width, max / image.height);
-    if (scale < 1) {
-      const canvas = new OffscreenCanvas(Math.floor(image.width * scale), Math.floor(image.height * scale));
-      canvas.getContext('2d').drawImage(image, 0, 0, canvas.width, canvas.height);
-      source = canvas;
-    }
-    if (!this.atlas) this.atlas = gl.createTexture();
-    gl.bindTexture(gl.TEXTURE_2D, this.atlas);
-    gl.pixelStorei(gl.UNPACK_PREMULTIPLY_ALPHA_WEBGL, false);
-    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, source);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
-    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
-    this.sprite = {
-      cols: Math.max(1, Math.floor(image.width / cellWidth)),
-      cell: [cellWidth / image.width, cellHeight / image.height],
-    };
+  /** The sprite's atlas pages (sprite_atlas.js) as one texture array. */
+  setSprite(atlas) {
+    this.clearSprite();
+    const { texture, ...layout } = uploadSpriteAtlas(this.gl, atlas);
+    this.atlas = texture;
+    this.sprite = layout;
   }
 
   clearSprite() {
@@ -260,10 +243,11 @@ export class PointLayer {
     gl.uniform3fv(u.u_ringColor, view.ringColor);
     gl.uniform3fv(u.u_background, view.background);
     gl.uniform1f(u.u_spriteCols, this.sprite.cols);
+    gl.uniform1f(u.u_spritePerPage, this.sprite.perPage);
     gl.uniform2fv(u.u_cell, this.sprite.cell);
     if (sprites) {
       gl.activeTexture(gl.TEXTURE0);
-      gl.bindTexture(gl.TEXTURE_2D, this.atlas);
+      gl.bindTexture(gl.TEXTURE_2D_ARRAY, this.atlas);
       gl.uniform1i(u.u_atlas, 0);
     }
     gl.drawArrays(gl.POINTS, 0, this.n);
