@@ -92,11 +92,16 @@ class SpriteAtlas:
         self.directory = base / "sprite_atlas"
         self._build_lock = threading.Lock()
 
-    def page(self, sprite: Sprite, max_px: int, index: int) -> Path:
-        """The PNG file of page ``index``, built (with all the other pages) on first use."""
+    def page(self, sprite: Sprite, max_px: int, index: int) -> Path | SpriteImage:
+        """Page ``index`` as a PNG file of ours, built (with all the other pages) on first use;
+        or the sprite's own image when it already is exactly that page (our writer's pages
+        at the common 8192 px), which is then served as it is."""
         layout = plan_atlas(sprite.count, sprite.single_image_dim, max_px)
         if not 0 <= index < len(layout.pages):
             raise IndexError(index)
+        own = _same_page(sprite, layout, layout.pages[index])
+        if own is not None:
+            return own
         folder = self.directory / _source_key(sprite, max_px)
         target = folder / f"page_{index:03d}.png"
         if target.is_file():
@@ -119,6 +124,18 @@ class SpriteAtlas:
             finally:
                 Path(temporary).unlink(missing_ok=True)
         (folder / "atlas.json").write_text(json.dumps(layout.as_dict()))
+
+
+def _same_page(sprite: Sprite, layout: AtlasLayout, page: AtlasPage) -> SpriteImage | None:
+    """The sprite image that holds exactly ``page``'s thumbnails in ``page``'s layout."""
+    if layout.thumb_dim != sprite.single_image_dim:
+        return None
+    for image in sprite.pages:
+        if (image.first == page.first and image.count == page.count
+                and image.grid[0] == page.grid[0] and image.size == page.size
+                and image.content_type == "image/png"):
+            return image
+    return None
 
 
 class _Sources:

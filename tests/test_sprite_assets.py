@@ -226,3 +226,21 @@ def test_writer_keeps_the_single_image_when_it_fits(tmp_path: Path) -> None:
     (tmp_path / "sprite.pages.json").write_text("{}")  # from an earlier, larger sprite
     entry = write_sprite(tmp_path, _thumbs(10, 8), max_px=256)
     assert entry.single_image_dim == (8, 8) and not (tmp_path / "sprite.pages.json").exists()
+
+
+def test_writer_pages_in_the_atlas_layout_are_served_as_written(tmp_path: Path, serve) -> None:
+    n = 4500  # 68 columns of 16 px pass 1024 px: two pages of 64 x 64 thumbnails
+    thumbs = _thumbs(n, 16, seed=1)
+    add_embedding(tmp_path, vectors(n, 3), label_img=thumbs, sprite_max_px=1024)
+    folder = tmp_path / "00000" / "default"
+    base = serve(tmp_path)
+    params = {"run": ".", "embedding": "default:00000"}
+    atlas, pages = _atlas_thumbnails(base, params, 1024)
+    assert [(p["first"], p["count"], p["grid"]) for p in atlas["pages"]] == [
+        (0, 4096, [64, 64]), (4096, 404, [64, 7])]
+    for index in range(2):
+        served = httpx.get(f"{base}/api/sprite/page", params={**params, "page": index,
+                                                              "max_px": 1024})
+        assert served.content == (folder / f"sprite_page_{index:03d}.png").read_bytes()
+    for i in (0, 4095, 4096, n - 1):
+        assert (_thumbnail(atlas, pages, i) == thumbs[i]).all()

@@ -9,7 +9,7 @@ from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel
 
 from projector_core.errors import DataError
-from projector_core.formats.sprite import Sprite
+from projector_core.formats.sprite import Sprite, SpriteImage
 from projector_core.model import Embedding
 from projector_core.sprite_atlas import (
     DEFAULT_MAX_PX,
@@ -77,13 +77,15 @@ def get_atlas(embedding: EmbeddingDep, max_px: MaxPx = DEFAULT_MAX_PX) -> AtlasO
                                               "description": "One atlas page"}})
 def get_page(request: Request, embedding: EmbeddingDep,
              page: Annotated[int, Query(ge=0, description="Page index, from /api/sprite/atlas")],
-             max_px: MaxPx = DEFAULT_MAX_PX) -> FileResponse:
+             max_px: MaxPx = DEFAULT_MAX_PX) -> Response:
     """A page as PNG; cut from the sprite on first request and cached outside LOGDIR."""
     sprite = _sprite(embedding)
     try:
-        path = _atlas(request).page(sprite, max_px, page)
+        found = _atlas(request).page(sprite, max_px, page)
+        if isinstance(found, SpriteImage):
+            return Response(found.read(), media_type="image/png")
     except IndexError:
         raise HTTPException(404, f"the atlas has no page {page} at max_px={max_px}") from None
     except DataError as exc:
         raise HTTPException(422, str(exc)) from None
-    return FileResponse(path, media_type="image/png")
+    return FileResponse(found, media_type="image/png")
