@@ -175,7 +175,7 @@ def _prescaled(items: list[np.ndarray | Image.Image], thumb: int,
                chunk: int = 4096) -> list[np.ndarray | Image.Image]:
     """Equal square RGB arrays scaled to `thumb` many at a time: stacked into one tall strip,
     a box filter's footprints never cross from one image into the next (their edges map onto
-    whole output pixels), so one resize per chunk equals one per image, 50x faster."""
+    whole output pixels), so one resize per chunk equals a box resize of each image, many times faster."""
     first = items[0]
     if not (isinstance(first, np.ndarray) and first.shape[0] == first.shape[1] != thumb
             and first.shape[2] == 3
