@@ -30,7 +30,7 @@ from projector_core.formats.config import (
     parse_config,
     resolve_asset,
 )
-from projector_core.formats.metadata import Metadata, parse_metadata
+from projector_core.formats.metadata import Metadata, read_metadata
 from projector_core.formats.sprite import check_sprite
 from projector_core.formats.tensor_files import looks_binary, read_bytes, read_npy, read_tsv
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
@@ -209,8 +209,8 @@ class Catalog:
                 if self.plain.metadata is not None and len(found) == 1:
                     read.append(self.plain.metadata)
                     embedding.sources["metadata"] = str(self.plain.metadata)
-                    embedding._metadata = parse_metadata(self._read_file(self.plain.metadata),
-                                                         str(self.plain.metadata), n_points)
+                    embedding._metadata = read_metadata(self.plain.metadata,
+                                                        str(self.plain.metadata), n_points)
                 elif plain.metadata_columns:
                     embedding._metadata = Metadata.from_columns(plain.metadata_columns)
             except DataError as exc:
@@ -302,9 +302,8 @@ class Catalog:
             try:
                 path = self._asset(config, info.metadata_path, "metadata_path", read)
                 embedding.sources["metadata"] = self.display(path)
-                raw = self._read_file(path)
-                hashes.append(hashlib.sha256(raw).hexdigest())
-                embedding._metadata = parse_metadata(raw, self.display(path), n_points)
+                embedding._metadata = read_metadata(path, self.display(path), n_points)
+                hashes.append(embedding._metadata.digest)
                 embedding.warnings.extend(embedding._metadata.warnings)
             except DataError as exc:
                 embedding.errors["metadata"] = str(exc)
