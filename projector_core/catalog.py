@@ -31,7 +31,7 @@ from projector_core.formats.config import (
     parse_config,
     resolve_asset,
 )
-from projector_core.formats.metadata import Metadata, parse_metadata
+from projector_core.formats.metadata import Metadata, read_metadata
 from projector_core.formats.sprite import check_sprite
 from projector_core.formats.tensor_files import looks_binary, npy_layout
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
@@ -258,8 +258,8 @@ class Catalog:
                 if self.plain.metadata is not None and len(found) == 1:
                     read.append(self.plain.metadata)
                     embedding.sources["metadata"] = str(self.plain.metadata)
-                    embedding._metadata = parse_metadata(self._read_file(self.plain.metadata),
-                                                         str(self.plain.metadata), n_points)
+                    embedding._metadata = read_metadata(self.plain.metadata,
+                                                        str(self.plain.metadata), n_points)
                 elif plain.metadata_columns:
                     embedding._metadata = Metadata.from_columns(plain.metadata_columns)
             except DataError as exc:
@@ -410,9 +410,8 @@ class Catalog:
             try:
                 path = self._asset(config, info.metadata_path, "metadata_path", read)
                 embedding.sources["metadata"] = self.display(path)
-                raw = self._read_file(path)
-                hashes.append(hashlib.sha256(raw).hexdigest())
-                embedding._metadata = parse_metadata(raw, self.display(path), n_points)
+                embedding._metadata = read_metadata(path, self.display(path), n_points)
+                hashes.append(embedding._metadata.digest)
                 embedding.warnings.extend(embedding._metadata.warnings)
             except DataError as exc:
                 embedding.errors["metadata"] = str(exc)
@@ -431,6 +430,7 @@ class Catalog:
                 embedding.sprite = check_sprite(path, self.display(path),
                                                 info.sprite.single_image_dim,
                                                 n_points or 0, embedding.warnings)
+                read.extend(embedding.sprite.files)
             except DataError as exc:
                 embedding.errors["sprite"] = str(exc)
         if info.bookmarks_path:

@@ -25,7 +25,19 @@ from projector_core.uploads import Uploads
 from projector_core.warmup import start_warm_up, use_numba_cache
 from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import compare, data, jobs, lod, neighbors, projections, session, structure, ui, uploads
+from server.routes import (
+    compare,
+    data,
+    jobs,
+    lod,
+    neighbors,
+    projections,
+    session,
+    sprites,
+    structure,
+    ui,
+    uploads,
+)
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -122,6 +134,7 @@ def create_app(
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
     app.include_router(data.router)
+    app.include_router(sprites.router)
     app.include_router(projections.router)
     app.include_router(jobs.router)
     app.include_router(neighbors.router)

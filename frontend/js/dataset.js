@@ -86,23 +86,6 @@ export class Dataset {
   }
 }
 
-/** Sprite image -> { bitmap, url (object URL for CSS thumbnails), cellWidth, cellHeight, cols }. */
-export async function loadSprite(url, cellWidth, cellHeight) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`the sprite image did not load (${response.status})`);
-  const blob = await response.blob();
-  const bitmap = await createImageBitmap(blob);
-  return {
-    bitmap,
-    url: URL.createObjectURL(blob),
-    width: bitmap.width,
-    height: bitmap.height,
-    cellWidth,
-    cellHeight,
-    cols: Math.max(1, Math.floor(bitmap.width / cellWidth)),
-  };
-}
-
 /** Reads a File with progress (received, total) and the upload size limit. */
 export async function readFile(file, onProgress) {
   if (file.size > UPLOAD_LIMIT_BYTES) {

@@ -155,8 +155,9 @@ export class Plot {
     this._changed({ moving: false });
   }
 
-  setSprite(image, cellWidth, cellHeight) {
-    if (image) this.spriteLayer.setSprite(image, cellWidth, cellHeight);
+  /** `atlas` from loadSpriteAtlas (renderer/sprite_atlas.js), or null for none. */
+  setSprite(atlas) {
+    if (atlas) this.spriteLayer.setSprite(atlas);
     else this.spriteLayer.clearSprite();
     this._changed({ moving: false });
   }

@@ -3,56 +3,77 @@
 If the first line contains a tab it is a header of column names; a file with one column has no
 header and its column is called ``label``. Empty cells are missing values. A column whose
 present values all parse as numbers is numeric.
+
+Big files in bounded memory: the file is read in chunks, and a line over ``ROW_LIMIT_BYTES`` is
+refused (naming it) as soon as it is seen, without reading on; UTF-8 is checked chunk by chunk.
+The rows are split by pyarrow's multi-threaded CSV reader (quoting off: a TSV cell is taken as
+written) into Arrow string columns, a few bytes a cell instead of a Python string each; the
+per-column checks run vectorised over those.
 """
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import io
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from projector_core.errors import DataError
 
 SEQUENCE_COLUMNS = ("__next__", "__seq_next__")
 RESERVED_COLUMNS = ("__index__",)
 DEFAULT_COLUMN = "label"
+ROW_LIMIT_BYTES = 2**20  # one metadata row; a longer one is refused with its line number
+READ_CHUNK_BYTES = 8 * 2**20
+_NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
 
 
-def _is_number(text: str) -> bool:
+def _as_floats(values: pa.Array) -> np.ndarray:
+    """float64 of number strings ("" = NaN); Python's float() where Arrow's cast differs."""
+    trimmed = pc.utf8_trim_whitespace(values)
     try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        cast = pc.cast(pc.if_else(pc.equal(trimmed, ""), None, trimmed), pa.float64())
+        return cast.to_numpy(zero_copy_only=False).astype(np.float64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return np.array([float(v) if v != "" else math.nan for v in values.to_pylist()])
 
 
 @dataclass
 class Metadata:
-    """Columns of strings ("" = missing), with numeric columns also kept as float arrays."""
+    """Columns of strings as Arrow arrays ("" = missing); numeric ones also as float arrays."""
 
     names: list[str]
-    columns: dict[str, list[str]]
+    arrays: dict[str, pa.Array]
     has_header: bool
-    text: str
+    raw: bytes
+    digest: str = ""
     warnings: list[str] = field(default_factory=list)
-    _numeric: dict[str, np.ndarray] = field(default_factory=dict)
+    _numeric: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
-        return len(self.columns[self.names[0]]) if self.names else 0
+        return len(self.arrays[self.names[0]]) if self.names else 0
 
     def column(self, name: str) -> list[str]:
-        return self.columns[name]
+        return self.arrays[name].to_pylist()
 
     def numeric(self, name: str) -> np.ndarray | None:
         """The column as float64 (NaN where missing), or None when it holds any non-number."""
         if name not in self._numeric:
-            values = self.columns[name]
-            present = [v for v in values if v != ""]
-            if not present or not all(_is_number(v) for v in present):
-                return None
-            self._numeric[name] = np.array([float(v) if v != "" else math.nan for v in values])
+            values = self.arrays[name]
+            present = pc.not_equal(values, "")
+            numbers = pc.match_substring_regex(values, _NUMBER)
+            all_numbers = pc.all(pc.or_(numbers, pc.invert(present))).as_py()
+            any_present = pc.any(present).as_py()
+            self._numeric[name] = _as_floats(values) if any_present and all_numbers else None
         return self._numeric[name]
 
     def is_numeric(self, name: str) -> bool:
@@ -64,22 +85,63 @@ class Metadata:
         names = list(columns)
         rows = zip(*(columns[name] for name in names), strict=True)
         text = "\t".join(names) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
-        return cls(names=names, columns=dict(columns), has_header=True, text=text)
+        arrays = {name: pa.array(list(values), pa.string()) for name, values in columns.items()}
+        return cls(names=names, arrays=arrays, has_header=True, raw=text.encode())
 
     def to_tsv(self) -> str:
         """Always with a header line; the file's own text when it had one."""
         if self.has_header:
-            return self.text if self.text.endswith("\n") else self.text + "\n"
-        return "\n".join([DEFAULT_COLUMN, *self.columns[DEFAULT_COLUMN]]) + "\n"
+            text = self.raw.decode("utf-8-sig")
+            return text if text.endswith("\n") else text + "\n"
+        return "\n".join([DEFAULT_COLUMN, *self.column(DEFAULT_COLUMN)]) + "\n"
 
 
-def _decode(raw: bytes, display: str) -> str:
+def _scan(stream: BinaryIO, display: str) -> tuple[bytes, str]:
+    """The stream's bytes and their SHA-256, read a chunk at a time: a line over
+    ``ROW_LIMIT_BYTES`` or a byte sequence that is not UTF-8 is refused, naming the line, when
+    its chunk is read, so a file with one enormous line costs one chunk of memory."""
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    out = bytearray()
+    line, run = 1, 0  # line number at the chunk's start; bytes of that line before the chunk
+    while chunk := stream.read(READ_CHUNK_BYTES):
+        digest.update(chunk)
+        try:
+            decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            bad = line + chunk.count(b"\n", 0, max(0, exc.start))
+            raise DataError(f"is not valid UTF-8 (byte {chunk[max(0, exc.start)]:#x})",
+                            file=display, line=bad) from None
+        newlines = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+        lengths = np.diff(newlines, prepend=-1 - run) - 1 if newlines.size else np.empty(0)
+        tail = run + len(chunk) if not newlines.size else len(chunk) - 1 - int(newlines[-1])
+        over = np.flatnonzero(lengths > ROW_LIMIT_BYTES)
+        if over.size or tail > ROW_LIMIT_BYTES:
+            index = int(over[0]) if over.size else newlines.size
+            size = f"{int(lengths[index]):,} bytes" if over.size else f"over {tail:,} bytes"
+            raise DataError(f"line is {size}, over the {ROW_LIMIT_BYTES // 2**20} MB limit for "
+                            "one metadata row", file=display, line=line + index)
+        line += newlines.size
+        run = tail
+        out += chunk
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"is not valid UTF-8 (byte {raw[exc.start]:#x})", file=display,
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise DataError("is not valid UTF-8 (the file ends inside a character)", file=display,
                         line=line) from None
+    return bytes(out), digest.hexdigest()
+
+
+def read_metadata(path: Path, display: str, n_points: int | None) -> Metadata:
+    """Read and parse a metadata file in bounded memory (see the module's docstring)."""
+    try:
+        with path.open("rb") as handle:
+            raw, digest = _scan(handle, display)
+    except FileNotFoundError:
+        raise DataError("file not found", file=display) from None
+    except OSError as exc:
+        raise DataError(f"cannot be read: {exc.strerror}", file=display) from None
+    return _parse(raw, digest, display, n_points)
 
 
 def _row_count_error(rows: int, n_points: int, has_header: bool, display: str) -> DataError:
@@ -100,16 +162,78 @@ def _row_count_error(rows: int, n_points: int, has_header: bool, display: str) -
 
 def parse_metadata(raw: bytes, display: str, n_points: int | None) -> Metadata:
     """Parse metadata bytes; ``n_points`` (when known) must equal the number of data rows."""
-    text = _decode(raw, display)
-    lines = text.replace("\r\n", "\n").split("\n")
-    while lines and lines[-1].strip() == "":
-        lines.pop()
-    if not lines:
+    raw, digest = _scan(io.BytesIO(raw), display)
+    return _parse(raw, digest, display, n_points)
+
+
+def _content(raw: bytes) -> bytes:
+    """The file without its BOM and without trailing blank lines."""
+    body = raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw
+    end = body.find(b"\n", len(body.rstrip()))
+    return body if end < 0 else body[:end]
+
+
+def _lines_as_strings(content: bytes) -> pa.Array:
+    """Each line whole (no header: a tab inside is part of the label), as one Arrow array
+    built from the file's bytes without a Python string per line."""
+    buf = np.frombuffer(content, np.uint8)
+    newlines = np.flatnonzero(buf == 10)
+    starts = np.concatenate([[0], newlines + 1])
+    ends = np.concatenate([newlines, [len(buf)]])
+    carriage = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == 13)  # CRLF line ends
+    ends = ends - carriage
+    data = np.delete(buf, np.concatenate([newlines, ends[carriage]]))
+    offsets = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+    return pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets),
+                                            pa.py_buffer(data))
+
+
+def _split_columns(body: bytes, width: int, display: str) -> list[pa.Array]:
+    """The data rows split at tabs by pyarrow's CSV reader, every cell a string as written."""
+    if not body:
+        return [pa.array([], pa.large_string()) for _ in range(width)]
+    names = [f"c{i}" for i in range(width)]
+    invalid: list[int] = []
+
+    def on_invalid(row: pacsv.InvalidRow) -> str:
+        invalid.append(row.actual_columns)
+        return "skip"
+
+    table = pacsv.read_csv(
+        pa.py_buffer(body),
+        read_options=pacsv.ReadOptions(column_names=names, block_size=4 * ROW_LIMIT_BYTES),
+        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
+                                         escape_char=False, newlines_in_values=False,
+                                         ignore_empty_lines=False, invalid_row_handler=on_invalid),
+        convert_options=pacsv.ConvertOptions(
+            column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False,
+            null_values=[], quoted_strings_can_be_null=False, check_utf8=False))
+    empty_line = body.startswith((b"\n", b"\r\n")) or b"\n\n" in body or b"\n\r\n" in body
+    if invalid or empty_line:  # pyarrow reads an empty line as a row of empty cells
+        raise _bad_row(body, width, display)
+    return [pc.cast(table.column(name), pa.large_string()).combine_chunks() for name in names]
+
+
+def _bad_row(body: bytes, width: int, display: str) -> DataError:
+    """The first data line whose cell count is not ``width`` (pyarrow does not say which)."""
+    buf = np.frombuffer(body, np.uint8)
+    tabs = np.cumsum(buf == 9)
+    per_line = np.diff(np.concatenate([[0], tabs[buf == 10], [tabs[-1]]]))
+    wrong = np.flatnonzero(per_line != width - 1)
+    index = int(wrong[0]) if wrong.size else 0
+    return DataError(f"has {int(per_line[index]) + 1} cells, the header names {width} columns",
+                     file=display, line=2 + index)
+
+
+def _parse(raw: bytes, digest: str, display: str, n_points: int | None) -> Metadata:
+    content = _content(raw)
+    if not content.strip():
         raise DataError("is empty", file=display)
-    has_header = "\t" in lines[0]
+    first_end = content.find(b"\n")
+    first = content if first_end < 0 else content[:first_end]
+    has_header = b"\t" in first
     if has_header:
-        names = lines[0].split("\t")
-        body = lines[1:]
+        names = first.rstrip(b"\r").decode("utf-8").split("\t")
         seen: dict[str, int] = {}
         for col, name in enumerate(names, start=1):
             if name in seen:
@@ -119,42 +243,43 @@ def parse_metadata(raw: bytes, display: str, n_points: int | None) -> Metadata:
                 raise DataError(f"column name {name!r} is reserved by the projector; rename it",
                                 file=display, line=1)
             seen[name] = col
+        body = b"" if first_end < 0 else content[first_end + 1:]
+        arrays = _split_columns(body, len(names), display)
     else:
         names = [DEFAULT_COLUMN]
-        body = lines
-    width = len(names)
-    columns: list[list[str]] = [[] for _ in names]
-    first_data_line = 2 if has_header else 1
-    for offset, line in enumerate(body):
-        cells = line.split("\t") if has_header else [line]
-        if len(cells) != width:
-            raise DataError(f"has {len(cells)} cells, the header names {width} columns",
-                            file=display, line=first_data_line + offset)
-        for column, cell in zip(columns, cells, strict=True):
-            column.append(cell)
-    if n_points is not None and len(body) != n_points:
-        raise _row_count_error(len(body), n_points, has_header, display)
-    metadata = Metadata(names=names, columns=dict(zip(names, columns, strict=True)), has_header=has_header,
-                        text=text)
-    _check_columns(metadata, display, first_data_line)
+        arrays = [_lines_as_strings(content)]
+    rows = len(arrays[0])
+    if n_points is not None and rows != n_points:
+        raise _row_count_error(rows, n_points, has_header, display)
+    metadata = Metadata(names=names, arrays=dict(zip(names, arrays, strict=True)),
+                        has_header=has_header, raw=raw, digest=digest)
+    _check_columns(metadata, display, 2 if has_header else 1)
     return metadata
+
+
+def _mask(array: pa.Array) -> np.ndarray:
+    return array.to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> None:
     """Sequence columns must hold point indices; near-numeric columns get a warning."""
     n = metadata.n_rows
     for name in metadata.names:
-        values = metadata.columns[name]
+        values = metadata.arrays[name]
+        present = _mask(pc.not_equal(values, ""))
         if name in SEQUENCE_COLUMNS:
-            for row, value in enumerate(values):
-                if value != "" and not (value.isdigit() and int(value) < n):
-                    raise DataError(f"column {name!r} must hold point indices 0..{n - 1}, "
-                                    f"found {value!r}", file=display, line=first_data_line + row)
+            short = pc.if_else(pc.match_substring_regex(values, r"^[0-9]{1,18}$"), values, "-1")
+            index = pc.cast(short, pa.int64()).to_numpy(zero_copy_only=False)
+            bad = np.flatnonzero(present & ((index < 0) | (index >= n)))
+            if bad.size:
+                row = int(bad[0])
+                raise DataError(f"column {name!r} must hold point indices 0..{n - 1}, "
+                                f"found {values[row].as_py()!r}", file=display,
+                                line=first_data_line + row)
             continue
-        present = [(row, v) for row, v in enumerate(values) if v != ""]
-        bad = [(row, v) for row, v in present if not _is_number(v)]
-        if present and 0 < len(bad) <= max(1, len(present) // 100):
-            row, value = bad[0]
+        bad = np.flatnonzero(present & ~_mask(pc.match_substring_regex(values, _NUMBER)))
+        if present.any() and 0 < bad.size <= max(1, int(present.sum()) // 100):
+            row = int(bad[0])
             metadata.warnings.append(
                 f"{display} line {first_data_line + row}: column {name!r} is numeric except for "
-                f"{value!r}, so it is treated as text")
+                f"{values[row].as_py()!r}, so it is treated as text")

@@ -20,6 +20,9 @@ STREAM_CHUNK_BYTES = 1024 * 1024
 
 
 class SpriteOut(BaseModel):
+    """The configured image's cells, as /api/sprite serves it; /api/sprite/atlas gives every
+    thumbnail at full size (also from sprite pages the config's image only shows scaled)."""
+
     single_image_dim: tuple[int, int]
 
 
@@ -53,7 +56,7 @@ class EmbeddingOut(BaseModel):
                 bytes_total=loading.bytes_total),
             shape=embedding.shape,
             metadata_columns=embedding.metadata_columns(),
-            sprite=SpriteOut(single_image_dim=sprite.single_image_dim) if sprite else None,
+            sprite=SpriteOut(single_image_dim=sprite.image.thumb) if sprite else None,
             has_bookmarks=embedding.has_bookmarks,
             error=embedding.error,
             warnings=embedding.warnings,
@@ -160,12 +163,21 @@ def get_metadata(embedding: EmbeddingDep) -> Response:
             responses={**EMBEDDING_ERRORS,
                        200: {"content": {"image/png": {}, "image/jpeg": {}}},
                        404: {"model": ErrorOut,
-                             "description": "Unknown run or embedding, or it has no sprite"}})
+                             "description": "Unknown run or embedding, or it has no sprite"},
+                       409: {"model": ErrorOut,
+                             "description": "The image is too large to hand to a browser; "
+                                            "load /api/sprite/atlas and its pages instead"}})
 def get_sprite(embedding: EmbeddingDep) -> Response:
+    """The configured sprite file's own bytes, when a browser can safely decode it."""
     if "sprite" in embedding.errors:
         raise HTTPException(422, embedding.errors["sprite"])
     if embedding.sprite is None:
         raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
+    if not embedding.sprite.image.raw_safe:
+        width, height = embedding.sprite.image_size
+        raise HTTPException(409, f"{embedding.sources['sprite']}: the sprite is {width}x{height} "
+                                 "px, too large for a browser to decode as one image; load "
+                                 "/api/sprite/atlas and /api/sprite/page instead")
     try:
         image = embedding.sprite.read(embedding.sources["sprite"])
     except DataError as exc:

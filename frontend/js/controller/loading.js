@@ -2,7 +2,8 @@
 // first projection) or uploaded files, and the state a fresh data set starts from.
 
 import { COLUMNS_ABOVE, fetchMetadataColumns } from '../columns.js';
-import { Dataset, datasetFromFiles, loadSprite } from '../dataset.js';
+import { Dataset, datasetFromFiles } from '../dataset.js';
+import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
 import { parseMetadataTsv } from '../tsv.js';
@@ -39,11 +40,14 @@ export class DatasetLoading {
             return null;
           })
       : Promise.resolve(null);
+    const spriteTask = info.sprite ? this.progress.start('Loading thumbnails…') : null;
     const sprite = info.sprite
-      ? loadSprite(this.api.spriteUrl(run, name), ...info.sprite.single_image_dim).catch((err) => {
-          this.setMessage(`Sprite: ${err.message}`, true);
-          return null;
-        })
+      ? loadSpriteAtlas(this.api, run, name, undefined, (got, total) => spriteTask.update(got / total))
+          .catch((err) => {
+            this.setMessage(`Sprite: ${err.message}`, true);
+            return null;
+          })
+          .finally(() => spriteTask.done())
       : Promise.resolve(null);
     const bookmarks = info.has_bookmarks ? this.api.bookmarks(run, name).catch(() => []) : Promise.resolve([]);
     this.plot.setPointSize(defaultPointSize(n));
@@ -56,7 +60,7 @@ export class DatasetLoading {
     this._updateFlags();
     dataset.sprite = await sprite;
     if (token !== this.loadToken) return;
-    if (dataset.sprite) this.plot.setSprite(dataset.sprite.bitmap, dataset.sprite.cellWidth, dataset.sprite.cellHeight);
+    if (dataset.sprite) this.plot.setSprite(dataset.sprite);
     this.plot.setShowSprites(Boolean(dataset.sprite) && this.state.sprites);
     this.bookmarks = (await bookmarks).map((b, i) => ({ ...b, label: b.label || `State ${i}` }));
     if (token !== this.loadToken) return;

@@ -6,14 +6,15 @@ import { $, el, formatCount, setOptions } from '../dom.js';
 
 const RESULT_LIMIT = 100;
 
-/** A sprite thumbnail of point i as a CSS background crop of the sprite image. */
+/** A sprite thumbnail of point i as a CSS background crop of its atlas page. */
 export function thumbnail(sprite, i, size) {
-  const col = i % sprite.cols;
-  const row = Math.floor(i / sprite.cols);
+  const page = sprite.page(i);
+  const col = (i - page.first) % page.cols;
+  const row = Math.floor((i - page.first) / page.cols);
   const scale = size / Math.max(sprite.cellWidth, sprite.cellHeight);
   const node = el('div', { class: 'thumb', 'aria-hidden': 'true' });
-  node.style.backgroundImage = `url("${sprite.url}")`;
-  node.style.backgroundSize = `${sprite.width * scale}px ${sprite.height * scale}px`;
+  node.style.backgroundImage = `url("${page.url}")`;
+  node.style.backgroundSize = `${page.width * scale}px ${page.height * scale}px`;
   node.style.backgroundPosition = `${-col * sprite.cellWidth * scale}px ${-row * sprite.cellHeight * scale}px`;
   node.style.width = `${sprite.cellWidth * scale}px`;
   node.style.height = `${sprite.cellHeight * scale}px`;

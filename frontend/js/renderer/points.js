@@ -37,9 +37,10 @@ uniform vec4 u_dim;
 uniform vec3 u_selected;
 uniform vec3 u_hovered;
 uniform float u_spriteCols;
+uniform float u_spritePerPage;
 uniform vec2 u_cell;
 out vec4 v_color;
-out vec2 v_uv;
+out vec3 v_uv;
 out float v_size;
 flat out int v_ring;
 flat out int v_dimmed;
@@ -84,8 +85,10 @@ void main() {
     pos.z = layer * pos.w;
   }
   float cell = float(a_index);
+  float page = floor(cell / u_spritePerPage);  // the atlas page (texture layer) of this thumbnail
+  cell -= page * u_spritePerPage;
   float row = floor(cell / u_spriteCols);
-  v_uv = vec2(cell - row * u_spriteCols, row) * u_cell;
+  v_uv = vec3(vec2(cell - row * u_spriteCols, row) * u_cell, page);
   v_color = color;
   v_size = size;
   v_ring = hov ? 2 : (focus || sel) ? 1 : 0;
@@ -96,14 +99,14 @@ void main() {
 const FRAGMENT = `#version 300 es
 precision highp float;
 in vec4 v_color;
-in vec2 v_uv;
+in vec3 v_uv;
 in float v_size;
 flat in int v_ring;
 flat in int v_dimmed;
 uniform vec3 u_background;
 uniform bool u_sprites;
 uniform bool u_3d;
-uniform sampler2D u_atlas;
+uniform highp sampler2DArray u_atlas;
 uniform vec2 u_cell;
 uniform vec3 u_ringColor;
 out vec4 outColor;
@@ -111,7 +114,7 @@ out vec4 outColor;
 void main() {
   vec2 pc = gl_PointCoord;
   if (u_sprites) {
-    vec4 t = texture(u_atlas, v_uv + pc * u_cell);
+    vec4 t = texture(u_atlas, vec3(v_uv.xy + pc * u_cell, v_uv.z));
     float edge = max(abs(pc.x - 0.5), abs(pc.y - 0.5)) * 2.0;
     if (v_ring > 0 && edge > 1.0 - 3.0 / v_size) {
       outColor = vec4(v_ring == 2 ? u_ringColor : vec3(0.98, 0.4, 0.4), 1.0);
@@ -269,10 +272,11 @@ export class PointLayer {
     gl.uniform3fv(u.u_ringColor, view.ringColor);
     gl.uniform3fv(u.u_background, view.background);
     gl.uniform1f(u.u_spriteCols, atlas ? atlas.cols : 1);
+    gl.uniform1f(u.u_spritePerPage, atlas ? atlas.perPage : 1);
     gl.uniform2fv(u.u_cell, atlas ? atlas.cell : [1, 1]);
     if (atlas) {
       gl.activeTexture(gl.TEXTURE0);
-      gl.bindTexture(gl.TEXTURE_2D, atlas.texture);
+      gl.bindTexture(gl.TEXTURE_2D_ARRAY, atlas.texture);
       gl.uniform1i(u.u_atlas, 0);
     }
   }

@@ -1,0 +1,91 @@
+"""Sprite atlas pages: any sprite, cut into pages a browser's GPU can take."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import FileResponse, Response
+from pydantic import BaseModel
+
+from projector_core.errors import DataError
+from projector_core.formats.sprite import Sprite, SpriteImage
+from projector_core.model import Embedding
+from projector_core.sprite_atlas import (
+    DEFAULT_MAX_PX,
+    MAX_MAX_PX,
+    MIN_MAX_PX,
+    SpriteAtlas,
+    plan_atlas,
+)
+from server.deps import EmbeddingDep
+from server.routes.data import EMBEDDING_ERRORS, ErrorOut
+
+router = APIRouter(prefix="/api/sprite", tags=["data"])
+
+MaxPx = Annotated[int, Query(ge=MIN_MAX_PX, le=MAX_MAX_PX,
+                             description="Largest texture side the browser takes "
+                                         "(WebGL's MAX_TEXTURE_SIZE); pages fit within it")]
+SPRITE_ERRORS: dict[int | str, dict] = {
+    **EMBEDDING_ERRORS,
+    404: {"model": ErrorOut, "description": "Unknown run, embedding or page, or no sprite"},
+}
+
+
+class AtlasPageOut(BaseModel):
+    index: int
+    grid: tuple[int, int]
+    size: tuple[int, int]
+    first: int
+    count: int
+
+
+class AtlasOut(BaseModel):
+    """Thumbnail i is on the page with first <= i < first + count, at column
+    (i - first) % grid[0] and row (i - first) // grid[0], each cell thumb_dim pixels."""
+
+    single_image_dim: tuple[int, int]
+    thumb_dim: tuple[int, int]
+    pages: list[AtlasPageOut]
+
+
+def _atlas(request: Request) -> SpriteAtlas:
+    state = request.app.state
+    if not hasattr(state, "sprite_atlas"):
+        state.sprite_atlas = SpriteAtlas(state.catalog.cache.directory)
+    return state.sprite_atlas
+
+
+def _sprite(embedding: Embedding) -> Sprite:
+    if "sprite" in embedding.errors:
+        raise HTTPException(422, embedding.errors["sprite"])
+    if embedding.sprite is None:
+        raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
+    return embedding.sprite
+
+
+@router.get("/atlas", responses=SPRITE_ERRORS)
+def get_atlas(embedding: EmbeddingDep, max_px: MaxPx = DEFAULT_MAX_PX) -> AtlasOut:
+    """The layout of the sprite's atlas pages for a browser taking ``max_px`` a side."""
+    sprite = _sprite(embedding)
+    layout = plan_atlas(sprite.count, sprite.single_image_dim, max_px)
+    return AtlasOut.model_validate(layout.as_dict())
+
+
+@router.get("/page", response_class=Response,
+            responses={**SPRITE_ERRORS, 200: {"content": {"image/png": {}},
+                                              "description": "One atlas page"}})
+def get_page(request: Request, embedding: EmbeddingDep,
+             page: Annotated[int, Query(ge=0, description="Page index, from /api/sprite/atlas")],
+             max_px: MaxPx = DEFAULT_MAX_PX) -> Response:
+    """A page as PNG; cut from the sprite on first request and cached outside LOGDIR."""
+    sprite = _sprite(embedding)
+    try:
+        found = _atlas(request).page(sprite, max_px, page)
+        if isinstance(found, SpriteImage):
+            return Response(found.read(), media_type="image/png")
+    except IndexError:
+        raise HTTPException(404, f"the atlas has no page {page} at max_px={max_px}") from None
+    except DataError as exc:
+        raise HTTPException(422, str(exc)) from None
+    return FileResponse(found, media_type="image/png")
