@@ -176,7 +176,7 @@ def memory_embedding(run: str, name: str, vectors: Any, metadata: Any = None, *,
     digest = hashlib.sha256(name.encode())
     digest.update(np.ascontiguousarray(matrix).data)
     if embedding._metadata is not None:
-        digest.update(embedding._metadata.text.encode())
+        digest.update(embedding._metadata.raw)
     embedding.fingerprint = digest.hexdigest()[:32]
     return embedding
 
