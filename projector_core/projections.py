@@ -16,7 +16,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from projector_core.kernels.align import procrustes_align
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.knn import ExactIndex
@@ -153,6 +152,8 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
     coordinates = np.asarray(coordinates, np.float32)
     if reference is not None:
         # A wider reference (PCA's 10 columns) is matched on the columns this result has.
+        from projector_core.kernels.align import procrustes_align  # scipy: on first use
+
         aligned = procrustes_align(reference[:, :coordinates.shape[1]], coordinates)
         coordinates = aligned.coordinates
         info["alignment"] = {"scale": aligned.scale, "residual": aligned.residual,

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import CountVectorizer
 
 from projector_core.formats.metadata import Metadata
 
@@ -78,6 +77,8 @@ def _distinctive_words(values: list[str], groups: Sequence[np.ndarray]) -> list[
     picked = [g[::step] for g in groups]
     rows = np.concatenate(picked) if picked else np.zeros(0, np.int64)
     docs = [values[i] for i in rows.tolist()]
+    from sklearn.feature_extraction.text import CountVectorizer  # on first use
+
     try:
         counts = CountVectorizer(token_pattern=r"(?u)\b\w+\b", lowercase=True).fit(docs)
     except ValueError:  # no words at all

@@ -18,8 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
-from sklearn.cluster import HDBSCAN
 
 from projector_core.kernels.quality import finite_rows
 
@@ -85,6 +83,9 @@ def cluster_points(space: np.ndarray, coordinates: np.ndarray, min_cluster_size:
 def _hdbscan(space: np.ndarray, rows: np.ndarray, min_cluster_size: int,
              sample_limit: int) -> tuple[np.ndarray, int | None]:
     """Labels for ``rows`` (-1 noise), numbered by decreasing cluster size."""
+    from scipy.spatial import cKDTree  # on first use: the server starts without them
+    from sklearn.cluster import HDBSCAN
+
     data = np.asarray(space[rows], np.float64)
     if rows.size <= sample_limit:
         labels = HDBSCAN(min_cluster_size=min_cluster_size, copy=True).fit(data).labels_

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from projector_core.kernels.knn import ExactIndex, Metric
 
@@ -72,6 +71,8 @@ def projection_quality(original: np.ndarray, projected: np.ndarray, k: int = 10,
 
 def projection_neighbors(y: np.ndarray, k: int) -> np.ndarray:
     """k nearest other points in a low-dimensional picture (a k-d tree), [M, k]."""
+    from scipy.spatial import cKDTree  # scipy on first use: the server starts without it
+
     _, found = cKDTree(y).query(y, k + 1)
     own = found == np.arange(y.shape[0])[:, None]
     # Normally the point itself comes first; with duplicates it may sit anywhere (or be cut).

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from projector_core.kernels.tsne import StepCallback, tsne
+if TYPE_CHECKING:
+    from projector_core.kernels.tsne import StepCallback
+
 
 FIT_SHARE = 0.5  # progress reported when the sample is fitted; placement takes the rest
 PLACE_BATCH = 16_384  # points placed per batch: a frame every few seconds, bounded memory
@@ -107,6 +110,8 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     point's neighbours among the sample (faster here than the project's indexes, see
     bench/bench_big_projection.py).
     """
+    from projector_core.kernels.tsne import tsne  # openTSNE: on first use
+
     order = even_order(data.shape[0], seed)
     sample_rows = np.sort(order[:m])
     sample = np.ascontiguousarray(data[sample_rows], dtype=np.float32)
