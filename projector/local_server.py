@@ -35,7 +35,7 @@ def behind_proxy() -> bool:
 class LocalServer:
     """uvicorn serving one app from a background thread; ``stop()`` ends it."""
 
-    def __init__(self, app: FastAPI, *, daemon: bool = True) -> None:
+    def __init__(self, app: FastAPI) -> None:
         self.app = app
         app.state.stopping = threading.Event()
         self.port = _free_port()
@@ -44,7 +44,7 @@ class LocalServer:
                                 timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name=f"projector-{self.port}",
-                                        daemon=daemon)
+                                        daemon=True)
 
     def start(self, timeout: float = 30) -> LocalServer:
         self._thread.start()
@@ -61,7 +61,7 @@ class LocalServer:
         self._thread.join(timeout=10)
 
     def wait(self) -> None:
-        """Block until the server stops (Ctrl+C stops it)."""
+        """Block until the server stops; Ctrl+C stops it."""
         try:
             while self._thread.is_alive():
                 self._thread.join(0.5)
@@ -71,10 +71,10 @@ class LocalServer:
 
 def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Path | None = None,
                   name: str = "embedding", labels: Any = None, sprite: Any = None,
-                  sprite_dim: tuple[int, int] | None = None, vector_column: str | None = None,
-                  daemon: bool = True) -> LocalServer:
+                  sprite_dim: tuple[int, int] | None = None,
+                  vector_column: str | None = None) -> LocalServer:
     """A started server over in-memory data (run ``memory``), or over a LOGDIR, or both."""
-    catalog = Catalog(logdir, progress=None)
+    catalog = Catalog(logdir)
     catalog.refresh()
     if vectors is not None:
         embedding = memory_embedding(RUN_NAME, name, vectors, metadata, labels=labels,
@@ -83,4 +83,4 @@ def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Pa
         catalog.add_run(memory_run(RUN_NAME, [embedding]))
     app = create_app(catalog=catalog, refresh_seconds=2.0 if logdir is not None else 0,
                      allowed_hosts=["*"] if behind_proxy() else None)
-    return LocalServer(app, daemon=daemon).start()
+    return LocalServer(app).start()

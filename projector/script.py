@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import sys
 from typing import Any
 
@@ -24,8 +25,10 @@ def show(vectors: Any, metadata: Any = None, *, labels: Any = None, sprite: Any 
     script's last line until Ctrl+C; in an interactive session it runs beside it.
     """
     server = memory_server(vectors, metadata, labels=labels, sprite=sprite,
-                           sprite_dim=sprite_dim, name=name, vector_column=vector_column,
-                           daemon=_interactive())
+                           sprite_dim=sprite_dim, name=name, vector_column=vector_column)
     _running.append(server)
-    print(f"Projector at {server.url}", flush=True)
+    interactive = _interactive()
+    if not interactive:  # serve on after the script's last line, until Ctrl+C
+        atexit.register(server.wait)
+    print(f"Projector at {server.url}" + ("" if interactive else "  (Ctrl+C to stop)"), flush=True)
     return server.url

