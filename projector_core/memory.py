@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from projector_core.errors import DataError
 from projector_core.formats.arrays import embedding_from_table
 from projector_core.formats.metadata import Metadata
-from projector_core.formats.sprite import Sprite, check_sprite
+from projector_core.formats.sprite import Sprite, SpriteImage, check_sprite
 from projector_core.formats.tensor_files import as_vectors
 from projector_core.model import Embedding, Run
 from projector_core.writer import make_sprite
@@ -30,13 +31,21 @@ Columns = dict[str, list[str]]
 
 
 @dataclass(frozen=True)
-class MemorySprite(Sprite):
-    """A sprite made from images in memory: its PNG bytes are kept, no file behind it."""
+class MemorySpriteImage(SpriteImage):
+    """A sprite image made in memory: its PNG bytes are kept, no file behind it."""
 
     data: bytes = b""
 
-    def read(self, display: str) -> bytes:
+    def read(self) -> bytes:
         return self.data
+
+    def decode(self) -> Image.Image:
+        image = Image.open(io.BytesIO(self.data))  # our own PNG: no bomb to guard against
+        image.load()
+        return image
+
+    def version(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()[:32]
 
 
 def _cell(value: Any) -> str:
@@ -146,8 +155,13 @@ def _sprite(sprite: Any, sprite_dim: tuple[int, int] | None, n_points: int,
         raise DataError(str(exc), field="sprite") from None
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
-    return MemorySprite(path=Path("sprite.png"), single_image_dim=dim, image_size=image.size,
-                        content_type="image/png", identity=(0, 0), data=buffer.getvalue())
+    count = len(sprite)
+    cols = max(1, image.size[0] // dim[0])
+    page = MemorySpriteImage(path=Path("sprite.png"), display="(memory)", size=image.size,
+                             content_type="image/png", identity=(0, 0), thumb=dim,
+                             grid=(cols, max(1, image.size[1] // dim[1])), first=0, count=count,
+                             data=buffer.getvalue())
+    return Sprite(image=page, pages=(page,), single_image_dim=dim, count=count)
 
 
 def memory_embedding(run: str, name: str, vectors: Any, metadata: Any = None, *,

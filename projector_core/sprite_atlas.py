@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from projector_core.cache import file_fingerprint
 from projector_core.formats.sprite import Sprite, SpriteImage
 
 MIN_MAX_PX = 1024
@@ -78,7 +77,7 @@ def plan_atlas(count: int, single_image_dim: tuple[int, int], max_px: int) -> At
 
 def _source_key(sprite: Sprite, max_px: int) -> str:
     parts = [_LAYOUT_VERSION, str(max_px), str(sprite.count), str(sprite.single_image_dim)]
-    parts += [f"{file_fingerprint(page.path)}|{page.identity}|{page.first}|{page.grid}"
+    parts += [f"{page.version()}|{page.first}|{page.grid}"
               for page in sprite.pages]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
 

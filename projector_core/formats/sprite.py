@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 from PIL import Image, ImageFile, UnidentifiedImageError
 
+from projector_core.cache import file_fingerprint
 from projector_core.errors import DataError
 
 TENSORBOARD_MAX_PX = 8192
@@ -127,6 +128,10 @@ class SpriteImage:
 
     def decode(self) -> Image.Image:
         return decode(self.path, self.display, self.identity)
+
+    def version(self) -> str:
+        """What changes when the image does (atlas pages are cached under it)."""
+        return f"{file_fingerprint(self.path)}|{self.identity}"
 
     @property
     def raw_safe(self) -> bool:
