@@ -16,7 +16,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import io
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -36,14 +35,27 @@ READ_CHUNK_BYTES = 8 * 2**20
 _NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
 
 
-def _as_floats(values: pa.Array) -> np.ndarray:
-    """float64 of number strings ("" = NaN); Python's float() where Arrow's cast differs."""
+def _bad_numbers(values: pa.Array) -> int:
+    """How many present cells are not numbers."""
+    present = pc.not_equal(values, "")
+    return int(pc.sum(pc.and_(present, pc.invert(pc.match_substring_regex(values, _NUMBER))))
+               .as_py() or 0)
+
+
+def _as_floats(values: pa.Array) -> np.ndarray | None:
+    """float64 of a column of number strings ("" = NaN), or None if any other text is in it.
+    Arrow's cast is correctly rounded, like float(), but slow to fail, so a column of text is
+    told by its first rows first."""
+    if _bad_numbers(values[:1000]):
+        return None
     trimmed = pc.utf8_trim_whitespace(values)
+    if not pc.any(pc.not_equal(trimmed, "")).as_py():
+        return None
     try:
         cast = pc.cast(pc.if_else(pc.equal(trimmed, ""), None, trimmed), pa.float64())
-        return cast.to_numpy(zero_copy_only=False).astype(np.float64)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return np.array([float(v) if v != "" else math.nan for v in values.to_pylist()])
+        return None
+    return cast.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 @dataclass
@@ -68,12 +80,7 @@ class Metadata:
     def numeric(self, name: str) -> np.ndarray | None:
         """The column as float64 (NaN where missing), or None when it holds any non-number."""
         if name not in self._numeric:
-            values = self.arrays[name]
-            present = pc.not_equal(values, "")
-            numbers = pc.match_substring_regex(values, _NUMBER)
-            all_numbers = pc.all(pc.or_(numbers, pc.invert(present))).as_py()
-            any_present = pc.any(present).as_py()
-            self._numeric[name] = _as_floats(values) if any_present and all_numbers else None
+            self._numeric[name] = _as_floats(self.arrays[name])
         return self._numeric[name]
 
     def is_numeric(self, name: str) -> bool:
@@ -191,7 +198,7 @@ def _lines_as_strings(content: bytes) -> pa.Array:
 def _split_columns(body: bytes, width: int, display: str) -> list[pa.Array]:
     """The data rows split at tabs by pyarrow's CSV reader, every cell a string as written."""
     if not body:
-        return [pa.array([], pa.large_string()) for _ in range(width)]
+        return [pa.array([], pa.string()) for _ in range(width)]
     names = [f"c{i}" for i in range(width)]
     invalid: list[int] = []
 
@@ -211,7 +218,15 @@ def _split_columns(body: bytes, width: int, display: str) -> list[pa.Array]:
     empty_line = body.startswith((b"\n", b"\r\n")) or b"\n\n" in body or b"\n\r\n" in body
     if invalid or empty_line:  # pyarrow reads an empty line as a row of empty cells
         raise _bad_row(body, width, display)
-    return [pc.cast(table.column(name), pa.large_string()).combine_chunks() for name in names]
+    return [_one_array(table.column(name)) for name in names]
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """One contiguous array; 64-bit offsets only where a column holds over 2 GB of text."""
+    try:
+        return column.combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        return pc.cast(column, pa.large_string()).combine_chunks()
 
 
 def _bad_row(body: bytes, width: int, display: str) -> DataError:
@@ -277,8 +292,11 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
                                 f"found {values[row].as_py()!r}", file=display,
                                 line=first_data_line + row)
             continue
+        limit = max(1, int(present.sum()) // 100)
+        if metadata.numeric(name) is not None or _bad_numbers(values[:2 * limit + 1000]) > limit:
+            continue  # all numbers, or plainly text (decided on a sample, many times faster)
         bad = np.flatnonzero(present & ~_mask(pc.match_substring_regex(values, _NUMBER)))
-        if present.any() and 0 < bad.size <= max(1, int(present.sum()) // 100):
+        if present.any() and 0 < bad.size <= limit:
             row = int(bad[0])
             metadata.warnings.append(
                 f"{display} line {first_data_line + row}: column {name!r} is numeric except for "
