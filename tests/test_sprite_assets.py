@@ -244,3 +244,14 @@ def test_writer_pages_in_the_atlas_layout_are_served_as_written(tmp_path: Path, 
         assert served.content == (folder / f"sprite_page_{index:03d}.png").read_bytes()
     for i in (0, 4095, 4096, n - 1):
         assert (_thumbnail(atlas, pages, i) == thumbs[i]).all()
+
+
+def test_an_unwritable_cache_answers_503_not_500(tmp_path: Path, serve) -> None:
+    jpeg = io.BytesIO()
+    Image.open(io.BytesIO(_png(_thumbs(9, 8), 3))).save(jpeg, format="JPEG")  # re-encoded: cut
+    sprite_run(tmp_path / "logs" / "ok", jpeg.getvalue(), name="s.jpg")
+    blocked = tmp_path / "cache-is-a-file"
+    blocked.write_text("")
+    base = serve(tmp_path / "logs", cache_dir=blocked)
+    page = httpx.get(f"{base}/api/sprite/page", params={"run": "ok", "embedding": "t", "page": 0})
+    assert page.status_code == 503 and "cache" in page.json()["detail"]
