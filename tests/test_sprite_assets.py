@@ -244,3 +244,40 @@ def test_writer_pages_in_the_atlas_layout_are_served_as_written(tmp_path: Path, 
         assert served.content == (folder / f"sprite_page_{index:03d}.png").read_bytes()
     for i in (0, 4095, 4096, n - 1):
         assert (_thumbnail(atlas, pages, i) == thumbs[i]).all()
+
+
+def test_an_unwritable_cache_answers_503_not_500(tmp_path: Path, serve) -> None:
+    jpeg = io.BytesIO()
+    Image.open(io.BytesIO(_png(_thumbs(9, 8), 3))).save(jpeg, format="JPEG")  # re-encoded: cut
+    sprite_run(tmp_path / "logs" / "ok", jpeg.getvalue(), name="s.jpg")
+    blocked = tmp_path / "cache-is-a-file"
+    blocked.write_text("")
+    base = serve(tmp_path / "logs", cache_dir=blocked)
+    page = httpx.get(f"{base}/api/sprite/page", params={"run": "ok", "embedding": "t", "page": 0})
+    assert page.status_code == 503 and "cache" in page.json()["detail"]
+
+
+def test_a_broken_or_stale_page_manifest_is_reported(tmp_path: Path) -> None:
+    from projector_core.catalog import Catalog
+
+    add_embedding(tmp_path, vectors(300, 3), label_img=_thumbs(300, 16), sprite_max_px=256)
+    folder = tmp_path / "00000" / "default"
+    manifest = folder / "sprite.pages.json"
+    good = manifest.read_text()
+    manifest.write_text(good.replace('"count": 300', '"count": 299'))
+    embedding = _load(Catalog, tmp_path)
+    assert embedding.errors["sprite"] == ("00000/default/sprite.pages.json field 'count': lists "
+                                          "299 thumbnails but the tensor has 300 points")
+    manifest.write_text(good.replace('"first": 0', '"first": 1'))
+    assert "field 'pages[0]'" in _load(Catalog, tmp_path).errors["sprite"]
+    manifest.write_text(good)
+    Image.new("RGB", (19 * 14, 19 * 14)).save(folder / "sprite.png")  # rewritten by another tool
+    embedding = _load(Catalog, tmp_path)
+    assert "sprite" not in embedding.errors and len(embedding.sprite.pages) == 1
+    assert any("describes another sprite.png" in w for w in embedding.warnings)
+
+
+def _load(catalog_type, logdir: Path):
+    catalog = catalog_type(logdir, cache_dir=logdir.parent / "cache")
+    catalog.refresh()
+    return catalog.runs()[0].embeddings[0]

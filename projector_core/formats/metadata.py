@@ -16,7 +16,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import io
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -36,14 +35,27 @@ READ_CHUNK_BYTES = 8 * 2**20
 _NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
 
 
-def _as_floats(values: pa.Array) -> np.ndarray:
-    """float64 of number strings ("" = NaN); Python's float() where Arrow's cast differs."""
+def _bad_numbers(values: pa.Array | pa.ChunkedArray) -> int:
+    """How many present cells are not numbers."""
+    present = pc.not_equal(values, "")
+    return int(pc.sum(pc.and_(present, pc.invert(pc.match_substring_regex(values, _NUMBER))))
+               .as_py() or 0)
+
+
+def _as_floats(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """float64 of a column of number strings ("" = NaN), or None if any other text is in it.
+    Arrow's cast is correctly rounded, like float(), but slow to fail, so a column of text is
+    told by its first rows first."""
+    if _bad_numbers(values[:1000]):
+        return None
     trimmed = pc.utf8_trim_whitespace(values)
+    if not pc.any(pc.not_equal(trimmed, "")).as_py():
+        return None
     try:
         cast = pc.cast(pc.if_else(pc.equal(trimmed, ""), None, trimmed), pa.float64())
-        return cast.to_numpy(zero_copy_only=False).astype(np.float64)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return np.array([float(v) if v != "" else math.nan for v in values.to_pylist()])
+        return None
+    return cast.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 @dataclass
@@ -51,9 +63,9 @@ class Metadata:
     """Columns of strings as Arrow arrays ("" = missing); numeric ones also as float arrays."""
 
     names: list[str]
-    arrays: dict[str, pa.Array]
+    arrays: dict[str, pa.Array | pa.ChunkedArray]
     has_header: bool
-    raw: bytes
+    raw: bytes | bytearray
     digest: str = ""
     warnings: list[str] = field(default_factory=list)
     _numeric: dict[str, np.ndarray | None] = field(default_factory=dict)
@@ -68,12 +80,7 @@ class Metadata:
     def numeric(self, name: str) -> np.ndarray | None:
         """The column as float64 (NaN where missing), or None when it holds any non-number."""
         if name not in self._numeric:
-            values = self.arrays[name]
-            present = pc.not_equal(values, "")
-            numbers = pc.match_substring_regex(values, _NUMBER)
-            all_numbers = pc.all(pc.or_(numbers, pc.invert(present))).as_py()
-            any_present = pc.any(present).as_py()
-            self._numeric[name] = _as_floats(values) if any_present and all_numbers else None
+            self._numeric[name] = _as_floats(self.arrays[name])
         return self._numeric[name]
 
     def is_numeric(self, name: str) -> bool:
@@ -96,7 +103,7 @@ class Metadata:
         return "\n".join([DEFAULT_COLUMN, *self.column(DEFAULT_COLUMN)]) + "\n"
 
 
-def _scan(stream: BinaryIO, display: str) -> tuple[bytes, str]:
+def _scan(stream: BinaryIO, display: str) -> tuple[bytearray, str]:
     """The stream's bytes and their SHA-256, read a chunk at a time: a line over
     ``ROW_LIMIT_BYTES`` or a byte sequence that is not UTF-8 is refused, naming the line, when
     its chunk is read, so a file with one enormous line costs one chunk of memory."""
@@ -129,7 +136,7 @@ def _scan(stream: BinaryIO, display: str) -> tuple[bytes, str]:
     except UnicodeDecodeError:
         raise DataError("is not valid UTF-8 (the file ends inside a character)", file=display,
                         line=line) from None
-    return bytes(out), digest.hexdigest()
+    return out, digest.hexdigest()  # a bytearray: bytes(out) would copy the whole file
 
 
 def read_metadata(path: Path, display: str, n_points: int | None) -> Metadata:
@@ -166,14 +173,18 @@ def parse_metadata(raw: bytes, display: str, n_points: int | None) -> Metadata:
     return _parse(raw, digest, display, n_points)
 
 
-def _content(raw: bytes) -> bytes:
-    """The file without its BOM and without trailing blank lines."""
-    body = raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw
-    end = body.find(b"\n", len(body.rstrip()))
-    return body if end < 0 else body[:end]
+def _bounds(raw: bytes | bytearray) -> tuple[int, int, int]:
+    """Where the text starts (after a BOM), where its last non-blank character ends, and where
+    that character's line ends: trailing blank lines are not rows."""
+    start = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    last = len(raw)
+    while last > start and raw[last - 1] in b" \t\r\n\x0b\x0c":
+        last -= 1
+    end = raw.find(b"\n", last)
+    return start, last, len(raw) if end < 0 else end
 
 
-def _lines_as_strings(content: bytes) -> pa.Array:
+def _lines_as_strings(content: memoryview) -> pa.ChunkedArray:
     """Each line whole (no header: a tab inside is part of the label), as one Arrow array
     built from the file's bytes without a Python string per line."""
     buf = np.frombuffer(content, np.uint8)
@@ -184,14 +195,15 @@ def _lines_as_strings(content: bytes) -> pa.Array:
     ends = ends - carriage
     data = np.delete(buf, np.concatenate([newlines, ends[carriage]]))
     offsets = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
-    return pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets),
-                                            pa.py_buffer(data))
+    return pa.chunked_array([pa.LargeStringArray.from_buffers(
+        len(starts), pa.py_buffer(offsets), pa.py_buffer(data))])
 
 
-def _split_columns(body: bytes, width: int, display: str) -> list[pa.Array]:
+def _split_columns(body: memoryview, width: int, display: str,
+                   empty_line: bool) -> list[pa.ChunkedArray]:
     """The data rows split at tabs by pyarrow's CSV reader, every cell a string as written."""
     if not body:
-        return [pa.array([], pa.large_string()) for _ in range(width)]
+        return [pa.chunked_array([], pa.string()) for _ in range(width)]
     names = [f"c{i}" for i in range(width)]
     invalid: list[int] = []
 
@@ -208,13 +220,12 @@ def _split_columns(body: bytes, width: int, display: str) -> list[pa.Array]:
         convert_options=pacsv.ConvertOptions(
             column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False,
             null_values=[], quoted_strings_can_be_null=False, check_utf8=False))
-    empty_line = body.startswith((b"\n", b"\r\n")) or b"\n\n" in body or b"\n\r\n" in body
     if invalid or empty_line:  # pyarrow reads an empty line as a row of empty cells
         raise _bad_row(body, width, display)
-    return [pc.cast(table.column(name), pa.large_string()).combine_chunks() for name in names]
+    return [table.column(name) for name in names]  # kept in pyarrow's blocks: no second copy
 
 
-def _bad_row(body: bytes, width: int, display: str) -> DataError:
+def _bad_row(body: memoryview, width: int, display: str) -> DataError:
     """The first data line whose cell count is not ``width`` (pyarrow does not say which)."""
     buf = np.frombuffer(body, np.uint8)
     tabs = np.cumsum(buf == 9)
@@ -225,12 +236,12 @@ def _bad_row(body: bytes, width: int, display: str) -> DataError:
                      file=display, line=2 + index)
 
 
-def _parse(raw: bytes, digest: str, display: str, n_points: int | None) -> Metadata:
-    content = _content(raw)
-    if not content.strip():
+def _parse(raw: bytes | bytearray, digest: str, display: str, n_points: int | None) -> Metadata:
+    start, last, end = _bounds(raw)
+    if last == start:
         raise DataError("is empty", file=display)
-    first_end = content.find(b"\n")
-    first = content if first_end < 0 else content[:first_end]
+    first_end = raw.find(b"\n", start, end)
+    first = bytes(raw[start:end if first_end < 0 else first_end])
     has_header = b"\t" in first
     if has_header:
         names = first.rstrip(b"\r").decode("utf-8").split("\t")
@@ -243,11 +254,13 @@ def _parse(raw: bytes, digest: str, display: str, n_points: int | None) -> Metad
                 raise DataError(f"column name {name!r} is reserved by the projector; rename it",
                                 file=display, line=1)
             seen[name] = col
-        body = b"" if first_end < 0 else content[first_end + 1:]
-        arrays = _split_columns(body, len(names), display)
+        body = end if first_end < 0 else first_end + 1
+        empty_line = (raw.startswith((b"\n", b"\r\n"), body, end)
+                      or raw.find(b"\n\n", body, end) >= 0 or raw.find(b"\n\r\n", body, end) >= 0)
+        arrays = _split_columns(memoryview(raw)[body:end], len(names), display, empty_line)
     else:
         names = [DEFAULT_COLUMN]
-        arrays = [_lines_as_strings(content)]
+        arrays = [_lines_as_strings(memoryview(raw)[start:end])]
     rows = len(arrays[0])
     if n_points is not None and rows != n_points:
         raise _row_count_error(rows, n_points, has_header, display)
@@ -257,7 +270,7 @@ def _parse(raw: bytes, digest: str, display: str, n_points: int | None) -> Metad
     return metadata
 
 
-def _mask(array: pa.Array) -> np.ndarray:
+def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return array.to_numpy(zero_copy_only=False).astype(bool)
 
 
@@ -277,8 +290,11 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
                                 f"found {values[row].as_py()!r}", file=display,
                                 line=first_data_line + row)
             continue
+        limit = max(1, int(present.sum()) // 100)
+        if metadata.numeric(name) is not None or _bad_numbers(values[:2 * limit + 1000]) > limit:
+            continue  # all numbers, or plainly text (decided on a sample, many times faster)
         bad = np.flatnonzero(present & ~_mask(pc.match_substring_regex(values, _NUMBER)))
-        if present.any() and 0 < bad.size <= max(1, int(present.sum()) // 100):
+        if present.any() and 0 < bad.size <= limit:
             row = int(bad[0])
             metadata.warnings.append(
                 f"{display} line {first_data_line + row}: column {name!r} is numeric except for "

@@ -74,7 +74,8 @@ def get_atlas(embedding: EmbeddingDep, max_px: MaxPx = DEFAULT_MAX_PX) -> AtlasO
 
 @router.get("/page", response_class=Response,
             responses={**SPRITE_ERRORS, 200: {"content": {"image/png": {}},
-                                              "description": "One atlas page"}})
+                                              "description": "One atlas page"},
+                       503: {"model": ErrorOut, "description": "The cache cannot be written"}})
 def get_page(request: Request, embedding: EmbeddingDep,
              page: Annotated[int, Query(ge=0, description="Page index, from /api/sprite/atlas")],
              max_px: MaxPx = DEFAULT_MAX_PX) -> Response:
@@ -88,4 +89,6 @@ def get_page(request: Request, embedding: EmbeddingDep,
         raise HTTPException(404, f"the atlas has no page {page} at max_px={max_px}") from None
     except DataError as exc:
         raise HTTPException(422, str(exc)) from None
+    except OSError as exc:  # the cache folder is full or not writable
+        raise HTTPException(503, f"the atlas page cannot be cut into the cache: {exc}") from None
     return FileResponse(found, media_type="image/png")
