@@ -104,6 +104,22 @@ class ApproximateIndex:
         self.exact.check_rows(rows)
         return self.query(np.asarray(self.exact.host[rows]), k, metric, exclude=rows)
 
+    def graph_neighbors_of(self, rows: Sequence[int] | np.ndarray, k: int) -> np.ndarray:
+        """The ``k`` nearest other rows of each of ``rows`` by the graph's own (quantised)
+        distances, without exact re-scoring: int64 [len(rows), k], -1 where the graph came
+        up short. For an all-kNN over every row (comparisons), where re-scoring would cost
+        more than the search; the caller reports recall against the exact index."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        self.exact.check_rows(rows)
+        width = k + 1  # the row itself comes back too
+        found = self._graph.search(np.asarray(self.exact.host[rows], np.float32), width)
+        keys = np.asarray(found.keys, np.int64).reshape(rows.size, width)
+        present = np.arange(width)[None, :] < np.asarray(found.counts).reshape(-1, 1)
+        ids = np.where(present, self.rows[np.clip(keys, 0, self.rows.size - 1)], -1)
+        is_self = ids == rows[:, None]
+        drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)  # else the farthest
+        return ids[np.arange(width)[None, :] != drop[:, None]].reshape(rows.size, k)
+
 
 class _ApproximateIndexes:
     """Approximate indexes built one at a time in a background thread, kept per
