@@ -204,3 +204,23 @@ def test_layouts_of_b_start_from_or_turn_onto_a(tmp_path: Path, serve) -> None:
         "run": "r", "embedding": "default:00001", "method": "umap",
         "params": {"init_from_job": "nope"}})
     assert wrong.status_code == 422 and "init_from_job" in wrong.json()["detail"]
+
+
+def test_same_tensor_in_two_runs_is_offered_and_the_page_is_linked(tmp_path: Path, serve) -> None:
+    from projector_core.writer import add_embedding
+
+    add_embedding(tmp_path / "base", vectors(20, 3, seed=1), global_step=0)
+    add_embedding(tmp_path / "tuned", vectors(20, 6, seed=2), global_step=0)  # dims may differ
+    add_embedding(tmp_path / "small", vectors(9, 3, seed=3), global_step=0)  # other rows: left out
+    base = serve(tmp_path)
+    pairs = httpx.get(f"{base}/api/compare/pairs").json()["pairs"]
+    assert [(p["kind"], p["a"], p["b"], p["rows"]) for p in pairs] == [
+        ("runs", {"run": "base", "embedding": "default:00000"},
+         {"run": "tuned", "embedding": "default:00000"}, 20)]
+    answer = httpx.get(f"{base}/api/compare", params={
+        "run": "base", "embedding": "default:00000", "other_run": "tuned",
+        "other_embedding": "default:00000", "k": 5, "metric": "euclidean"}).json()
+    assert len(answer["per_point"]) == 20 and 0 <= answer["mean"] <= 1
+    assert 'href="compare"' in httpx.get(f"{base}/").text
+    page = httpx.get(f"{base}/compare")
+    assert page.status_code == 200 and "static/js/compare/main.js" in page.text
