@@ -26,7 +26,7 @@ from projector_core.kernels.knn import ExactIndex, Metric
 # 30,000 x 128 on 2 busy cores the exact scan of both took 162 s, the graphs ~45 s).
 EXACT_ALL_KNN_BUDGET = 2**35
 RECALL_SAMPLE = 256
-_QUERY_ROWS = 8192  # rows per neighbour query batch: bounds the query copies
+_QUERY_ROWS = 4096  # rows per neighbour query batch: bounds the candidate copies (~60 MB)
 _PAIR_BYTES = 32 * 2**20  # bound on the [rows, k, k] equality block of the set comparison
 
 NeighborIndex = ExactIndex | ApproximateIndex
