@@ -3,6 +3,7 @@ computation, the API's errors, and training steps written by PyTorch offered as 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -235,3 +236,29 @@ def test_same_tensor_in_two_runs_is_offered_and_the_page_is_linked(tmp_path: Pat
     assert 'href="compare"' in httpx.get(f"{base}/").text
     page = httpx.get(f"{base}/compare")
     assert page.status_code == 200 and "static/js/compare/main.js" in page.text
+
+
+def test_background_compare_is_a_job_with_progress(tmp_path: Path, serve) -> None:
+    from projector_core.writer import add_embedding
+
+    a, b = permuted_pair(200, 4)
+    add_embedding(tmp_path / "r", a, global_step=0)
+    add_embedding(tmp_path / "r", b, global_step=1)
+    base = serve(tmp_path)
+    query = {"run": "r", "embedding": "default:00000", "other_run": "r",
+             "other_embedding": "default:00001", "k": 6}
+    started = httpx.get(f"{base}/api/compare", params={**query, "background": "true"})
+    assert started.status_code == 202
+    job = started.json()["job"]
+    for _ in range(200):
+        status = httpx.get(f"{base}/api/jobs/{job}").json()
+        if status["status"] == "done":
+            break
+        time.sleep(0.05)
+    assert status["status"] == "done" and status["progress"] == 1
+    values = httpx.get(f"{base}/api/jobs/{job}/result").json()
+    answer = httpx.get(f"{base}/api/compare", params=query).json()
+    assert [row[0] for row in values["coordinates"]] == pytest.approx(answer["per_point"])
+    assert values["info"]["most_changed"] == answer["most_changed"]
+    mismatch = httpx.get(f"{base}/api/compare", params={**query, "background": "true", "k": 500})
+    assert mismatch.status_code == 422
