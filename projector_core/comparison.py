@@ -24,15 +24,18 @@ class RowCountMismatch(ValueError):
     """The two embeddings do not have the same rows, so they cannot be compared."""
 
 
-def check_comparable(a: Embedding, b: Embedding) -> int:
-    """The shared row count, or :class:`RowCountMismatch` naming both counts."""
-    a.vectors()  # DataError when a tensor is unreadable
+def check_comparable(a: Embedding, b: Embedding, k: int) -> int:
+    """The shared row count, or ValueError: :class:`RowCountMismatch` naming both counts,
+    ``k`` not below it, or an unreadable tensor (DataError)."""
+    a.vectors()
     b.vectors()
     rows_a, rows_b = (a.shape or (0, 0))[0], (b.shape or (0, 0))[0]
     if rows_a != rows_b:
         raise RowCountMismatch(
             f"cannot compare: {a.name!r} in run {a.run!r} has {rows_a} rows and "
             f"{b.name!r} in run {b.run!r} has {rows_b} rows; a comparison pairs rows")
+    if k >= rows_a:
+        raise ValueError(f"k {k} must be smaller than the number of points ({rows_a})")
     return rows_a
 
 
@@ -72,9 +75,7 @@ _answers = _Answers()
 def compare_embeddings(a: Embedding, b: Embedding, k: int, metric: Metric, backend: Backend,
                        top: int = 100, progress: Progress | None = None) -> Comparison:
     """Per-point change of the ``k``-neighbourhoods from ``a`` to ``b`` (same rows)."""
-    rows = check_comparable(a, b)
-    if k >= rows:
-        raise ValueError(f"k {k} must be smaller than the number of points ({rows})")
+    rows = check_comparable(a, b, k)
     key = (a.fingerprint, b.fingerprint, k, metric, top, backend.name, backend.device)
     cached = _answers.get(key)
     if cached is not None:

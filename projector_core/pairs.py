@@ -42,18 +42,15 @@ def step_pairs(runs: list[Run]) -> list[Pair]:
 
 
 def run_pairs(runs: list[Run]) -> list[Pair]:
-    """The same tensor name in two runs (each run paired with the next that has it)."""
-    seen: dict[str, list[tuple[str, int]]] = {}
+    """The same tensor name in two runs: each run paired with the next one whose tensor of
+    that name has as many rows."""
+    seen: dict[tuple[str, int], list[str]] = {}
     for run in runs:
         for embedding in run.embeddings:
             if embedding.shape is not None:
-                seen.setdefault(embedding.name, []).append((run.name, embedding.shape[0]))
-    pairs = []
-    for name, holders in seen.items():
-        for (run_a, rows_a), (run_b, rows_b) in pairwise(holders):
-            if rows_a == rows_b:
-                pairs.append(Pair("runs", Side(run_a, name), Side(run_b, name), rows_a))
-    return pairs
+                seen.setdefault((embedding.name, embedding.shape[0]), []).append(run.name)
+    return [Pair("runs", Side(run_a, name), Side(run_b, name), rows)
+            for (name, rows), holders in seen.items() for run_a, run_b in pairwise(holders)]
 
 
 def comparable_pairs(runs: list[Run]) -> list[Pair]:

@@ -3,6 +3,7 @@ computation, the API's errors, and training steps written by PyTorch offered as 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -200,7 +201,64 @@ def test_layouts_of_b_start_from_or_turn_onto_a(tmp_path: Path, serve) -> None:
     drift = np.median(np.linalg.norm(np.array(tsne_b["coordinates"]) - tsne_a["coordinates"], axis=1))
     assert drift < 0.08 * spread  # the same structure lands in the same place
 
+    umap_a = projection(base, {"run": "r", "embedding": "default:00000", "method": "umap",
+                               "params": {"n_neighbors": 10, "n_epochs": 100}})
+    umap_b = projection(base, {"run": "r", "embedding": "default:00001", "method": "umap",
+                               "params": {"n_neighbors": 10, "n_epochs": 100,
+                                          "init_from_job": umap_a["job"]}})
+    assert umap_b["info"]["alignment"]["initialised"] is True
+    first = np.array(umap_a["coordinates"])
+    drift = np.median(np.linalg.norm(np.array(umap_b["coordinates"]) - first, axis=1))
+    # UMAP's full-rate first epochs shake even a converged start: bounded, not tiny.
+    assert drift < 0.25 * np.ptp(first, axis=0).max()
+
     wrong = httpx.post(f"{base}/api/projections", json={
         "run": "r", "embedding": "default:00001", "method": "umap",
         "params": {"init_from_job": "nope"}})
     assert wrong.status_code == 422 and "init_from_job" in wrong.json()["detail"]
+
+
+def test_same_tensor_in_two_runs_is_offered_and_the_page_is_linked(tmp_path: Path, serve) -> None:
+    from projector_core.writer import add_embedding
+
+    add_embedding(tmp_path / "base", vectors(20, 3, seed=1), global_step=0)
+    add_embedding(tmp_path / "tuned", vectors(20, 6, seed=2), global_step=0)  # dims may differ
+    add_embedding(tmp_path / "small", vectors(9, 3, seed=3), global_step=0)  # other rows: left out
+    base = serve(tmp_path)
+    pairs = httpx.get(f"{base}/api/compare/pairs").json()["pairs"]
+    assert [(p["kind"], p["a"], p["b"], p["rows"]) for p in pairs] == [
+        ("runs", {"run": "base", "embedding": "default:00000"},
+         {"run": "tuned", "embedding": "default:00000"}, 20)]
+    answer = httpx.get(f"{base}/api/compare", params={
+        "run": "base", "embedding": "default:00000", "other_run": "tuned",
+        "other_embedding": "default:00000", "k": 5, "metric": "euclidean"}).json()
+    assert len(answer["per_point"]) == 20 and 0 <= answer["mean"] <= 1
+    assert 'href="compare"' in httpx.get(f"{base}/").text
+    page = httpx.get(f"{base}/compare")
+    assert page.status_code == 200 and "static/js/compare/main.js" in page.text
+
+
+def test_background_compare_is_a_job_with_progress(tmp_path: Path, serve) -> None:
+    from projector_core.writer import add_embedding
+
+    a, b = permuted_pair(200, 4)
+    add_embedding(tmp_path / "r", a, global_step=0)
+    add_embedding(tmp_path / "r", b, global_step=1)
+    base = serve(tmp_path)
+    query = {"run": "r", "embedding": "default:00000", "other_run": "r",
+             "other_embedding": "default:00001", "k": 6}
+    started = httpx.get(f"{base}/api/compare", params={**query, "background": "true"})
+    assert started.status_code == 202
+    job = started.json()["job"]
+    for _ in range(200):
+        status = httpx.get(f"{base}/api/jobs/{job}").json()
+        if status["status"] == "done":
+            break
+        time.sleep(0.05)
+    assert status["status"] == "done" and status["progress"] == 1
+    values = httpx.get(f"{base}/api/jobs/{job}/result").json()
+    answer = httpx.get(f"{base}/api/compare", params=query).json()
+    assert [row[0] for row in values["coordinates"]] == pytest.approx(answer["per_point"])
+    assert values["info"]["most_changed"] == answer["most_changed"]
+    mismatch = httpx.get(f"{base}/api/compare", params={**query, "background": "true", "k": 500})
+    assert mismatch.status_code == 422

@@ -104,6 +104,32 @@ class ApproximateIndex:
         self.exact.check_rows(rows)
         return self.query(np.asarray(self.exact.host[rows]), k, metric, exclude=rows)
 
+    def graph_neighbors_of(self, rows: Sequence[int] | np.ndarray, k: int) -> np.ndarray:
+        """The ``k`` nearest other rows of each of ``rows``: int64 [len(rows), k], nearest
+        first, -1 where the graph came up short. Candidates are re-ranked in float32 (one
+        batched product, not the float64 re-scoring of :meth:`query`), so an all-kNN over
+        every row (comparisons) costs little more than the graph search; the caller
+        reports recall against the exact index."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        self.exact.check_rows(rows)
+        width = candidate_count(k + 1, self.rows.size)  # the row itself comes back too
+        queries = np.asarray(self.exact.host[rows], np.float32)
+        found = self._graph.search(queries, width)
+        keys = np.asarray(found.keys, np.int64).reshape(rows.size, width)
+        present = np.arange(width)[None, :] < np.asarray(found.counts).reshape(-1, 1)
+        ids = np.where(present, self.rows[np.clip(keys, 0, self.rows.size - 1)], -1)
+        candidates = np.asarray(self.exact.host[np.maximum(ids, 0).reshape(-1)], np.float32)
+        dots = np.einsum("qcd,qd->qc", candidates.reshape(rows.size, width, -1), queries)
+        be = self.exact.backend
+        if self.metric == "cosine":  # the query's own norm does not change its ranking
+            score = -dots * be.to_numpy(self.exact.inv_norms)[np.maximum(ids, 0)]
+        else:
+            score = be.to_numpy(self.exact.sq_norms)[np.maximum(ids, 0)] - 2 * dots
+        score[(ids < 0) | (ids == rows[:, None])] = np.inf
+        order = np.argsort(score, axis=1, kind="stable")[:, :k]
+        ranked = np.take_along_axis(ids, order, axis=1)
+        return np.where(np.take_along_axis(score, order, axis=1) < np.inf, ranked, -1)
+
 
 class _ApproximateIndexes:
     """Approximate indexes built one at a time in a background thread, kept per

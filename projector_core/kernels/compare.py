@@ -22,10 +22,11 @@ from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.knn import ExactIndex, Metric
 
 # N^2 x D multiply-adds above which an exact all-kNN scan is slower than building and
-# querying an HNSW graph on a CPU (~3e11: 50,000 x 50,000 x 128, a few seconds on 2 cores).
-EXACT_ALL_KNN_BUDGET = 3 * 10**11
+# querying an HNSW graph on a CPU: ~16,000 x 16,000 x 128 (bench/bench_compare.py: at
+# 30,000 x 128 on 2 busy cores the exact scan of both took 162 s, the graphs ~45 s).
+EXACT_ALL_KNN_BUDGET = 2**35
 RECALL_SAMPLE = 256
-_QUERY_ROWS = 8192  # rows per neighbour query batch: bounds the query copies
+_QUERY_ROWS = 4096  # rows per neighbour query batch: bounds the candidate copies (~60 MB)
 _PAIR_BYTES = 32 * 2**20  # bound on the [rows, k, k] equality block of the set comparison
 
 NeighborIndex = ExactIndex | ApproximateIndex
@@ -53,7 +54,10 @@ def all_neighbors(index: NeighborIndex, rows: np.ndarray, k: int, metric: Metric
     out = np.empty((rows.size, k), np.int64)
     for start in range(0, rows.size, _QUERY_ROWS):
         batch = rows[start:start + _QUERY_ROWS]
-        found, _ = index.neighbors_of(batch, k, metric)
+        if isinstance(index, ApproximateIndex):
+            found = index.graph_neighbors_of(batch, k)
+        else:
+            found, _ = index.neighbors_of(batch, k, metric)
         if found.shape[1] < k:  # fewer finite rows than k: pad with "no neighbour"
             found = np.hstack([found, np.full((found.shape[0], k - found.shape[1]), -1)])
         out[start:start + batch.size] = found

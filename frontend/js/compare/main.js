@@ -93,11 +93,17 @@ class ComparePage {
     $('compare-error').hidden = true;
     if (!fromSlider) await this.loadTimeline(a, b);
     const method = $('compare-method').value;
-    this.status(`Comparing ${a.embedding} with ${b.embedding}…`);
-    const result = await getJson(this.api, 'compare', {
+    const question = {
       run: a.run, embedding: a.embedding, other_run: b.run, other_embedding: b.embedding,
       k: $('compare-k').value, metric: $('compare-metric').value, top: MOST_CHANGED_SHOWN,
+    };
+    // As a job first, so a long comparison shows its progress; then the answer, kept by the server.
+    const { job } = await getJson(this.api, 'compare', { ...question, background: true });
+    const last = await this.api.follow(job, {
+      onStatus: (s) => this.status(`Comparing ${a.embedding} with ${b.embedding}: ${Math.round((s.progress || 0) * 100)}%`),
     });
+    if (last && last.status && last.status !== 'done') throw new ApiError(422, last.error || `comparison ${last.status}`);
+    const result = await getJson(this.api, 'compare', question);
     if (!this.metadata || this.metadata.run !== a.run || this.metadata.embedding !== a.embedding) {
       this.metadata = await this.loadMetadata(a);
     }
