@@ -24,8 +24,11 @@ import { SelectionLayer } from './renderer/selection.js';
 import { SpriteLayer } from './renderer/sprites.js';
 
 const TRANSITION_MS = 700;
-/** Points a moving frame draws: about 70 ms of software GL at 1.2 us a point. */
+/** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */
 export const FRAME_BUDGET = 60000;
+/** The budget then follows the measured frame time towards this (ms), within the bounds. */
+const TARGET_FRAME_MS = 70;
+const BUDGET_BOUNDS = [10000, 2000000];
 /** The view counts as still this long after its last change. */
 const STILL_MS = 180;
 
@@ -72,6 +75,7 @@ export class Plot {
     this.frameTimes = [];
     this.theme = null;
     this.budget = FRAME_BUDGET;
+    this.probe = new Uint8Array(4);
     this.lastChange = 0;
     this.detailed = { offset: 0, complete: false };
     this.presentPending = true;
@@ -340,8 +344,12 @@ export class Plot {
     const moving = view.t < 1 || start - this.lastChange < STILL_MS;
     if (this.n <= this.budget) {
       this._drawOnCanvas(view, this.n);
+      if (moving) this._adaptBudget(start, this.n);
     } else if (moving) {
-      if (this.presentPending || view.t < 1) this._drawOnCanvas(view, this.budget);
+      if (this.presentPending || view.t < 1) {
+        this._drawOnCanvas(view, this.budget);
+        this._adaptBudget(start, this.budget);
+      }
       this.detailed = { offset: 0, complete: false };
       setTimeout(() => this._schedule(), STILL_MS);
     } else {
@@ -355,6 +363,20 @@ export class Plot {
     }
     this.frameTimes.push(performance.now() - start);
     if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
+  }
+
+  /**
+   * Moves the budget towards what fits a frame on this machine now (software GL on a busy
+   * CPU draws several times slower than on an idle one), from the time the frame took.
+   */
+  _adaptBudget(start, drawn) {
+    if (this.budget === Infinity || drawn < BUDGET_BOUNDS[0]) return;
+    // Reading a pixel waits for the frame's drawing (gl.finish() does not, in Chromium).
+    this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, this.probe);
+    const ms = Math.max(1, performance.now() - start);
+    const fit = drawn * (TARGET_FRAME_MS / ms);
+    const next = Math.round(this.budget * 0.5 + fit * 0.5);
+    this.budget = Math.max(BUDGET_BOUNDS[0], Math.min(BUDGET_BOUNDS[1], next));
   }
 
   /** One slice of the full-detail frame; the canvas shows it once it is whole. */
