@@ -95,7 +95,8 @@ export class PlotFrames {
       this.detail.bind(this.canvas.width, this.canvas.height);
       if (d.offset === 0) this._clear();
       view.start = d.offset;
-      view.count = Math.min(this.budget, this.n - d.offset);
+      // No one is dragging: slices twice a moving frame's size still leave hover responsive.
+      view.count = Math.min(this.budget * 2, this.n - d.offset);
       this._renderLayers(view, 'base');
       d.offset += view.count;
       d.complete = d.offset >= this.n;
