@@ -11,7 +11,15 @@ frames are measured the same way: screenshots of the plot area every few millise
 it shows points. TensorBoard computes PCA in the browser and stops at 100,000 points,
 so at 1M it shows 100k.
 
+Scale cases (`--scale-sizes`, 1M and 10M): precomputed 2D coordinates (a tensor of 2 dims,
+shown as it is) and one categorical column, so the front end alone is measured: time from
+navigation to the first frame, frame times while the mouse pans, and the time until the
+still view shows every point (level of detail: a budget of points a moving frame, the
+full frame built off screen when still). The reference beside them is the same browser
+drawing every point each frame (budget = N), measured in the same page.
+
     python bench/bench_frontend.py [--sizes 10000 100000 1000000] [--no-tensorboard]
+    python bench/bench_frontend.py --sizes --scale-sizes 1000000 10000000
 """
 
 from __future__ import annotations
@@ -214,9 +222,97 @@ def fmt(seconds: float | None) -> str:
     return "timeout" if seconds is None else f"{seconds:.2f}"
 
 
+def write_scale_logdir(folder: Path, n: int, seed: int = 0) -> None:
+    """2D coordinates in 20 Gaussian blobs of unequal size and a 10-class column (no header:
+    a single-column metadata file has none), written in chunks to bound memory."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True)
+    centres = rng.normal(0, 6, (20, 2))
+    weights = rng.random(20) + 0.1
+    with (folder / "tensors.bytes").open("wb") as tensor, \
+            (folder / "metadata.tsv").open("w") as meta:
+        for start in range(0, n, 1_000_000):
+            m = min(1_000_000, n - start)
+            blob = rng.choice(20, m, p=weights / weights.sum())
+            points = centres[blob] + rng.normal(0, 1, (m, 2)) * (0.3 + blob[:, None] % 4 * 0.3)
+            tensor.write(points.astype("<f4").tobytes())
+            meta.write("".join(f"class{b % 10}\n" for b in blob))
+    (folder / "projector_config.pbtxt").write_text(
+        f'embeddings {{\n  tensor_name: "points"\n  tensor_path: "tensors.bytes"\n'
+        f"  tensor_shape: {n}\n  tensor_shape: 2\n  metadata_path: \"metadata.tsv\"\n}}\n")
+
+
+def still_detail(page: Page, timeout: float) -> tuple[float, list[float]]:
+    """Seconds from the end of a camera move until the still view shows every point, and the
+    intervals (ms) between the animation frames that built it, slice by slice."""
+    page.evaluate("""() => { window.__benchFrames = []; let last = performance.now();
+        const tick = (now) => { window.__benchFrames.push(now - last); last = now;
+          window.__benchRaf = requestAnimationFrame(tick); };
+        window.__benchRaf = requestAnimationFrame(tick);
+        const p = window.__projector.app.plot; p.setCamera({ ...p.camera }); }""")
+    start = time.perf_counter()
+    page.wait_for_function("!window.__projector.app.plot.fullDetail", timeout=timeout * 1000)
+    page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=timeout * 1000)
+    seconds = time.perf_counter() - start
+    return seconds, page.evaluate(
+        "() => { cancelAnimationFrame(window.__benchRaf); return window.__benchFrames.slice(1); }")
+
+
+PAN_FRAMES = """(frames) => new Promise((resolve) => {
+  // Pans the 2D camera one step per animation frame, as a drag does; resolves with the
+  // intervals between frames (ms), which include the GPU work of each frame.
+  const plot = window.__projector.app.plot;
+  const intervals = [];
+  let last = null;
+  const step = (now) => {
+    if (last !== null) intervals.push(now - last);
+    last = now;
+    if (intervals.length >= frames) { resolve(intervals); return; }
+    const c = plot.camera;
+    plot.setCamera({ ...c, target: [c.target[0] + 0.002, c.target[1], c.target[2]] });
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def measure_scale(browser, logdir: Path, cache: Path) -> dict[str, object]:
+    """One scale case: ours with level of detail, then every point every frame (reference)."""
+    server = Server(logdir, cache)
+    out: dict[str, object] = {}
+    try:
+        state = json.dumps({"projection": "pca", "pca": {"is3d": False}}).encode()
+        url = server.url + "/#s=" + base64.urlsafe_b64encode(state).decode().rstrip("=")
+        page = browser.new_page(viewport=VIEWPORT)
+        page.add_init_script(HIDE_OVERLAYS)
+        page.route("**/api/runs", lambda route: route.fulfill(json=[]))
+        page.goto(server.url + "/")
+        plot = page.locator('[data-testid="plot"]').bounding_box()
+        page.unroute("**/api/runs")
+        for label in ("cold", "warm"):
+            page.goto("about:blank")
+            out[label] = time_to_points(page, url, plot, 600)
+            page.wait_for_function("window.__projector && window.__projector.firstFrameMs !== null",
+                                   timeout=600000)
+            out[f"{label}_hook"] = page.evaluate("window.__projector.firstFrameMs") / 1000
+        page.wait_for_function("window.__projector.ready && window.__projector.app.plot.order"
+                               " && window.__projector.app.dataset.metadata", timeout=600000)
+        out["drag"] = page.evaluate(PAN_FRAMES, 40)
+        out["still"], out["slices"] = still_detail(page, 600)
+        # Reference: the same page drawing every point in every frame.
+        page.evaluate("window.__projector.app.plot.budget = Infinity")
+        out["drag_all"] = page.evaluate(PAN_FRAMES, 4)
+        page.close()
+        return out
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--scale-sizes", type=int, nargs="*", default=[],
+                        help="precomputed-2D cases, e.g. 1000000 10000000")
     parser.add_argument("--no-tensorboard", action="store_true", help="skip the reference")
     parser.add_argument("--tensorboard-timeout", type=float, default=180)
     args = parser.parse_args()
@@ -252,6 +348,18 @@ def main() -> None:
                   f"orbit() frames {summary(ours['orbit'])} ms"
                   + (f" | TensorBoard cold {fmt(tb.get('cold'))} s, warm {fmt(tb.get('warm'))} s, "
                      f"drag frames {summary(tb.get('drag', []))} ms" if tb else ""), flush=True)
+        for n in args.scale_sizes:
+            folder = Path(tmp) / f"scale-{n}"
+            write_scale_logdir(folder, n)
+            scale = measure_scale(browser, folder, Path(tmp) / f"cache-scale-{n}")
+            shutil.rmtree(folder)
+            speedup = ratio(statistics.median(scale["drag"]), statistics.median(scale["drag_all"]))
+            print(f"{n:>9,} points, 2D precomputed + categorical: first frame cold "
+                  f"{fmt(scale['cold'])} s (hook {scale['cold_hook']:.2f}), warm {fmt(scale['warm'])} s; "
+                  f"drag frames {summary(scale['drag'])} ms (every point each frame: "
+                  f"{summary(scale['drag_all'])} ms, {speedup} faster); "
+                  f"still: every point shown {scale['still']:.2f} s after the move "
+                  f"(slice frames {summary(scale['slices'])} ms)", flush=True)
         browser.close()
     print("\n| points | first frame, ours cold / warm (s) | TensorBoard cold / warm (s) | "
           "TensorBoard / ours (warm) | ours orbit frame ms | ours drag frame ms | "

@@ -8,7 +8,7 @@
 import { Api } from './api.js';
 import { Highlighting } from './controller/highlighting.js';
 import { DatasetLoading } from './controller/loading.js';
-import { mixin } from './controller/mixin.js';
+import { mixin } from './mixin.js';
 import { ProgressTracker } from './controller/progress.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';

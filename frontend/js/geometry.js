@@ -1,8 +1,6 @@
 // Geometry on typed arrays: fitting a projection into the unit cube, projecting points to
 // the screen, and the box/lasso tests of region selection. Pure: no DOM, no WebGL.
 
-import { toScreen } from './camera.js';
-
 /**
  * Positions (n x 3, z = 0 in 2D) of `columns` of a row-major coordinate matrix, centred and
  * uniformly scaled so the cloud (or the rows in the `include` set) fits in [-1, 1]^3. Rows
@@ -44,16 +42,27 @@ export function fitPositions(coords, n, stride, columns, include = null) {
   return { positions, missing };
 }
 
-/** Screen coordinates (n x 2, CSS pixels) of every position; NaN for points behind the camera. */
-export function projectPoints(positions, matrix, width, height) {
+/**
+ * Screen coordinates (n x 2, CSS pixels) of every position; NaN for points behind the camera.
+ * Inlined (no array per point): it runs over millions of points for picking and regions.
+ */
+export function projectPoints(positions, m, width, height, out = null) {
   const n = positions.length / 3;
-  const out = new Float32Array(n * 2);
+  const screen = out && out.length === n * 2 ? out : new Float32Array(n * 2);
   for (let i = 0; i < n; i++) {
-    const s = toScreen(matrix, positions[i * 3], positions[i * 3 + 1], positions[i * 3 + 2], width, height);
-    out[i * 2] = s ? s[0] : NaN;
-    out[i * 2 + 1] = s ? s[1] : NaN;
+    const x = positions[i * 3];
+    const y = positions[i * 3 + 1];
+    const z = positions[i * 3 + 2];
+    const w = m[3] * x + m[7] * y + m[11] * z + m[15];
+    if (w <= 0) {
+      screen[i * 2] = NaN;
+      screen[i * 2 + 1] = NaN;
+      continue;
+    }
+    screen[i * 2] = ((m[0] * x + m[4] * y + m[8] * z + m[12]) / w + 1) * 0.5 * width;
+    screen[i * 2 + 1] = (1 - (m[1] * x + m[5] * y + m[9] * z + m[13]) / w) * 0.5 * height;
   }
-  return out;
+  return screen;
 }
 
 /** Indices of screen points inside the rectangle spanned by two corners, skipping `skip(i)`. */

@@ -6,17 +6,21 @@
 //   render(view)                          twice a frame: view.pass 'base' then 'top'
 //   onResize(width, height, dpr)          CSS size of the plot and device pixel ratio
 //   dispose()
-// and the plot loops over them. Level of detail: the points sit in the GPU in a draw order
+// and the plot loops over them. Picking needs no render pass of its own: the picking layer
+// finds points on the CPU over all of them. Level of detail: the points sit in the GPU in a draw order
 // whose every prefix is an even sample (the server's LOD order), so while the view moves a
 // frame draws at most `budget` points, drawn a little larger so that the sample looks like
 // the whole; once the view is still, the full-detail frame builds off screen a slice per
-// animation frame and replaces the sample in one copy. Renders on demand.
+// animation frame and replaces the sample in one copy (plot_frames.js); input in
+// plot_input.js. Renders on demand.
 
 import { defaultCamera, pointScale, viewProjection } from './camera.js';
 import { pointsInPolygon, pointsInRect } from './geometry.js';
+import { mixin } from './mixin.js';
+import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
 import { DetailBuffer } from './renderer/detail.js';
-import { inverseOrder, randomOrder, sampleSize } from './renderer/lod.js';
+import { inverseOrder, randomOrder } from './renderer/lod.js';
 import { LabelLayer } from './renderer/labels.js';
 import { PickingLayer } from './renderer/picking.js';
 import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
@@ -24,10 +28,8 @@ import { SelectionLayer } from './renderer/selection.js';
 import { SpriteLayer } from './renderer/sprites.js';
 
 const TRANSITION_MS = 700;
-/** Points a moving frame draws: about 70 ms of software GL at 1.2 us a point. */
+/** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */
 export const FRAME_BUDGET = 60000;
-/** The view counts as still this long after its last change. */
-const STILL_MS = 180;
 
 const ease = (t) => (t < 0.5 ? 4 * t * t * t : 1 - (-2 * t + 2) ** 3 / 2);
 
@@ -72,6 +74,7 @@ export class Plot {
     this.frameTimes = [];
     this.theme = null;
     this.budget = FRAME_BUDGET;
+    this.probe = new Uint8Array(4);
     this.lastChange = 0;
     this.detailed = { offset: 0, complete: false };
     this.presentPending = true;
@@ -94,6 +97,13 @@ export class Plot {
     if (this.n) layer.onPositionsChanged(this.positions, this.fromPositions ?? this.positions, this.order);
     if (this.cssWidth) layer.onResize(this.cssWidth, this.cssHeight, this.dpr);
     this._changed();
+  }
+
+  /** Takes a layer out and frees what it holds. */
+  removeLayer(layer) {
+    this.layers = this.layers.filter((l) => l !== layer);
+    layer.dispose();
+    this._changed({ moving: false });
   }
 
   // ---- data -------------------------------------------------------------------------
@@ -302,91 +312,6 @@ export class Plot {
     };
   }
 
-  _clear() {
-    const gl = this.gl;
-    const [r, g, b] = this.theme.background;
-    gl.clearColor(r, g, b, 1);
-    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
-    gl.enable(gl.DEPTH_TEST);
-    gl.depthFunc(gl.LEQUAL);
-    gl.enable(gl.BLEND);
-    gl.blendFuncSeparate(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA, gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
-  }
-
-  _renderLayers(view, pass) {
-    view.pass = pass;
-    for (const layer of this.layers) layer.render(view);
-  }
-
-  /** Draws onto the canvas: the first `count` points of the draw order, then the top pass. */
-  _drawOnCanvas(view, count) {
-    const gl = this.gl;
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
-    this._clear();
-    view.count = count;
-    view.sampled = count < this.n;
-    view.sampleSize = sampleSize(this.n ? count / this.n : 1);
-    this._renderLayers(view, 'base');
-    view.sampleSize = 1;
-    this._renderLayers(view, 'top');
-  }
-
-  _draw() {
-    if (!this.theme) return;
-    const start = performance.now();
-    const gl = this.gl;
-    this._resize();
-    const view = this._view();
-    const moving = view.t < 1 || start - this.lastChange < STILL_MS;
-    if (this.n <= this.budget) {
-      this._drawOnCanvas(view, this.n);
-    } else if (moving) {
-      if (this.presentPending || view.t < 1) this._drawOnCanvas(view, this.budget);
-      this.detailed = { offset: 0, complete: false };
-      setTimeout(() => this._schedule(), STILL_MS);
-    } else {
-      this._refine(view);
-    }
-    this.presentPending = false;
-    if (view.t < 1) this.requestRender();
-    if (this.n && this.firstFrameMs === null) {
-      gl.finish();
-      this.firstFrameMs = performance.now();
-    }
-    this.frameTimes.push(performance.now() - start);
-    if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
-  }
-
-  /** One slice of the full-detail frame; the canvas shows it once it is whole. */
-  _refine(view) {
-    const gl = this.gl;
-    const d = this.detailed;
-    if (!d.complete) {
-      this.detail.bind(this.canvas.width, this.canvas.height);
-      if (d.offset === 0) this._clear();
-      view.start = d.offset;
-      view.count = Math.min(this.budget, this.n - d.offset);
-      this._renderLayers(view, 'base');
-      d.offset += view.count;
-      d.complete = d.offset >= this.n;
-      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-      if (d.complete) this.presentPending = true;
-      else this._schedule();
-    }
-    if (!this.presentPending) return;
-    const top = { ...view, start: 0, count: this.n };
-    if (d.complete) {
-      gl.viewport(0, 0, this.canvas.width, this.canvas.height);
-      this._clear();
-      this.detail.present();
-      top.sampled = true; // highlighted points go on top of the finished frame as well
-      this._renderLayers(top, 'top');
-    } else {
-      this._drawOnCanvas(top, this.budget);
-    }
-  }
-
   /** Whether the canvas shows every point (not a sample). */
   get fullDetail() {
     return this.n <= this.budget || this.detailed.complete;
@@ -418,3 +343,5 @@ export class Plot {
     return pointsInPolygon(screen, region.points, hidden);
   }
 }
+
+mixin(Plot, PlotFrames);

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 FINE_BITS = {2: 10, 3: 7}  # bits per axis of the fine grid: 2^20 or 2^21 cells
-COARSE_LEVELS = {2: 6, 3: 4}  # levels whose every non-empty cell leads the order
+COARSE_LEVELS = {2: 5, 3: 3}  # levels whose every non-empty cell leads the order
 
 
 def morton_cells(coords: np.ndarray, bits: int) -> np.ndarray:

@@ -4,29 +4,10 @@
 // box or lasso tests the same projected coordinates. Rebuilt lazily, only after the camera,
 // the points or their flags changed.
 
+import { projectPoints } from '../geometry.js';
 import { FLAG_HIDDEN } from './points.js';
 
 const CELL = 16; // CSS pixels per grid cell
-
-/** Screen coordinates (n x 2, CSS pixels) of positions (n x 3); NaN behind the camera. */
-export function projectToScreen(positions, m, width, height, out = null) {
-  const n = positions.length / 3;
-  const screen = out && out.length === n * 2 ? out : new Float32Array(n * 2);
-  for (let i = 0; i < n; i++) {
-    const x = positions[i * 3];
-    const y = positions[i * 3 + 1];
-    const z = positions[i * 3 + 2];
-    const w = m[3] * x + m[7] * y + m[11] * z + m[15];
-    if (w <= 0) {
-      screen[i * 2] = NaN;
-      screen[i * 2 + 1] = NaN;
-      continue;
-    }
-    screen[i * 2] = ((m[0] * x + m[4] * y + m[8] * z + m[12]) / w + 1) * 0.5 * width;
-    screen[i * 2 + 1] = (1 - (m[1] * x + m[5] * y + m[9] * z + m[13]) / w) * 0.5 * height;
-  }
-  return screen;
-}
 
 export class PickingLayer {
   constructor() {
@@ -74,7 +55,7 @@ export class PickingLayer {
     const plot = this.plot;
     const width = plot.canvas.clientWidth;
     const height = plot.canvas.clientHeight;
-    const screen = projectToScreen(plot._currentPositions(), plot.matrix(), width, height, this.screen);
+    const screen = projectPoints(plot._currentPositions(), plot.matrix(), width, height, this.screen);
     const flags = plot.flags;
     const n = screen.length / 2;
     const cols = Math.max(1, Math.ceil(width / CELL));

@@ -1,5 +1,5 @@
-// The controller is one object (the `app` panels and features talk to) written as several
-// files by idea: each file is a class whose methods are copied onto App's prototype.
+// One object written as several files by idea (the App controller, the Plot): each file is
+// a class whose methods are copied onto the object's prototype.
 
 /** Copies the methods (and getters) of each source class onto `target`'s prototype. */
 export function mixin(target, ...sources) {

@@ -1,0 +1,119 @@
+// How the plot fills a frame (methods of Plot): every point when they fit the frame budget;
+// while the view moves, the first `budget` points of the draw order (an even sample, drawn
+// a little larger); once it is still, the full-detail frame built off screen a slice per
+// animation frame and shown in one copy. Layers render in two passes: 'base' (the points)
+// and 'top' (what must show over any sample: highlighted points, labels, outlines).
+
+import { sampleSize } from './renderer/lod.js';
+
+/** The budget follows the measured frame time towards this (ms), within the bounds. */
+const TARGET_FRAME_MS = 70;
+const BUDGET_BOUNDS = [10000, 2000000];
+/** The view counts as still this long after its last change. */
+const STILL_MS = 180;
+
+export class PlotFrames {
+  _clear() {
+    const gl = this.gl;
+    const [r, g, b] = this.theme.background;
+    gl.clearColor(r, g, b, 1);
+    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+    gl.enable(gl.DEPTH_TEST);
+    gl.depthFunc(gl.LEQUAL);
+    gl.enable(gl.BLEND);
+    gl.blendFuncSeparate(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA, gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
+  }
+
+  _renderLayers(view, pass) {
+    view.pass = pass;
+    for (const layer of this.layers) layer.render(view);
+  }
+
+  /** Draws onto the canvas: the first `count` points of the draw order, then the top pass. */
+  _drawOnCanvas(view, count) {
+    const gl = this.gl;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+    this._clear();
+    view.count = count;
+    view.sampled = count < this.n;
+    view.sampleSize = sampleSize(this.n ? count / this.n : 1);
+    this._renderLayers(view, 'base');
+    view.sampleSize = 1;
+    this._renderLayers(view, 'top');
+  }
+
+  _draw() {
+    if (!this.theme) return;
+    const start = performance.now();
+    const gl = this.gl;
+    this._resize();
+    const view = this._view();
+    const moving = view.t < 1 || start - this.lastChange < STILL_MS;
+    if (this.n <= this.budget) {
+      this._drawOnCanvas(view, this.n);
+      if (moving) this._adaptBudget(start, this.n);
+    } else if (moving) {
+      if (this.presentPending || view.t < 1) {
+        this._drawOnCanvas(view, this.budget);
+        this._adaptBudget(start, this.budget);
+      }
+      this.detailed = { offset: 0, complete: false };
+      setTimeout(() => this._schedule(), STILL_MS);
+    } else {
+      this._refine(view);
+    }
+    this.presentPending = false;
+    if (view.t < 1) this.requestRender();
+    if (this.n && this.firstFrameMs === null) {
+      gl.finish();
+      this.firstFrameMs = performance.now();
+    }
+    this.frameTimes.push(performance.now() - start);
+    if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
+  }
+
+  /**
+   * Moves the budget towards what fits a frame on this machine now (software GL on a busy
+   * CPU draws several times slower than on an idle one), from the time the frame took.
+   */
+  _adaptBudget(start, drawn) {
+    if (this.budget === Infinity || drawn < BUDGET_BOUNDS[0]) return;
+    // Reading a pixel waits for the frame's drawing (gl.finish() does not, in Chromium).
+    this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, this.probe);
+    const ms = Math.max(1, performance.now() - start);
+    const fit = drawn * (TARGET_FRAME_MS / ms);
+    const next = Math.round(this.budget * 0.5 + fit * 0.5);
+    this.budget = Math.max(BUDGET_BOUNDS[0], Math.min(BUDGET_BOUNDS[1], next));
+  }
+
+  /** One slice of the full-detail frame; the canvas shows it once it is whole. */
+  _refine(view) {
+    const gl = this.gl;
+    const d = this.detailed;
+    if (!d.complete) {
+      this.detail.bind(this.canvas.width, this.canvas.height);
+      if (d.offset === 0) this._clear();
+      view.start = d.offset;
+      // No one is dragging: slices twice a moving frame's size still leave hover responsive.
+      view.count = Math.min(this.budget * 2, this.n - d.offset);
+      this._renderLayers(view, 'base');
+      d.offset += view.count;
+      d.complete = d.offset >= this.n;
+      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      if (d.complete) this.presentPending = true;
+      else this._schedule();
+    }
+    if (!this.presentPending) return;
+    const top = { ...view, start: 0, count: this.n };
+    if (d.complete) {
+      gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+      this._clear();
+      this.detail.present();
+      top.sampled = true; // highlighted points go on top of the finished frame as well
+      this._renderLayers(top, 'top');
+    } else {
+      this._drawOnCanvas(top, this.budget);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+"""A million points: hover, click-to-neighbours, lasso and search pick exactly the right
+points over all of them, whatever sample a frame draws (level of detail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from tests.builders import write_pbtxt_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+N = 1_000_000
+VIEW = {"run": "big", "embedding": "points", "pca": {"is3d": False}, "sprites": False,
+        "labelBy": "label", "colorBy": "label"}
+
+
+def write_million(logdir: Path) -> np.ndarray:
+    """1M points in 2D (20 blobs) with a 10-class label column and a group column."""
+    rng = np.random.default_rng(3)
+    blob = rng.integers(0, 20, N)
+    coords = rng.normal(0, 5, (20, 2))[blob] + rng.normal(0, 1, (N, 2))
+    labels = np.array([f"class{b % 10}" for b in range(20)])[blob]
+    rows = "".join(f"{lab}\tg{b % 3}\n" for lab, b in zip(labels, blob, strict=True))
+    write_pbtxt_run(
+        logdir / "big",
+        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {N} '
+        'tensor_shape: 2 metadata_path: "meta.tsv" }',
+        {"t.bytes": coords.astype("<f4").tobytes(), "meta.tsv": "label\tgroup\n" + rows})
+    return labels
+
+
+def screen_of_all(url: str, page) -> np.ndarray:
+    """Every point's screen position (CSS px, float32 as the page computes it) from the
+    server's coordinates, fitted and projected as the front end does, in numpy."""
+    answer = httpx.post(f"{url}/api/projections?wait=true", timeout=120,
+                        json={"run": "big", "embedding": "points", "method": "pca", "dims": 3,
+                              "params": {"spherize": False}},
+                        headers={"Accept": "application/octet-stream"})
+    cols = int(answer.headers["X-Shape"].split(",")[1])
+    coords = np.frombuffer(answer.content, "<f4").reshape(N, cols)[:, :2].astype(np.float64)
+    lo, hi = coords.min(0), coords.max(0)
+    mid = (lo + hi) / 2
+    scale = 1 / ((hi - lo) / 2).max()
+    pos = ((coords - mid) * scale).astype(np.float32).astype(np.float64)
+    m, width, height = page.evaluate("""() => { const p = window.__projector.app.plot;
+        return [Array.from(p.matrix()), p.canvas.clientWidth, p.canvas.clientHeight]; }""")
+    x, y, z = pos[:, 0], pos[:, 1], np.zeros(N)
+    w = m[3] * x + m[7] * y + m[11] * z + m[15]
+    sx = ((m[0] * x + m[4] * y + m[8] * z + m[12]) / w + 1) * 0.5 * width
+    sy = (1 - (m[1] * x + m[5] * y + m[9] * z + m[13]) / w) * 0.5 * height
+    return np.stack([sx, sy], axis=1).astype(np.float32).astype(np.float64)
+
+
+def inside(screen: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
+    """Even-odd test of every point against the polygon (its bounding box inclusive)."""
+    x, y = screen[:, 0], screen[:, 1]
+    poly = np.array(polygon)
+    result = np.zeros(len(screen), dtype=bool)
+    for (xi, yi), (xj, yj) in zip(poly, np.roll(poly, 1, axis=0), strict=True):
+        crosses = (yi > y) != (yj > y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result ^= crosses & (x < (xj - xi) * (y - yi) / (yj - yi) + xi)
+    box = (x >= poly[:, 0].min()) & (x <= poly[:, 0].max()) & (y >= poly[:, 1].min()) & \
+        (y <= poly[:, 1].max())
+    return result & box
+
+
+def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
+    labels = write_million(tmp_path / "logs")
+    url = serve(tmp_path / "logs")
+    projector.open(url, VIEW)
+    page = projector.page
+    page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",
+                           timeout=120000)
+    assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
+    projector.wait_settled()
+    box = projector.by("plot").bounding_box()
+    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
+        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
+          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
+
+    # Hover: the point nearest to the cursor among all million.
+    screen = screen_of_all(url, page)
+    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * 0.4)
+                           + np.abs(screen[:, 1] - box["height"] * 0.45)))
+    x, y = box["x"] + screen[target, 0], box["y"] + screen[target, 1]
+    page.mouse.move(x, y)
+    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer")
+    hovered = page.evaluate("window.__projector.app.hover")
+    cursor = np.array(page.evaluate("window.__pointer"))
+    distance = np.hypot(*(screen - cursor).T)
+    assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
+    assert projector.by("tooltip").inner_text() == labels[hovered]
+
+    # Click: that point and its neighbours over the whole set.
+    page.mouse.click(x, y)
+    rows = projector.by("neighbors-list").locator("li")
+    rows.nth(99).wait_for(timeout=60000)
+    assert projector.state()["focus"] == hovered
+    expected = httpx.get(f"{url}/api/neighbors", timeout=60, params={
+        "run": "big", "embedding": "points", "index": hovered, "k": 100, "metric": "cosine"}).json()
+    shown = [int(i) for i in page.eval_on_selector_all(
+        "[data-testid=neighbors-list] li", "rows => rows.map(r => r.dataset.index)")]
+    assert shown == [n["index"] for n in expected["neighbors"]]
+
+    # Zoom in (the moving frames draw a sample), then lasso: exactly the points inside.
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -600)
+    projector.wait_settled()
+    page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=120000)
+    screen = screen_of_all(url, page)
+    projector.by("tool-lasso").click()
+    corners = [(0.45, 0.40), (0.60, 0.42), (0.58, 0.60), (0.47, 0.55)]
+    points = [(box["x"] + fx * box["width"], box["y"] + fy * box["height"]) for fx, fy in corners]
+    page.evaluate("""() => { const p = window.__projector.app.plot; const original = p.pointsInRegion;
+        p.pointsInRegion = (region) => { window.__region = region.points.map((q) => q.slice());
+          return original.call(p, region); }; }""")
+    page.mouse.move(*points[0])
+    page.mouse.down()
+    for point in [*points[1:], points[0]]:
+        page.mouse.move(*point, steps=4)
+    page.mouse.up()
+    page.wait_for_function("window.__region && window.__projector.state().selection.length > 0")
+    chosen = np.sort(np.array(projector.state()["selection"]))
+    expected_inside = np.flatnonzero(inside(screen, page.evaluate("window.__region")))
+    assert len(chosen) > 1000
+    assert np.array_equal(chosen, expected_inside)
+
+    # Search: every matching point of the million is selected.
+    projector.by("search-column").select_option("label")
+    projector.by("search-input").fill("class3")
+    expected_match = np.flatnonzero(labels == "class3")
+    page.wait_for_function(f"window.__projector.state().selection.length === {len(expected_match)}",
+                           timeout=60000)
+    assert np.array_equal(np.sort(projector.state()["selection"]), expected_match)
