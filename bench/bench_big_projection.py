@@ -32,7 +32,8 @@ from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams, TsneRequest, UmapParams, UmapRequest
 from projector_core.projections import KERNEL_THREADS, compute
 
-CASES = {"1m": (1_000_000, 50, 30), "70k": (70_000, 784, 10), "200k": (200_000, 50, 30)}
+CASES = {"1m": (1_000_000, 50, 30), "70k": (70_000, 784, 10), "200k": (200_000, 50, 30),
+         "50k": (50_000, 50, 30)}
 RANK_ROWS = 256  # rows per block when ranking distances for trustworthiness
 
 
@@ -63,7 +64,7 @@ def run_job(method: str, data: np.ndarray, sample_size: int | None,
     """Seconds to the first frame, to the first complete frame and to done; the result.
     ``first_only`` cancels the job at its first frame."""
     embedding = Embedding(run="bench", name="blobs", fingerprint="bench", _vectors=data)
-    extra = {} if sample_size is None else {"sample_size": sample_size}
+    extra = {} if sample_size is None else {"mode": "sample", "sample_size": sample_size}
     if method == "tsne":
         request = TsneRequest(run="bench", embedding="blobs", method="tsne",
                               params=TsneParams(**extra))
@@ -106,7 +107,8 @@ def main() -> None:
                         choices=["tsne", "umap"])
     parser.add_argument("--subset", type=int, default=10_000)
     parser.add_argument("--sample-size", type=int, default=None,
-                        help="params.sample_size (default: the projections' default)")
+                        help='fit a sample of this size (params.mode "sample"); default: the '
+                             "projections' defaults (mode auto)")
     parser.add_argument("--first-frame-only", action="store_true",
                         help="time the first frame, then cancel (no quality figures)")
     args = parser.parse_args()
