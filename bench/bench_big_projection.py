@@ -11,7 +11,7 @@ subset beside a full openTSNE (or umap-learn) fit of that same subset: the refer
 in this process, and the gap (reference - ours, goal <= 0.02).
 
     python bench/bench_big_projection.py [--cases 1m 70k] [--methods tsne umap]
-        [--subset 10000] [--sample-size N]
+        [--subset 10000] [--sample-size N] [--first-frame-only]
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams, TsneRequest, UmapParams, UmapRequest
 from projector_core.projections import KERNEL_THREADS, compute
 
-CASES = {"1m": (1_000_000, 50, 30), "70k": (70_000, 784, 10)}
+CASES = {"1m": (1_000_000, 50, 30), "70k": (70_000, 784, 10), "200k": (200_000, 50, 30),
+         "50k": (50_000, 50, 30)}
 RANK_ROWS = 256  # rows per block when ranking distances for trustworthiness
 
 
@@ -58,10 +59,12 @@ def trustworthiness(data: np.ndarray, embedded: np.ndarray, k: int = 10) -> floa
     return float(1 - 2.0 / (n * k * (2 * n - 3 * k - 1)) * penalty)
 
 
-def run_job(method: str, data: np.ndarray, sample_size: int | None) -> dict:
-    """Seconds to the first frame, to the first complete frame and to done; the result."""
+def run_job(method: str, data: np.ndarray, sample_size: int | None,
+            first_only: bool = False) -> dict:
+    """Seconds to the first frame, to the first complete frame and to done; the result.
+    ``first_only`` cancels the job at its first frame."""
     embedding = Embedding(run="bench", name="blobs", fingerprint="bench", _vectors=data)
-    extra = {} if sample_size is None else {"sample_size": sample_size}
+    extra = {} if sample_size is None else {"mode": "sample", "sample_size": sample_size}
     if method == "tsne":
         request = TsneRequest(run="bench", embedding="blobs", method="tsne",
                               params=TsneParams(**extra))
@@ -78,6 +81,9 @@ def run_job(method: str, data: np.ndarray, sample_size: int | None) -> dict:
         if frame is not None and frame.seq != seen:
             seen = frame.seq
             first = first or time.perf_counter() - started
+            if first_only:
+                jobs.shutdown()
+                return {"first": first}
             if complete is None and np.isfinite(frame.coordinates[:, 0]).all():
                 complete = time.perf_counter() - started
         time.sleep(0.05)
@@ -101,7 +107,10 @@ def main() -> None:
                         choices=["tsne", "umap"])
     parser.add_argument("--subset", type=int, default=10_000)
     parser.add_argument("--sample-size", type=int, default=None,
-                        help="params.sample_size (default: the projections' default)")
+                        help='fit a sample of this size (params.mode "sample"); default: the '
+                             "projections' defaults (mode auto)")
+    parser.add_argument("--first-frame-only", action="store_true",
+                        help="time the first frame, then cancel (no quality figures)")
     args = parser.parse_args()
     versions = f"openTSNE {openTSNE.__version__}, umap-learn {umap_learn.__version__}"
     print(f"machine: {machine_info(versions)}")
@@ -112,7 +121,10 @@ def main() -> None:
         data = data.astype(np.float32)
         subset = np.sort(np.random.default_rng(1).choice(n, min(n, args.subset), replace=False))
         for method in args.methods:
-            ours = run_job(method, data, args.sample_size)
+            ours = run_job(method, data, args.sample_size, args.first_frame_only)
+            if args.first_frame_only:
+                print(f"{case} {method}: first frame {ours['first']:.2f} s", flush=True)
+                continue
             started = time.perf_counter()
             reference = reference_fit(method, data[subset])
             reference_s = time.perf_counter() - started

@@ -105,6 +105,7 @@ def test_sampled_umap_streams_the_sample_first_and_is_as_trustworthy(blobs, monk
     assert gap <= 0.02, gap
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_place_is_umap_learns_transform(blobs):
     """Our placement steps are umap-learn's transform, to the bit given its distances (the
