@@ -33,16 +33,15 @@ from projector_core.formats.config import (
 )
 from projector_core.formats.metadata import Metadata, read_metadata
 from projector_core.formats.sprite import check_sprite
-from projector_core.formats.tensor_files import looks_binary, npy_layout
+from projector_core.formats.tensor_files import npy_layout
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
-from projector_core.ingest import ingest
+from projector_core.ingest import ingest, rows_with_nan_or_inf, tensor_key
 from projector_core.loading import BackgroundLoader, LoadCancelled, Loading
 from projector_core.model import Embedding, Run
 
 PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
 CHECKPOINT_STATE = "checkpoint"  # TensorFlow's text file naming the latest checkpoint
 SETTLE_SECONDS = 1.0  # a file younger than this may still be being written
-FINITE_CHUNK_BYTES = 64 * 2**20  # rows checked for NaN/Inf at a time (no N x D temporary)
 
 # Reports loading progress: (what, done, total); total 0 means "unknown".
 ProgressCallback = Callable[[str, int, int], None]
@@ -344,7 +343,15 @@ class Catalog:
             later: list[Path] = []
             self._loading_here.current = loading
             try:
-                fresh = self._load_embedding(run.name, config, info, index, later, checkpoint)
+                try:
+                    fresh = self._load_embedding(run.name, config, info, index, later, checkpoint)
+                except (LoadCancelled, KeyboardInterrupt):
+                    raise
+                except Exception as exc:  # a reader's bug: reported, never "loading" for ever
+                    fresh = Embedding(run=run.name, name=placeholder.name, fingerprint="",
+                                      sources=placeholder.sources,
+                                      errors={"tensor": f"{loading.source}: could not be "
+                                                        f"read: {exc!r}"})
                 if loading.cancelled:
                     raise LoadCancelled(loading.source)
                 with self._lock:
@@ -370,7 +377,7 @@ class Catalog:
             size = path.stat().st_size
             if size < self.background_bytes or not path.is_file():
                 return None
-            fingerprint, kind = self._tensor_key(path, info)
+            fingerprint, kind = tensor_key(path, info.tensor_shape)
             if self.cache.contains(fingerprint):
                 return None
             shape = (npy_layout(path, self.display(path)).shape if kind == "npy"
@@ -395,7 +402,7 @@ class Catalog:
             n_points = int(vectors.shape[0])
             embedding.sources["tensor"] = self.display(read[-1])
             invalid = 0 if isinstance(vectors, ChunkedVectors) else (  # not read whole
-                _rows_with_nan_or_inf(vectors))
+                rows_with_nan_or_inf(vectors))
             if invalid:
                 embedding.warnings.append(
                     f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
@@ -469,7 +476,7 @@ class Catalog:
             raise DataError("tensor file not found", file=display)
         if chunked is not None:
             return chunked, chunked.fingerprint
-        fingerprint, kind = self._tensor_key(path, info)
+        fingerprint, kind = tensor_key(path, info.tensor_shape)
         vectors = self.cache.load(fingerprint)
         if vectors is None:
             verb = "parsing" if kind == "tsv" else "reading"
@@ -481,18 +488,6 @@ class Catalog:
                             f"file {display}, which is {list(shape)}", file=config_display,
                             field=f"{info.where}.tensor_shape")
         return vectors, fingerprint
-
-    @staticmethod
-    def _tensor_key(path: Path, info: EmbeddingInfo) -> tuple[str, str]:
-        """(cache key, kind): kind is "bytes" (raw float32), "npy" or "tsv"."""
-        fingerprint = file_fingerprint(path)
-        suffix = path.suffix.lower()
-        if suffix == ".bytes" or (suffix != ".npy" and bool(info.tensor_shape)
-                                  and looks_binary(path)):
-            # the same bytes read with another tensor_shape are another tensor
-            keyed = f"{fingerprint}|{info.tensor_shape}"
-            return hashlib.sha256(keyed.encode()).hexdigest()[:32], "bytes"
-        return fingerprint, "npy" if suffix == ".npy" else "tsv"
 
     def _load_checkpoint_variable(self, checkpoint: Path, info: EmbeddingInfo,
                                   read: list[Path]) -> tuple[np.ndarray, str]:
@@ -540,9 +535,3 @@ class Catalog:
                 report(f"{verb} {display}", done, total)
 
         return progress
-
-
-def _rows_with_nan_or_inf(vectors: np.ndarray) -> int:
-    step = max(1, FINITE_CHUNK_BYTES // max(1, vectors.shape[1] * vectors.itemsize))
-    return sum(int(np.count_nonzero(~np.isfinite(vectors[start:start + step]).all(axis=1)))
-               for start in range(0, vectors.shape[0], step))

@@ -9,20 +9,41 @@ reads. Without a usable cache the matrix is read into memory, by reads too.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
 
-from projector_core.cache import TensorCache, npy_header
+from projector_core.cache import TensorCache, file_fingerprint, npy_header
 from projector_core.errors import DataError
 from projector_core.formats.tensor_files import (
     Progress,
     bytes_shape,
+    looks_binary,
     npy_blocks,
     npy_layout,
     tsv_blocks,
 )
+
+FINITE_CHUNK_BYTES = 64 * 2**20  # rows checked for NaN/Inf at a time (no N x D temporary)
+
+
+def tensor_key(path: Path, tensor_shape: tuple[int, ...]) -> tuple[str, str]:
+    """(cache key, kind) of a tensor file: kind is "bytes" (raw float32), "npy" or "tsv"."""
+    fingerprint = file_fingerprint(path)
+    suffix = path.suffix.lower()
+    if suffix == ".bytes" or (suffix != ".npy" and bool(tensor_shape) and looks_binary(path)):
+        # the same bytes read with another tensor_shape are another tensor
+        keyed = f"{fingerprint}|{tensor_shape}"
+        return hashlib.sha256(keyed.encode()).hexdigest()[:32], "bytes"
+    return fingerprint, "npy" if suffix == ".npy" else "tsv"
+
+
+def rows_with_nan_or_inf(vectors: np.ndarray) -> int:
+    step = max(1, FINITE_CHUNK_BYTES // max(1, vectors.shape[1] * vectors.itemsize))
+    return sum(int(np.count_nonzero(~np.isfinite(vectors[start:start + step]).all(axis=1)))
+               for start in range(0, vectors.shape[0], step))
 
 
 def ingest(cache: TensorCache, fingerprint: str, path: Path, display: str, kind: str,

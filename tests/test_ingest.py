@@ -72,3 +72,20 @@ def test_without_a_usable_cache_tensors_are_read_into_memory(tmp_path, monkeypat
         vectors = ingest(cache, kind, tmp_path / f"t.{kind}", f"t.{kind}", kind, (300, 5), None)
         assert not isinstance(vectors, np.memmap)
         assert vectors.tobytes() == raw.tobytes()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1\t2\t3\n4\t\t6\n", "t.tsv line 2: column 2: '' is not a number"),
+    ("1\t2\r\n\r\n3\t4\t\r\n", "t.tsv line 3: column 3: '' is not a number"),
+    ("1\t2\n  \n", "t.tsv line 2: column 1: '  ' is not a number"),
+    ("1\t2\n3\n", "t.tsv line 2: has 1 values, expected 2 like the first row"),
+    ("1\t2\n3\r4\n", "t.tsv line 2: column 1: '3\\r4' is not a number"),
+])
+def test_tsv_cells_that_are_not_numbers_name_line_and_cell(tmp_path, text, message):
+    from projector_core.errors import DataError
+
+    path = tmp_path / "t.tsv"
+    path.write_bytes(text.encode())
+    with pytest.raises(DataError) as error:
+        read_tsv(path, "t.tsv")
+    assert str(error.value) == message
