@@ -2,7 +2,7 @@
 
 Two levels make a hierarchy the map can zoom through. The top level is HDBSCAN at the
 requested ``min_cluster_size`` (its ``assignment`` is what the API answers); then each top
-cluster big enough is clustered again on its own at a quarter of that size, and the
+cluster big enough is clustered again on its own at half that size, and the
 sub-clusters found (two or more) become children whose ``parent`` is the top cluster.
 Re-clustering was chosen over reading HDBSCAN's condensed tree because scikit-learn keeps
 that tree private, and because children computed this way nest exactly inside their parent
@@ -24,7 +24,7 @@ from sklearn.cluster import HDBSCAN
 from projector_core.kernels.quality import finite_rows
 
 SAMPLE_LIMIT = 20_000
-CHILD_FRACTION = 4  # children are clustered at min_cluster_size // CHILD_FRACTION
+CHILD_FRACTION = 2  # children are clustered at min_cluster_size // CHILD_FRACTION
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,14 @@ set (per-point values then exist for the sampled points only).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial import cKDTree
 
-from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.knn import Metric
 
 EXACT_LIMIT = 200_000
 SAMPLE_SIZE = 50_000
@@ -57,15 +59,14 @@ def projection_quality(original: np.ndarray, projected: np.ndarray, k: int = 10,
     m = rows.size
     if k < 1 or k >= m / 2:
         raise ValueError(f"k must be at least 1 and less than half the {m} usable points; got {k}")
-    x = np.ascontiguousarray(original[rows], dtype=np.float32)
+    x = np.ascontiguousarray(original[rows], dtype=np.float64)
     y = np.ascontiguousarray(projected[rows], dtype=np.float64)
-    near_x, _ = ExactIndex(x).neighbors_of(np.arange(m), k, metric)
     near_y = projection_neighbors(y, k)
+    near_x, trust = _scan(x, metric, near_y, k)
+    _, continuity = _scan(y, "euclidean", near_x, k)
     preserved = _overlap(near_x, near_y) / k
     per_point = np.full(n, np.nan)
     per_point[rows] = preserved
-    trust = _rank_score(x, metric, near_y, near_x, k)
-    continuity = _rank_score(y, "euclidean", near_x, near_y, k)
     return Quality(per_point, float(preserved.mean()), trust, continuity, k,
                    int(n - valid.sum()), m if sampled else None)
 
@@ -87,43 +88,76 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (both[:, 1:] == both[:, :-1]).sum(axis=1)
 
 
-def _rank_score(space: np.ndarray, metric: Metric, near_other: np.ndarray,
-                near_own: np.ndarray, k: int) -> float:
-    """scikit-learn's trustworthiness: 1 - 2 / (n k (2n - 3k - 1)) * sum max(0, r(i, j) - k)
-    over j among i's neighbours in the other space, r the rank of j from i in ``space``.
-
-    Equal distances are ranked by index (a stable sort); scikit-learn's quicksort orders
-    them arbitrarily, so on data with many exact ties the two can differ slightly."""
+def _scan(space: np.ndarray, metric: Metric, near_other: np.ndarray,
+          k: int) -> tuple[np.ndarray, float]:
+    """One pass over the distance matrix of ``space``, a block of rows at a time: each row's
+    ``k`` nearest (ties by index) and scikit-learn's trustworthiness of ``space`` against
+    the other space's neighbours ``near_other``:
+    1 - 2 / (n k (2n - 3k - 1)) * sum max(0, r(i, j) - k) over j in near_other[i], r the rank
+    of j from i here. Equal distances rank by index, as a stable sort orders them;
+    scikit-learn's quicksort orders them arbitrarily, so on data with many exact ties the
+    two can differ slightly."""
     n = space.shape[0]
-    unit = space.astype(np.float32 if space.shape[1] > 3 else np.float64)
+    unit = space
     if metric == "cosine":
-        norms = np.linalg.norm(unit, axis=1, keepdims=True)
-        unit = np.where(norms > 0, unit / np.where(norms > 0, norms, 1), 0)
+        norms = np.linalg.norm(space, axis=1, keepdims=True)
+        unit = np.where(norms > 0, space / np.where(norms > 0, norms, 1), 0)
     sq = (unit * unit).sum(axis=1)
-    # Neighbours shared by both lists have rank <= k and add nothing; skip them.
-    needed = ~(near_other[:, :, None] == near_own[:, None, :]).any(axis=2)
     block = max(1, _BLOCK_BYTES // (8 * n))
-    penalty = 0.0
+    nearest = np.empty((n, k), np.int64)
+    penalty = 0
+    scan_block = _block_scanner()
     for start in range(0, n, block):
         stop = min(n, start + block)
         b = np.arange(stop - start)
-        if metric == "cosine":  # 1 - cos orders like -cos
-            dist = -(unit[start:stop] @ unit.T)
-        else:  # squared euclidean orders like euclidean
-            dist = sq[start:stop, None] + sq[None, :] - 2 * (unit[start:stop] @ unit.T)
+        product = unit[start:stop] @ unit.T
+        # 1 - cos orders like -cos; squared euclidean orders like euclidean.
+        dist = -product if metric == "cosine" else sq[start:stop, None] + sq[None, :] - 2 * product
         dist[b, start + b] = np.inf  # a point is not its own neighbour
-        limits = np.take_along_axis(dist, near_other[start:stop], axis=1)
-        limits[~needed[start:stop]] = -np.inf
-        row, col = np.nonzero(dist <= limits.max(axis=1, keepdims=True))
-        values = dist[row, col]
-        closer = np.zeros(limits.shape)
-        for slot in range(k):
-            limit = limits[row, slot]
-            ahead = (values < limit) | ((values == limit) & (col < near_other[start + row, slot]))
-            closer[:, slot] = np.bincount(row, weights=ahead, minlength=stop - start)
-        ranks = closer + 1
-        penalty += float(np.maximum(ranks - k, 0)[needed[start:stop]].sum())
-    return 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
+        targets = np.ascontiguousarray(near_other[start:stop])
+        limits = np.take_along_axis(dist, targets, axis=1)
+        ahead = scan_block(dist, limits, targets, nearest[start:stop])
+        penalty += int(np.maximum(ahead + 1 - k, 0).sum())
+    return nearest, 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
+
+
+@functools.cache
+def _block_scanner() -> Callable[..., np.ndarray]:
+    """The compiled row scan (numba, already a dependency through umap-learn): a numpy pass
+    per needed distance would read the block k times; this reads it once per row."""
+    import numba
+
+    @numba.njit(parallel=True, cache=True)
+    def scan(dist, limits, targets, nearest):  # pragma: no cover - compiled
+        rows, n = dist.shape
+        k = nearest.shape[1]
+        slots = limits.shape[1]
+        ahead = np.zeros((rows, slots), np.int64)
+        for r in numba.prange(rows):
+            best_v = np.full(k, np.inf)
+            best_i = np.full(k, -1, np.int64)
+            top = -np.inf
+            for s in range(slots):
+                top = max(top, limits[r, s])
+            for c in range(n):
+                v = dist[r, c]
+                if v < best_v[k - 1]:  # strict: an equal later index stays behind
+                    pos = k - 1
+                    while pos > 0 and best_v[pos - 1] > v:
+                        best_v[pos] = best_v[pos - 1]
+                        best_i[pos] = best_i[pos - 1]
+                        pos -= 1
+                    best_v[pos] = v
+                    best_i[pos] = c
+                if v <= top:
+                    for s in range(slots):
+                        limit = limits[r, s]
+                        if v < limit or (v == limit and c < targets[r, s]):
+                            ahead[r, s] += 1
+            nearest[r, :] = best_i
+        return ahead
+
+    return scan
 
 
 def finite_rows(data: np.ndarray) -> np.ndarray:
