@@ -106,6 +106,7 @@ export function createStructurePanel(app, overlay) {
       const body = await getJson(app, `jobs/${job}/quality`, { k: QUALITY_K, metric });
       quality = { job, metric, body };
     } catch (err) {
+      quality = { job, metric, body: null }; // remembered, so renders do not ask again
       qualityStatus.textContent = `Quality: ${err.message}`;
     } finally {
       qualityLoading = null;
@@ -150,16 +151,17 @@ export function createStructurePanel(app, overlay) {
       overlay.setClusters(null);
       clustersFor = null;
     }
-    const current = quality && quality.job === job && quality.metric === app.state.neighbors.metric ? quality.body : null;
+    const asked = quality && quality.job === job && quality.metric === app.state.neighbors.metric;
+    const current = asked ? quality.body : null;
     const wanted = qualityToggle.checked || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
-    if (wanted && job && !current) loadQuality();
+    if (wanted && job && !asked) loadQuality();
     qualityLegend.hidden = !qualityToggle.checked;
     if (qualityToggle.checked && current) applyColours();
     if (current) {
       const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
       const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';
       qualityStatus.textContent = `Trustworthiness ${current.trustworthiness.toFixed(3)} · continuity ${current.continuity.toFixed(3)} · neighbours kept ${(current.mean * 100).toFixed(0)}% (k = ${current.k}, ${app.state.neighbors.metric}${sample})${excluded}.`;
-    } else if (!qualityLoading && !qualityToggle.checked) {
+    } else if (!qualityLoading && !asked && !qualityToggle.checked) {
       qualityStatus.textContent = '';
     }
     const focus = app.state.focus;
