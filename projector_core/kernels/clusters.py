@@ -24,6 +24,7 @@ from sklearn.cluster import HDBSCAN
 from projector_core.kernels.quality import finite_rows
 
 SAMPLE_LIMIT = 20_000
+MIN_SAMPLED_CHILD = 10  # sub-clusters of fewer sampled points are noise, not structure
 CHILD_FRACTION = 2  # children are clustered at min_cluster_size // CHILD_FRACTION
 
 
@@ -74,7 +75,7 @@ def cluster_points(space: np.ndarray, coordinates: np.ndarray, min_cluster_size:
         inside = np.flatnonzero(top == label)
         if inside.size * (1 / scale) < 4 * child_size:
             continue
-        found = _hdbscan(data[inside], max(2, round(child_size * scale)))
+        found = _hdbscan(data[inside], max(MIN_SAMPLED_CHILD, round(child_size * scale)))
         if found.max(initial=-1) < 1:  # fewer than two sub-clusters: nothing to zoom into
             continue
         ok = found >= 0

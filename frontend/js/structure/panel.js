@@ -60,10 +60,14 @@ export function createStructurePanel(app, overlay) {
   let quality = null; // { job, metric, body }
   let qualityLoading = null;
   let colouredFor = null;
+  let nameBy = null; // the column chosen here; until then, the "label by" column
 
   densityToggle.addEventListener('change', () => {
     overlay.setDensity(densityToggle.checked);
     densityLegend.hidden = !densityToggle.checked;
+  });
+  labelColumn.addEventListener('change', () => {
+    nameBy = labelColumn.value;
   });
   labelsToggle.addEventListener('change', () => overlay.setShowClusters(labelsToggle.checked));
   run.addEventListener('click', () => findClusters());
@@ -144,7 +148,9 @@ export function createStructurePanel(app, overlay) {
     const ds = app.dataset;
     const job = shownJob(app);
     const columns = ds ? ds.columns : [];
-    setOptions(labelColumn, [{ value: '', label: '(numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], labelColumn.value || app.state.labelBy || '');
+    const chosen = nameBy !== null && (nameBy === '' || columns.includes(nameBy));
+    const naming = chosen ? nameBy : columns.includes(app.state.labelBy) ? app.state.labelBy : '';
+    setOptions(labelColumn, [{ value: '', label: '(cluster numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], naming);
     run.disabled = !job;
     if (!job) clusterStatus.textContent = ds?.local ? 'Clusters and quality need a projection computed by the server.' : 'Available once the projection has finished.';
     if (clustersFor && clustersFor !== job) {
