@@ -16,8 +16,6 @@ set (per-point values then exist for the sampled points only).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +24,7 @@ from scipy.spatial import cKDTree
 from projector_core.kernels.knn import Metric
 
 EXACT_LIMIT = 200_000
+TREE_MAX_DIMS = 16  # spaces up to this many dimensions are searched by k-d tree
 SAMPLE_SIZE = 50_000
 _BLOCK_BYTES = 64 * 2**20
 
@@ -61,9 +60,19 @@ def projection_quality(original: np.ndarray, projected: np.ndarray, k: int = 10,
         raise ValueError(f"k must be at least 1 and less than half the {m} usable points; got {k}")
     x = np.ascontiguousarray(original[rows], dtype=np.float64)
     y = np.ascontiguousarray(projected[rows], dtype=np.float64)
+    if metric == "cosine":  # unit vectors: euclidean order = cosine order
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        x = np.where(norms > 0, x / np.where(norms > 0, norms, 1), 0)
     near_y = projection_neighbors(y, k)
-    near_x, trust = _scan(x, metric, near_y, k)
-    _, continuity = _scan(y, "euclidean", near_x, k)
+    trust = None
+    if x.shape[1] <= TREE_MAX_DIMS:
+        near_x = projection_neighbors(x, k)
+        trust = _tree_score(x, near_y, near_x, k)
+    if trust is None:
+        near_x, trust = _scan(x, metric, near_y, k)
+    continuity = _tree_score(y, near_x, near_y, k)
+    if continuity is None:
+        _, continuity = _scan(y, "euclidean", near_x, k)
     preserved = _overlap(near_x, near_y) / k
     per_point = np.full(n, np.nan)
     per_point[rows] = preserved
@@ -80,6 +89,30 @@ def projection_neighbors(y: np.ndarray, k: int) -> np.ndarray:
     keep = np.ones_like(found, bool)
     keep[np.arange(found.shape[0]), drop] = False
     return found[keep].reshape(found.shape[0], k)
+
+
+def _tree_score(space: np.ndarray, near_other: np.ndarray, near_own: np.ndarray,
+                k: int) -> float | None:
+    """The same score as :func:`_scan` by range counts in a k-d tree: the rank of j from i is
+    the number of points within |x_i - x_j|, so the work follows the ranks themselves (small
+    for a faithful picture) instead of N^2. Used where trees are fast (few dimensions); a
+    distance within 1e-9 (relative) of another counts as a tie ranked ahead. None when a
+    probe says the balls hold so many points that one pass over all pairs is cheaper (a
+    picture unlike its data)."""
+    n = space.shape[0]
+    needed = ~(near_other[:, :, None] == near_own[:, None, :]).any(axis=2)
+    i, slot = np.nonzero(needed)
+    j = near_other[i, slot]
+    radius = np.sqrt(((space[i] - space[j]) ** 2).sum(axis=1)) * (1 + 1e-9)
+    tree = cKDTree(space)
+    probe = np.linspace(0, i.size - 1, min(i.size, 200)).astype(np.int64)
+    if probe.size and tree.query_ball_point(space[i[probe]], radius[probe], return_length=True,
+                                            workers=-1).mean() * i.size > 0.05 * n * n:
+        return None
+    inside = tree.query_ball_point(space[i], radius, return_length=True, workers=-1)
+    ranks = np.asarray(inside, np.int64) - 1  # the point itself is in its ball
+    penalty = int(np.maximum(ranks - k, 0).sum())
+    return 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -106,7 +139,8 @@ def _scan(space: np.ndarray, metric: Metric, near_other: np.ndarray,
     block = max(1, _BLOCK_BYTES // (8 * n))
     nearest = np.empty((n, k), np.int64)
     penalty = 0
-    scan_block = _block_scanner()
+    from projector_core.kernels.quality_scan import scan_block  # numba: compiled on first use
+
     for start in range(0, n, block):
         stop = min(n, start + block)
         b = np.arange(stop - start)
@@ -119,45 +153,6 @@ def _scan(space: np.ndarray, metric: Metric, near_other: np.ndarray,
         ahead = scan_block(dist, limits, targets, nearest[start:stop])
         penalty += int(np.maximum(ahead + 1 - k, 0).sum())
     return nearest, 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
-
-
-@functools.cache
-def _block_scanner() -> Callable[..., np.ndarray]:
-    """The compiled row scan (numba, already a dependency through umap-learn): a numpy pass
-    per needed distance would read the block k times; this reads it once per row."""
-    import numba
-
-    @numba.njit(parallel=True, cache=True)
-    def scan(dist, limits, targets, nearest):  # pragma: no cover - compiled
-        rows, n = dist.shape
-        k = nearest.shape[1]
-        slots = limits.shape[1]
-        ahead = np.zeros((rows, slots), np.int64)
-        for r in numba.prange(rows):
-            best_v = np.full(k, np.inf)
-            best_i = np.full(k, -1, np.int64)
-            top = -np.inf
-            for s in range(slots):
-                top = max(top, limits[r, s])
-            for c in range(n):
-                v = dist[r, c]
-                if v < best_v[k - 1]:  # strict: an equal later index stays behind
-                    pos = k - 1
-                    while pos > 0 and best_v[pos - 1] > v:
-                        best_v[pos] = best_v[pos - 1]
-                        best_i[pos] = best_i[pos - 1]
-                        pos -= 1
-                    best_v[pos] = v
-                    best_i[pos] = c
-                if v <= top:
-                    for s in range(slots):
-                        limit = limits[r, s]
-                        if v < limit or (v == limit and c < targets[r, s]):
-                            ahead[r, s] += 1
-            nearest[r, :] = best_i
-        return ahead
-
-    return scan
 
 
 def finite_rows(data: np.ndarray) -> np.ndarray:
