@@ -2,7 +2,8 @@
 
 Data: N points in 2-D from 40 Gaussian blobs (the projection), each with a categorical
 label (90% its blob's), and 16-D originals (the 2-D points through a random linear map plus
-noise, so the picture is a fair one).
+noise, so the picture is a faithful one; a picture unlike its data costs more: ranks
+are counted over whole rows then).
 
 - clusters + labels (``cluster_points`` + ``cluster_labels``); reference: scikit-learn's
   HDBSCAN alone on the sample our kernel clusters (the part any HDBSCAN answer pays).
@@ -46,7 +47,7 @@ def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]
     blob = rng.integers(0, 40, n)
     points = (centres[blob] + rng.normal(0, 1.5, (n, 2))).astype(np.float32)
     lift = rng.normal(size=(2, 16))
-    original = (points @ lift + rng.normal(0, 0.5, (n, 16))).astype(np.float32)
+    original = (points @ lift + rng.normal(0, 0.05, (n, 16))).astype(np.float32)
     noisy = np.where(rng.random(n) < 0.9, blob, rng.integers(0, 40, n))
     return points, original, [f"class {b}" for b in noisy]
 
