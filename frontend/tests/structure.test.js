@@ -18,7 +18,7 @@ test('density peaks where the points are and integrates to their number', () => 
 
 test('hidden points are left out of the density', () => {
   const positions = new Float32Array([0, 0, 0, 0.5, 0.5, 0]);
-  const field = densityGrid(positions, 2, IDENTITY, 100, 100, { skip: (i) => i === 1 });
+  const field = densityGrid(positions, 2, IDENTITY, 100, 100, { flags: Uint8Array.from([0, 4]), hiddenBit: 4 });
   assert.ok(Math.abs(field.grid.reduce((a, b) => a + b, 0) - 1) < 1e-3);
 });
 

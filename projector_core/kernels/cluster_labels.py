@@ -5,8 +5,8 @@
   values are added until they do (at most three): "cat (45%), dog (30%)".
 - A free-text column (many distinct values): the most distinctive words of the cluster by
   class-based TF-IDF (each cluster's rows form one document; a word weighs its frequency in
-  the cluster times log(1 + average words per cluster / its frequency over all clusters)),
-  so words common everywhere never name a cluster.
+  the cluster times log(1 + average words per cluster / its frequency over all clusters));
+  a word no more frequent in the cluster than overall never names it.
 - A numeric column with many distinct values: its median in the cluster, "zipf ≈ 4.2".
 """
 
@@ -38,7 +38,8 @@ def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray]
     """One label per group of row indices."""
     kind = column_kind(metadata, column)
     if kind == "categorical":
-        return [_dominant(metadata.column(column), rows) for rows in groups]
+        names, codes = _codes(metadata.column(column))
+        return [_dominant(names, codes, rows) for rows in groups]
     if kind == "numeric":
         values = metadata.numeric(column)
         assert values is not None
@@ -46,17 +47,27 @@ def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray]
     return _distinctive_words(metadata.column(column), groups)
 
 
-def _dominant(values: list[str], rows: np.ndarray) -> str:
-    picked = [values[i] for i in rows.tolist()]
-    present = [v for v in picked if v != ""]
-    if not present:
+def _codes(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """Each row's value as a small integer (-1 for missing), so groups are counted by bincount."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((-1 if v == "" else index.setdefault(v, len(index)) for v in values),
+                        np.int64, count=len(values))
+    return list(index), codes
+
+
+def _dominant(names: list[str], codes: np.ndarray, rows: np.ndarray) -> str:
+    picked = codes[rows]
+    present = picked[picked >= 0]
+    if present.size == 0:
         return "(missing)"
-    names, counts = np.unique(np.array(present, dtype=object), return_counts=True)
+    counts = np.bincount(present, minlength=len(names))
     order = np.argsort(-counts, kind="stable")
     parts = []
-    covered = 0
+    covered = 0.0
     for index in order[:MAX_VALUES]:
-        share = counts[index] / len(picked)
+        if counts[index] == 0:
+            break
+        share = counts[index] / picked.size
         parts.append(f"{names[index]} ({share:.0%})")
         covered += share
         if covered >= DOMINANT_SHARE:
@@ -93,7 +104,9 @@ def _distinctive_words(values: list[str], groups: Sequence[np.ndarray]) -> list[
     tf = per_class / np.where(class_totals > 0, class_totals, 1)
     average = class_totals.mean()
     idf = np.log1p(average / np.maximum(per_class.sum(axis=0), 1))
-    scores = tf * idf
+    overall = per_class.sum(axis=0) / max(1.0, float(class_totals.sum()))
+    # A word no more frequent in the cluster than in the whole set names nothing.
+    scores = np.where(tf > overall * (1 + 1e-9), tf * idf, 0.0)
     labels = []
     for g in range(len(groups)):
         best = [i for i in np.argsort(-scores[g], kind="stable")[:TOP_WORDS] if scores[g, i] > 0]

@@ -2,15 +2,15 @@
 
 Two levels make a hierarchy the map can zoom through. The top level is HDBSCAN at the
 requested ``min_cluster_size`` (its ``assignment`` is what the API answers); then each top
-cluster big enough is clustered again on its own at a quarter of that size, and the
+cluster big enough is clustered again on its own at half that size, and the
 sub-clusters found (two or more) become children whose ``parent`` is the top cluster.
 Re-clustering was chosen over reading HDBSCAN's condensed tree because scikit-learn keeps
 that tree private, and because children computed this way nest exactly inside their parent
 and are themselves HDBSCAN clusters, so they read like the top level when zoomed in.
 
 HDBSCAN is O(N log N) at best and much slower on large N, so above ``SAMPLE_LIMIT`` points
-an even sample is clustered (``min_cluster_size`` scaled by the sample fraction) and every
-other point takes the cluster of its nearest sampled point (noise stays noise).
+an even sample is clustered, both levels (sizes scaled by the sample fraction), and every
+other point takes the clusters of its nearest sampled point (noise stays noise).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import numpy as np
 from projector_core.kernels.quality import finite_rows
 
 SAMPLE_LIMIT = 20_000
-CHILD_FRACTION = 4  # children are clustered at min_cluster_size // CHILD_FRACTION
+MIN_SAMPLED_CHILD = 10  # sub-clusters of fewer sampled points are noise, not structure
+CHILD_FRACTION = 2  # children are clustered at min_cluster_size // CHILD_FRACTION
 
 
 @dataclass(frozen=True)
@@ -58,43 +59,50 @@ def cluster_points(space: np.ndarray, coordinates: np.ndarray, min_cluster_size:
     if rows.size < min_cluster_size:
         raise ValueError(f"min_cluster_size {min_cluster_size} is more than the "
                          f"{rows.size} points with coordinates")
-    top, sampled = _hdbscan(space, rows, min_cluster_size, sample_limit)
+    # HDBSCAN sees at most sample_limit points; the rest follow their nearest sampled point.
+    sampled = rows.size > sample_limit
+    pick = (np.linspace(0, rows.size - 1, sample_limit).round().astype(np.int64) if sampled
+            else np.arange(rows.size))
+    data = np.asarray(space[rows[pick]], np.float64)
+    scale = pick.size / rows.size
+    top = _hdbscan(data, max(2, round(min_cluster_size * scale)))
+    child_size = max(5, min_cluster_size // CHILD_FRACTION)
+    sub = np.full(pick.size, -1, np.int64)  # sub-cluster ids of the sample, numbered globally
+    parents: list[int] = []
+    for label in range(int(top.max(initial=-1)) + 1):
+        inside = np.flatnonzero(top == label)
+        if inside.size * (1 / scale) < 4 * child_size:
+            continue
+        found = _hdbscan(data[inside], max(MIN_SAMPLED_CHILD, round(child_size * scale)))
+        if found.max(initial=-1) < 1:  # fewer than two sub-clusters: nothing to zoom into
+            continue
+        ok = found >= 0
+        sub[inside[ok]] = found[ok] + len(parents)
+        parents.extend([label] * (int(found.max()) + 1))
+    if sampled:
+        from scipy.spatial import cKDTree  # on first use: the server starts without scipy
+
+        _, nearest = cKDTree(data).query(np.asarray(space[rows], np.float64), 1, workers=-1)
+        top, sub = top[nearest], sub[nearest]
     assignment = np.full(n, -1, np.int64)
     assignment[rows] = top
     clusters: list[Cluster] = []
-    groups = _groups(rows, top)
-    for label, members in groups:
+    for label, members in _groups(rows, top):
         clusters.append(Cluster(label, members, *_centroid(coordinates, members), None))
-    next_id = len(groups)
-    child_size = max(5, min_cluster_size // CHILD_FRACTION)
-    for label, members in groups:
-        if members.size < 4 * child_size:
-            continue
-        sub, _ = _hdbscan(space, members, child_size, sample_limit)
-        children = _groups(members, sub)
-        if len(children) < 2:
-            continue
-        for _, child in children:
-            clusters.append(Cluster(next_id, child, *_centroid(coordinates, child), label))
-            next_id += 1
-    return Clustering(assignment, clusters, sampled)
+    next_id = len(clusters)
+    for label, members in _groups(rows, sub):
+        clusters.append(Cluster(next_id, members, *_centroid(coordinates, members), parents[label]))
+        next_id += 1
+    return Clustering(assignment, clusters, pick.size if sampled else None)
 
 
-def _hdbscan(space: np.ndarray, rows: np.ndarray, min_cluster_size: int,
-             sample_limit: int) -> tuple[np.ndarray, int | None]:
-    """Labels for ``rows`` (-1 noise), numbered by decreasing cluster size."""
-    from scipy.spatial import cKDTree  # on first use: the server starts without them
-    from sklearn.cluster import HDBSCAN
+def _hdbscan(data: np.ndarray, min_cluster_size: int) -> np.ndarray:
+    """HDBSCAN labels (-1 noise), clusters numbered by decreasing size."""
+    from sklearn.cluster import HDBSCAN  # on first use: the server starts without it
 
-    data = np.asarray(space[rows], np.float64)
-    if rows.size <= sample_limit:
-        labels = HDBSCAN(min_cluster_size=min_cluster_size, copy=True).fit(data).labels_
-        return _by_size(labels), None
-    pick = np.linspace(0, rows.size - 1, sample_limit).round().astype(np.int64)
-    scaled = max(2, round(min_cluster_size * sample_limit / rows.size))
-    sample_labels = HDBSCAN(min_cluster_size=scaled, copy=True).fit(data[pick]).labels_
-    _, nearest = cKDTree(data[pick]).query(data, 1, workers=-1)
-    return _by_size(sample_labels[nearest]), sample_limit
+    if data.shape[0] < min_cluster_size:
+        return np.full(data.shape[0], -1, np.int64)
+    return _by_size(HDBSCAN(min_cluster_size=min_cluster_size, copy=True).fit(data).labels_)
 
 
 def _by_size(labels: np.ndarray) -> np.ndarray:

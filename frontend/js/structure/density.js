@@ -9,9 +9,9 @@ export const LEVELS = [0.1, 0.25, 0.45, 0.7, 0.9]; // contour heights, as fracti
 
 /**
  * The density grid of `n` positions (n x 3 in the plot's space) seen through `matrix` on a
- * width x height canvas. `skip(i)` leaves a point out (hidden points).
+ * width x height canvas. Points whose `flags[i] & hiddenBit` is set are left out.
  */
-export function densityGrid(positions, n, matrix, width, height, { cell = CELL, sigma = SIGMA, skip = null } = {}) {
+export function densityGrid(positions, n, matrix, width, height, { cell = CELL, sigma = SIGMA, flags = null, hiddenBit = 0 } = {}) {
   const cols = Math.max(2, Math.ceil(width / cell));
   const rows = Math.max(2, Math.ceil(height / cell));
   const grid = new Float32Array(cols * rows);
@@ -19,7 +19,7 @@ export function densityGrid(positions, n, matrix, width, height, { cell = CELL, 
   const sx = width / 2 / cell;
   const sy = height / 2 / cell;
   for (let i = 0; i < n; i++) {
-    if (skip && skip(i)) continue;
+    if (flags !== null && flags[i] & hiddenBit) continue;
     const x = positions[i * 3];
     const y = positions[i * 3 + 1];
     const z = positions[i * 3 + 2];

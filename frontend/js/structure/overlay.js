@@ -80,9 +80,8 @@ export class StructureOverlay {
   _drawDensity(ctx, matrix, width, height) {
     const p = this.plot;
     const start = performance.now();
-    const flags = p.flags;
-    const skip = flags.length === p.n ? (i) => (flags[i] & FLAG_HIDDEN) !== 0 : null;
-    const field = densityGrid(p.positions, p.n, matrix, width, height, { skip });
+    const flags = p.flags.length === p.n ? p.flags : null;
+    const field = densityGrid(p.positions, p.n, matrix, width, height, { flags, hiddenBit: FLAG_HIDDEN });
     if (field.max > 0) {
       const css = getComputedStyle(document.documentElement);
       const color = hexRgb(css.getPropertyValue('--accent').trim() || '#3b6fb6');

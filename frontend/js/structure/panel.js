@@ -60,10 +60,14 @@ export function createStructurePanel(app, overlay) {
   let quality = null; // { job, metric, body }
   let qualityLoading = null;
   let colouredFor = null;
+  let nameBy = null; // the column chosen here; until then, the "label by" column
 
   densityToggle.addEventListener('change', () => {
     overlay.setDensity(densityToggle.checked);
     densityLegend.hidden = !densityToggle.checked;
+  });
+  labelColumn.addEventListener('change', () => {
+    nameBy = labelColumn.value;
   });
   labelsToggle.addEventListener('change', () => overlay.setShowClusters(labelsToggle.checked));
   run.addEventListener('click', () => findClusters());
@@ -106,6 +110,7 @@ export function createStructurePanel(app, overlay) {
       const body = await getJson(app, `jobs/${job}/quality`, { k: QUALITY_K, metric });
       quality = { job, metric, body };
     } catch (err) {
+      quality = { job, metric, body: null }; // remembered, so renders do not ask again
       qualityStatus.textContent = `Quality: ${err.message}`;
     } finally {
       qualityLoading = null;
@@ -143,23 +148,26 @@ export function createStructurePanel(app, overlay) {
     const ds = app.dataset;
     const job = shownJob(app);
     const columns = ds ? ds.columns : [];
-    setOptions(labelColumn, [{ value: '', label: '(numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], labelColumn.value || app.state.labelBy || '');
+    const chosen = nameBy !== null && (nameBy === '' || columns.includes(nameBy));
+    const naming = chosen ? nameBy : columns.includes(app.state.labelBy) ? app.state.labelBy : '';
+    setOptions(labelColumn, [{ value: '', label: '(cluster numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], naming);
     run.disabled = !job;
     if (!job) clusterStatus.textContent = ds?.local ? 'Clusters and quality need a projection computed by the server.' : 'Available once the projection has finished.';
     if (clustersFor && clustersFor !== job) {
       overlay.setClusters(null);
       clustersFor = null;
     }
-    const current = quality && quality.job === job && quality.metric === app.state.neighbors.metric ? quality.body : null;
+    const asked = quality && quality.job === job && quality.metric === app.state.neighbors.metric;
+    const current = asked ? quality.body : null;
     const wanted = qualityToggle.checked || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
-    if (wanted && job && !current) loadQuality();
+    if (wanted && job && !asked) loadQuality();
     qualityLegend.hidden = !qualityToggle.checked;
     if (qualityToggle.checked && current) applyColours();
     if (current) {
       const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
       const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';
       qualityStatus.textContent = `Trustworthiness ${current.trustworthiness.toFixed(3)} · continuity ${current.continuity.toFixed(3)} · neighbours kept ${(current.mean * 100).toFixed(0)}% (k = ${current.k}, ${app.state.neighbors.metric}${sample})${excluded}.`;
-    } else if (!qualityLoading && !qualityToggle.checked) {
+    } else if (!qualityLoading && !asked && !qualityToggle.checked) {
       qualityStatus.textContent = '';
     }
     const focus = app.state.focus;
