@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector_core.distributed.shard_tasks import merge_knn, shard_knn
+from projector_core.distributed.shard_tasks import merge_knn, shard_knn, shards_knn
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.kernels.knn import METRICS, Metric
 
@@ -59,7 +59,11 @@ class ShardedIndex:
             ex = np.asarray(exclude, np.int64).reshape(-1)
             if ex.shape[0] != q.shape[0] or (ex >= self.n).any() or (ex < -1).any():
                 raise ValueError(f"exclude needs one index per query, each below {self.n}")
-        parts = map_shards(self.vectors, self.cluster, shard_knn, q, k, metric, ex)
+        if self.cluster is not None:
+            parts = self.cluster.map_by_worker(shards_knn, self.cluster.held(self.vectors),
+                                               q, k, metric, ex)
+        else:
+            parts = map_shards(self.vectors, None, shard_knn, q, k, metric, ex)
         self.last_bytes_moved = (len(parts) * (q.nbytes + (ex.nbytes if ex is not None else 0))
                                  + sum(p[0].nbytes + p[1].nbytes for p in parts))
         return merge_knn(parts, k)

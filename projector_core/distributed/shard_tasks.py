@@ -65,13 +65,25 @@ def shard_knn(item: HeldShard | Shard, queries: np.ndarray, k: int, metric: Metr
     return idx + part.start, np.asarray(distances, np.float64)
 
 
-def merge_knn(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` of every shard's top-k, by (distance, index) as kernels/knn.py orders."""
+def best_k(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of several top-k lists by (float64 distance, index), as kernels/knn.py."""
     indices = np.concatenate([p[0] for p in parts], axis=1)
     distances = np.concatenate([p[1] for p in parts], axis=1)
     order = np.lexsort((indices, distances), axis=1)[:, :k]
-    return (np.take_along_axis(indices, order, axis=1),
-            np.take_along_axis(distances, order, axis=1).astype(np.float32))
+    return np.take_along_axis(indices, order, axis=1), np.take_along_axis(distances, order, axis=1)
+
+
+def shards_knn(items: list[HeldShard | Shard], queries: np.ndarray, k: int, metric: Metric,
+               exclude: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shard_knn` over the shards one worker holds, merged there: one task and one
+    small reply per worker and query batch, whatever the number of shards."""
+    return best_k([shard_knn(item, queries, k, metric, exclude) for item in items], k)
+
+
+def merge_knn(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The final top ``k``: (indices int64, distances float32) as the single kernel answers."""
+    indices, distances = best_k(parts, k)
+    return indices, distances.astype(np.float32)
 
 
 # -- PCA --------------------------------------------------------------------------------------
