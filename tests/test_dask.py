@@ -146,7 +146,7 @@ def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data
     ran = _names(stream.data)
     workers = set(cluster.workers())
     # "shard": reading a shard into a worker's memory; the rest run on the shards held there.
-    for task in ("shard", "shards_knn", "shard_covariance", "shard_project", "shard_side_sums"):
+    for task in ("shard", "shards_knn", "sum_over", "shard_project", "shard_side_sums"):
         assert ran.get(task, set()) <= workers and ran.get(task), (task, ran)
     assert ran["shards_knn"] == workers  # both workers scanned the shards they hold
 
@@ -157,7 +157,7 @@ def test_tsne_fits_a_sample_on_a_worker_and_the_workers_place_the_rest(apps, clu
     monkeypatch.setattr(sample_fit, "SAMPLE_ROWS", 600)
     with get_task_stream(client=cluster.client) as stream:
         coordinates, info = _project(apps[0], "small", method="tsne",
-                                     params={"n_iter": 250, "perplexity": 20})
+                                     params={"n_iter": 100, "perplexity": 20})
     assert coordinates.shape == (SMALL, 2) and info["invalid_rows"] == 1
     assert info["sample_rows"] in (599, 600) and info["shards"] == 4
     assert np.isnan(coordinates[5]).all() and np.isfinite(np.delete(coordinates, 5, 0)).all()

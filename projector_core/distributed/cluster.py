@@ -24,7 +24,7 @@ from distributed.comm.core import CommClosedError
 from distributed.scheduler import KilledWorker
 
 from projector_core.distributed.errors import ClusterUnavailable
-from projector_core.distributed.shard_tasks import add_parts, hold
+from projector_core.distributed.shard_tasks import add_parts, hold, sum_over
 from projector_core.formats.chunked import ChunkedVectors
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 LOCAL_PREFIX = "local:"
 DEFAULT_TIMEOUT = 120.0  # seconds any one wait on the cluster may take
 _RETRIES = 2  # a task lost with its worker is tried again this often elsewhere
-_FAN_IN = 8  # partial sums combined per reduction task, on the workers
 _HELD_EMBEDDINGS = 2  # embeddings whose shards stay in worker memory
 _CLUSTER_ERRORS = (OSError, TimeoutError, CommClosedError, KilledWorker, FutureCancelledError,
                    pickle.PicklingError)
@@ -186,13 +185,9 @@ class Cluster:
             self.client.cancel(futures)
 
     def reduce(self, function: Callable[..., tuple], held: list[Future], *args: Any) -> tuple:
-        """Sum of ``function(shard, *args)`` over the shards, added up on the workers."""
-        level = self._submit(function, held, args)
-        while len(level) > 1:
-            level = [self.client.submit(add_parts, *level[i:i + _FAN_IN], retries=_RETRIES,
-                                        pure=False)
-                     for i in range(0, len(level), _FAN_IN)]
-        return self._gather(level)[0]
+        """Sum of ``function(shard, *args)`` over the shards: each worker adds up its own
+        shards, so one partial sum per worker (not per shard) crosses the network."""
+        return add_parts(*self.map_by_worker(sum_over, held, function, *args))
 
     def _submit(self, function: Callable[..., Any], held: list[Future], args: tuple) -> list[Future]:
         self.check()

@@ -39,6 +39,7 @@ class FittedMap:
     """The fitted model, boxed: Dask would ship openTSNE's ndarray subclass as a bare array."""
 
     model: Any
+    iterations: int | None = None  # t-SNE: optimisation steps when placing new points
 
 
 def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> FittedMap:
@@ -54,12 +55,12 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
             early_exaggeration=params.early_exaggeration, n_iter=params.n_iter,
             early_exaggeration_iter=early_exaggeration_iterations(params.n_iter),
             negative_gradient_method="fft" if request.dims == 2 else "bh",
-            random_state=params.seed, n_jobs=1).fit(sample))
+            random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
     import umap
 
     return FittedMap(umap.UMAP(n_components=request.dims, n_neighbors=params.n_neighbors,
                                min_dist=params.min_dist, n_epochs=params.n_epochs,
-                               random_state=params.seed, n_jobs=1).fit(sample))
+                               random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
 
 
 def sample_coordinates(fitted: FittedMap) -> np.ndarray:
@@ -68,12 +69,18 @@ def sample_coordinates(fitted: FittedMap) -> np.ndarray:
 
 
 def place_shard(item: HeldShard | Shard, fitted: FittedMap) -> np.ndarray:
-    """float32 coordinates of a shard's rows on the fitted map; NaN where not finite."""
+    """float32 coordinates of a shard's rows on the fitted map; NaN where not finite.
+
+    t-SNE optimises the new points for as many iterations as the fit had, at most openTSNE's
+    default 250 for ``transform``."""
     x = held(item).index.host
     ok = np.isfinite(x).all(axis=1)
     out = np.full((x.shape[0], sample_coordinates(fitted).shape[1]), np.nan, np.float32)
     if ok.any():
-        out[ok] = np.asarray(fitted.model.transform(np.ascontiguousarray(x[ok])), np.float32)
+        rows = np.ascontiguousarray(x[ok])
+        placed = (fitted.model.transform(rows, n_iter=fitted.iterations) if fitted.iterations
+                  else fitted.model.transform(rows))
+        out[ok] = np.asarray(placed, np.float32)
     return out
 
 

@@ -122,6 +122,22 @@ def add_parts(*parts: tuple) -> tuple:
     return tuple(sum(values) for values in zip(*parts, strict=True))
 
 
+def sum_over(items: list[HeldShard | Shard], function, *args) -> tuple:
+    """``function(shard, *args)`` added up over the shards one worker holds, there."""
+    return add_parts(*[function(item, *args) for item in items])
+
+
+def rows_of(items: list[HeldShard | Shard], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(global rows found, their vectors) among the shards one worker holds."""
+    found, vectors = [], []
+    for item in items:
+        part = held(item)
+        inside = rows[(rows >= part.start) & (rows < part.stop)]
+        found.append(inside)
+        vectors.append(part.index.host[inside - part.start])
+    return np.concatenate(found), np.concatenate(vectors)
+
+
 def shard_project(item: HeldShard | Shard, axes: np.ndarray, offset: np.ndarray, center: np.ndarray,
                   spherize: bool, shift: np.ndarray | None) -> np.ndarray:
     """float32 coordinates of the shard's rows on ``axes`` (D x c); NaN where not finite.
