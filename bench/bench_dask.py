@@ -112,12 +112,13 @@ def main() -> None:
               f"{distributed[name] * 1e3:9.1f} ms   ratio {ratio:5.2f}x ({verdict})")
     print(f"kNN: identical indices and distances; PCA ratios differ by at most {gap:.1e}")
     shards = len(vectors.shards())
-    print(f"bytes moved per kNN query: {sharded.last_bytes_moved} "
-          f"({shards} shards x (query {args.d * 4} B + top-{args.k} indices and distances)), "
-          f"vs {vectors.nbytes / 2**20:.0f} MiB of data that stayed on the workers")
-    moved_pca = args.n * 10 * 4 + 2 * shards * (args.d * args.d * 8)
+    print(f"bytes moved per kNN query: {sharded.last_bytes_moved} + {args.d * 4} B for the "
+          f"query row ({args.workers} worker tasks x (query {args.d * 4} B + top-{args.k} "
+          f"int64 indices and float64 distances)), while {vectors.nbytes / 2**20:.0f} MiB in "
+          f"{shards} shards stayed on the workers")
+    moved_pca = args.n * 10 * 4 + args.workers * (args.d * args.d * 8 + args.d * 8)
     print(f"bytes moved by PCA: about {moved_pca / 2**20:.1f} MiB (N x 10 float32 coordinates "
-          f"back, D x D partial sums added up on the workers)")
+          f"back, one D x D partial sum per worker)")
 
 
 if __name__ == "__main__":
