@@ -30,8 +30,9 @@ from distributed import get_task_stream
 from projector_core.chunked_writer import write_zarr
 from projector_core.distributed import sample_fit
 from projector_core.distributed.cluster import Cluster
+from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats import chunked
-from projector_core.formats.chunked import ChunkedVectors
+from projector_core.formats.chunked import ChunkedVectors, open_chunked
 from projector_core.kernels.knn import ExactIndex
 
 pytestmark = pytest.mark.slow
@@ -78,8 +79,8 @@ def cluster() -> Iterator[Cluster]:
 
 @pytest.fixture
 def apps(serve, logdir: Path, cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-         ) -> tuple[str, str]:
-    """(with the cluster, without) over the same LOGDIR, each with its own result cache."""
+         ) -> tuple[str, str, str]:
+    """(with the cluster, without, LOGDIR) over the same LOGDIR, each its own result cache."""
     monkeypatch.setattr(chunked, "SHARD_BYTES", SHARD_BYTES)
 
     def refuse(self, dtype=None, copy=None):
@@ -87,7 +88,7 @@ def apps(serve, logdir: Path, cluster: Cluster, tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(ChunkedVectors, "__array__", refuse)
     return (serve(logdir, cluster=cluster, cache_dir=tmp_path / "with"),
-            serve(logdir, cache_dir=tmp_path / "without"))
+            serve(logdir, cache_dir=tmp_path / "without"), str(logdir))
 
 
 def _names(stream: list[dict]) -> dict[str, set[str]]:
@@ -113,7 +114,7 @@ def _binary(reply: httpx.Response) -> tuple[np.ndarray, dict]:
 
 
 def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data):
-    with_cluster, alone = apps
+    with_cluster, alone, _ = apps
     embedding = {"run": ".", "embedding": "big"}
     with get_task_stream(client=cluster.client) as stream:
         for metric in ("cosine", "euclidean"):
@@ -172,8 +173,20 @@ def test_tsne_fits_a_sample_on_a_worker_and_the_workers_place_the_rest(apps, clu
     assert len(ran["fit_sample"]) == 1 and ran["place_shard"] <= set(cluster.workers())
 
 
+def test_approximate_index_per_shard_recall(apps, cluster, data):
+    vectors = open_chunked(Path(apps[2]) / "vectors.zarr", "vectors.zarr")
+    approximate = ShardedIndex(vectors, cluster, approximate=True)
+    exact = ExactIndex(data)
+    queries = np.random.default_rng(3).choice(np.delete(np.arange(N), 123), 40, replace=False)
+    for metric in ("cosine", "euclidean"):
+        found, _ = approximate.neighbors_of(queries, 10, metric)
+        truth, _ = exact.neighbors_of(queries, 10, metric)
+        recall = np.mean([len(set(f) & set(t)) / 10 for f, t in zip(found, truth, strict=True)])
+        assert recall >= 0.95, (metric, recall)
+
+
 def test_a_worker_killed_mid_job_is_retried_on_the_others(apps, cluster):
-    with_cluster, alone = apps
+    with_cluster, alone, _ = apps
     _, reference = _project(alone, method="pca", params={"spherize": True})
     pids = cluster.client.run(os.getpid)
     job = httpx.post(f"{with_cluster}/api/projections", timeout=60,

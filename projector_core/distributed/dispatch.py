@@ -19,7 +19,7 @@ from projector_core.distributed.knn import ShardedIndex
 from projector_core.distributed.pca import sharded_pca
 from projector_core.distributed.sample_fit import sampled_embedding
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.kernels.ann import ApproximateIndex, neighbor_index
+from projector_core.kernels.ann import EXACT_BUDGET, ApproximateIndex, neighbor_index
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.knn import ExactIndex, Metric
 from projector_core.kernels.precomputed import check_columns
@@ -57,8 +57,12 @@ def neighbor_index_for(cluster: Cluster | None, embedding: Embedding, metric: Me
     """What answers a neighbour query on ``embedding``."""
     vectors = embedding.vectors()
     if isinstance(vectors, ChunkedVectors):
-        return ShardedIndex(vectors, cluster if _on_cluster(cluster, embedding) is not None
-                            else None)
+        if _on_cluster(cluster, embedding) is None:
+            return ShardedIndex(vectors)
+        # As kernels/ann.py decides: scan exactly up to EXACT_BUDGET values, above it ask
+        # each shard's HNSW graph for candidates (re-scored exactly).
+        return ShardedIndex(vectors, cluster, approximate=vectors.shape[0] * vectors.shape[1]
+                            > EXACT_BUDGET)
     return neighbor_index(embedding.fingerprint, embedding.vectors, metric, backend)
 
 

@@ -34,9 +34,11 @@ def map_shards(vectors: ChunkedVectors, cluster: Cluster | None,
 class ShardedIndex:
     """Exact neighbours over the shards of a chunked embedding."""
 
-    def __init__(self, vectors: ChunkedVectors, cluster: Cluster | None = None) -> None:
+    def __init__(self, vectors: ChunkedVectors, cluster: Cluster | None = None,
+                 approximate: bool = False) -> None:
         self.vectors = vectors
         self.cluster = cluster
+        self.approximate = approximate  # candidates from an HNSW graph per shard, re-scored
         self.n, self.dim = vectors.shape
         self.last_bytes_moved = 0  # between this process and the workers, for the last query
 
@@ -61,7 +63,7 @@ class ShardedIndex:
                 raise ValueError(f"exclude needs one index per query, each below {self.n}")
         if self.cluster is not None:
             parts = self.cluster.map_by_worker(shards_knn, self.cluster.held(self.vectors),
-                                               q, k, metric, ex)
+                                               q, k, metric, ex, self.approximate)
         else:
             parts = map_shards(self.vectors, None, shard_knn, q, k, metric, ex)
         self.last_bytes_moved = (len(parts) * (q.nbytes + (ex.nbytes if ex is not None else 0))
