@@ -56,7 +56,8 @@ def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | Non
     """Write an (N, D) float32 zarr array chunked by rows (all columns in each chunk).
 
     ``chunk_rows`` defaults to about 64 MiB of rows; blocks from an iterable are appended
-    in order and may have any number of rows.
+    in order and may have any number of rows. Chunks are not compressed: float embeddings
+    shrink by a few percent at most, and every query-time read would pay for decompressing.
     """
     import zarr
 
@@ -70,7 +71,7 @@ def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | Non
             if array is None:
                 rows = chunk_rows or max(1, DEFAULT_CHUNK_BYTES // max(1, block.shape[1] * 4))
                 array = zarr.create_array(store=str(temporary), shape=(0, block.shape[1]),
-                                          chunks=(rows, block.shape[1]), dtype="<f4",
+                                          chunks=(rows, block.shape[1]), dtype="<f4", compressors=None,
                                           zarr_format=zarr_format, overwrite=True)
             if block.shape[1] != array.shape[1]:
                 raise ValueError(f"block has {block.shape[1]} columns, earlier ones "

@@ -105,7 +105,7 @@ def test_ragged_shards_name_the_file(tmp_path, vectors):
     assert "parts/b.npy" in run.error and "same D" in run.error
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # zarr: no v3 spec for fixed strings yet
+@pytest.mark.filterwarnings("ignore:The data type")  # zarr: no v3 spec for fixed strings yet
 @pytest.mark.parametrize("bad, message", [
     (np.array([["a", "b"], ["c", "d"]]), "needs numbers"),
     (np.zeros((4, 3, 2), np.float32), "2-D"),
@@ -140,6 +140,7 @@ def test_neighbors_pca_custom_over_zarr_without_a_cluster(serve, tmp_path, vecto
     np.testing.assert_array_equal(np.frombuffer(tensor.content, "<f4").reshape(3000, 12), vectors)
 
 
+@pytest.mark.slow
 def test_dask_is_not_imported_without_the_flag(tmp_path, vectors):
     write_zarr(tmp_path / "v.zarr", vectors)
     code = f"""

@@ -28,15 +28,18 @@ pytest.importorskip("zarr")
 from distributed import get_task_stream
 
 from projector_core.chunked_writer import write_zarr
+from projector_core.distributed import sample_fit
 from projector_core.distributed.cluster import Cluster
+from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats import chunked
-from projector_core.formats.chunked import ChunkedVectors
+from projector_core.formats.chunked import ChunkedVectors, open_chunked
 from projector_core.kernels.knn import ExactIndex
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 N, D = 200_000, 32
 SHARD_BYTES = 2 * 2**20  # 16,384 rows: 13 shards over the two workers
+SMALL = 4000  # rows of the embedding t-SNE runs on (4 blobs)
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +54,13 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_zarr(root / "vectors.zarr", data, chunk_rows=8192)
     labels = ["label\tparity"] + [f"c{i % 5}\t{i % 2}" for i in range(N)]
     (root / "metadata.tsv").write_text("\n".join(labels) + "\n")
+    blobs = (rng.standard_normal((SMALL, 8)) + 12 * np.eye(8)[np.arange(SMALL) % 4]).astype("f4")
+    blobs[5] = np.nan
+    write_zarr(root / "small.zarr", blobs, chunk_rows=1000)
     (root / "projector_config.pbtxt").write_text(
         'embeddings {\n  tensor_name: "big"\n  tensor_path: "vectors.zarr"\n'
-        '  metadata_path: "metadata.tsv"\n}\n')
+        '  metadata_path: "metadata.tsv"\n}\n'
+        'embeddings {\n  tensor_name: "small"\n  tensor_path: "small.zarr"\n}\n')
     np.save(root.parent / "dask_vectors.npy", data)
     return root
 
@@ -72,8 +79,8 @@ def cluster() -> Iterator[Cluster]:
 
 @pytest.fixture
 def apps(serve, logdir: Path, cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-         ) -> tuple[str, str]:
-    """(with the cluster, without) over the same LOGDIR, each with its own result cache."""
+         ) -> tuple[str, str, str]:
+    """(with the cluster, without, LOGDIR) over the same LOGDIR, each its own result cache."""
     monkeypatch.setattr(chunked, "SHARD_BYTES", SHARD_BYTES)
 
     def refuse(self, dtype=None, copy=None):
@@ -81,7 +88,7 @@ def apps(serve, logdir: Path, cluster: Cluster, tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(ChunkedVectors, "__array__", refuse)
     return (serve(logdir, cluster=cluster, cache_dir=tmp_path / "with"),
-            serve(logdir, cache_dir=tmp_path / "without"))
+            serve(logdir, cache_dir=tmp_path / "without"), str(logdir))
 
 
 def _names(stream: list[dict]) -> dict[str, set[str]]:
@@ -92,11 +99,11 @@ def _names(stream: list[dict]) -> dict[str, set[str]]:
     return ran
 
 
-def _project(base: str, **body) -> tuple[np.ndarray, dict]:
+def _project(base: str, embedding: str = "big", **body) -> tuple[np.ndarray, dict]:
     """(coordinates, info) of a projection, as float32 bytes (NaN rows kept as NaN)."""
-    reply = httpx.post(f"{base}/api/projections?wait=true", timeout=120,
+    reply = httpx.post(f"{base}/api/projections?wait=true", timeout=300,
                        headers={"Accept": "application/octet-stream"},
-                       json={"run": ".", "embedding": "big", **body})
+                       json={"run": ".", "embedding": embedding, **body})
     assert reply.status_code == 200, reply.text
     return _binary(reply)
 
@@ -107,7 +114,7 @@ def _binary(reply: httpx.Response) -> tuple[np.ndarray, dict]:
 
 
 def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data):
-    with_cluster, alone = apps
+    with_cluster, alone, _ = apps
     embedding = {"run": ".", "embedding": "big"}
     with get_task_stream(client=cluster.client) as stream:
         for metric in ("cosine", "euclidean"):
@@ -140,13 +147,46 @@ def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data
     ran = _names(stream.data)
     workers = set(cluster.workers())
     # "shard": reading a shard into a worker's memory; the rest run on the shards held there.
-    for task in ("shard", "shard_knn", "shard_covariance", "shard_project", "shard_side_sums"):
+    for task in ("shard", "shards_knn", "sum_over", "shard_project", "shard_side_sums"):
         assert ran.get(task, set()) <= workers and ran.get(task), (task, ran)
-    assert ran["shard_knn"] == workers  # both workers scanned their shards
+    assert ran["shards_knn"] == workers  # both workers scanned the shards they hold
+
+
+def test_tsne_fits_a_sample_on_a_worker_and_the_workers_place_the_rest(apps, cluster,
+                                                                        monkeypatch):
+    monkeypatch.setattr(chunked, "SHARD_BYTES", 1000 * 8 * 4)  # 4 shards of 1,000 rows
+    monkeypatch.setattr(sample_fit, "SAMPLE_ROWS", 600)
+    with get_task_stream(client=cluster.client) as stream:
+        coordinates, info = _project(apps[0], "small", method="tsne",
+                                     params={"n_iter": 100, "perplexity": 20})
+    assert coordinates.shape == (SMALL, 2) and info["invalid_rows"] == 1
+    assert info["sample_rows"] in (599, 600) and info["shards"] == 4
+    assert np.isnan(coordinates[5]).all() and np.isfinite(np.delete(coordinates, 5, 0)).all()
+    blob = np.arange(SMALL) % 4
+    ok = np.isfinite(coordinates[:, 0])
+    centres = np.stack([coordinates[ok & (blob == b)].mean(axis=0) for b in range(4)])
+    spread = max(np.linalg.norm(coordinates[ok & (blob == b)] - centres[b], axis=1).mean()
+                 for b in range(4))
+    gaps = [np.linalg.norm(centres[a] - centres[b]) for a in range(4) for b in range(a)]
+    assert min(gaps) > 2 * spread  # the four blobs stay apart on the map
+    ran = _names(stream.data)
+    assert len(ran["fit_sample"]) == 1 and ran["place_shard"] <= set(cluster.workers())
+
+
+def test_approximate_index_per_shard_recall(apps, cluster, data):
+    vectors = open_chunked(Path(apps[2]) / "vectors.zarr", "vectors.zarr")
+    approximate = ShardedIndex(vectors, cluster, approximate=True)
+    exact = ExactIndex(data)
+    queries = np.random.default_rng(3).choice(np.delete(np.arange(N), 123), 40, replace=False)
+    for metric in ("cosine", "euclidean"):
+        found, _ = approximate.neighbors_of(queries, 10, metric)
+        truth, _ = exact.neighbors_of(queries, 10, metric)
+        recall = np.mean([len(set(f) & set(t)) / 10 for f, t in zip(found, truth, strict=True)])
+        assert recall >= 0.95, (metric, recall)
 
 
 def test_a_worker_killed_mid_job_is_retried_on_the_others(apps, cluster):
-    with_cluster, alone = apps
+    with_cluster, alone, _ = apps
     _, reference = _project(alone, method="pca", params={"spherize": True})
     pids = cluster.client.run(os.getpid)
     job = httpx.post(f"{with_cluster}/api/projections", timeout=60,

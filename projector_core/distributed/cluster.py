@@ -18,13 +18,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from distributed import Client, Future, LocalCluster, as_completed
+from distributed import Client, Future, LocalCluster, as_completed, wait
 from distributed.client import FutureCancelledError
 from distributed.comm.core import CommClosedError
 from distributed.scheduler import KilledWorker
 
 from projector_core.distributed.errors import ClusterUnavailable
-from projector_core.distributed.shard_tasks import add_parts, hold
+from projector_core.distributed.shard_tasks import add_parts, hold, sum_over
 from projector_core.formats.chunked import ChunkedVectors
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 LOCAL_PREFIX = "local:"
 DEFAULT_TIMEOUT = 120.0  # seconds any one wait on the cluster may take
 _RETRIES = 2  # a task lost with its worker is tried again this often elsewhere
-_FAN_IN = 8  # partial sums combined per reduction task, on the workers
 _HELD_EMBEDDINGS = 2  # embeddings whose shards stay in worker memory
 _CLUSTER_ERRORS = (OSError, TimeoutError, CommClosedError, KilledWorker, FutureCancelledError,
                    pickle.PicklingError)
@@ -90,23 +89,50 @@ class Cluster:
     def held(self, vectors: ChunkedVectors) -> list[Future]:
         """One future per shard, its rows in a worker's memory (read there on first use)."""
         self.check()
+        shards = vectors.shards()
+        name = f"{vectors.fingerprint}-{len(shards)}"
         with self._lock:
-            futures = self._held.get(vectors.fingerprint)
+            futures = self._held.get(name)
             if futures is None:
-                shards = vectors.shards()
-                futures = [self.client.submit(hold, shard, key=f"shard-{vectors.fingerprint}-{i}",
+                futures = [self.client.submit(hold, shard, key=f"shard-{name}-{i}",
                                               retries=_RETRIES)
                            for i, shard in enumerate(shards)]
-                self._held[vectors.fingerprint] = futures
+                self._held[name] = futures
                 while len(self._held) > _HELD_EMBEDDINGS:
                     self.client.cancel(self._held.popitem(last=False)[1])
-            self._held.move_to_end(vectors.fingerprint)
+            self._held.move_to_end(name)
         return futures
 
     # -- running tasks -------------------------------------------------------------------------
     def map(self, function: Callable[..., Any], held: list[Future], *args: Any) -> list[Any]:
         """``function(shard, *args)`` on every held shard, where it lies; results in order."""
         futures = self._submit(function, held, args)
+        return self._gather(futures)
+
+    def map_by_worker(self, function: Callable[..., Any], held: list[Future],
+                      *args: Any) -> list[Any]:
+        """``function([shards one worker holds], *args)`` once per worker, on that worker.
+
+        One task per worker instead of one per shard: the scheduler's per-task cost is paid
+        twice per query, not once per shard. A shard that moved meanwhile is fetched or
+        re-read, so the answer stays right, only slower.
+        """
+        self.check()
+        try:
+            if not all(future.done() for future in held):  # first use: the shards are read
+                with self.client.as_current():
+                    wait(held, timeout=self.timeout)
+            who = self.client.who_has(held)
+            groups: dict[str, list[Future]] = {}
+            for future in held:
+                holders = who.get(future.key) or [""]
+                groups.setdefault(holders[0], []).append(future)
+            futures = [self.client.submit(function, group, *args, retries=_RETRIES, pure=False,
+                                          **({"workers": [worker], "allow_other_workers": True}
+                                             if worker else {}))
+                       for worker, group in groups.items()]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
         return self._gather(futures)
 
     def map_each(self, function: Callable[..., Any], held: list[Future],
@@ -120,27 +146,48 @@ class Cluster:
             raise self._unavailable(error) from None
         return self._gather(futures)
 
-    def map_unordered(self, function: Callable[..., Any], held: list[Future],
-                      *args: Any) -> Iterator[tuple[int, Any]]:
-        """As :meth:`map`, yielding (shard number, result) as each finishes."""
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+        """One task, its result left on the worker (pass the future to later tasks)."""
+        self.check()
+        try:
+            return self.client.submit(function, *args, retries=_RETRIES, pure=False)
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+
+    def submit_each(self, function: Callable[..., Any], held: list[Future],
+                    per_shard: list[Any]) -> list[Future]:
+        """``function(shard, argument)`` per shard, results left on the workers."""
+        return [self.submit(function, future, argument)
+                for future, argument in zip(held, per_shard, strict=True)]
+
+    def result(self, future: Future, timeout_factor: float = 1.0) -> Any:
+        """A task's result here, waiting at most ``timeout_factor`` x the timeout."""
+        try:
+            return future.result(timeout=self.timeout * timeout_factor)
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+
+    def map_unordered(self, function: Callable[..., Any], held: list[Future], *args: Any,
+                      timeout_factor: float = 1.0) -> Iterator[tuple[int, Any]]:
+        """As :meth:`map`, yielding (shard number, result) as each finishes; a long job
+        (placing every point on a t-SNE map) may wait ``timeout_factor`` x the timeout."""
         futures = self._submit(function, held, args)
         position = {future.key: i for i, future in enumerate(futures)}
+        timeout = self.timeout * timeout_factor
         try:
-            for future in as_completed(futures, timeout=self.timeout):
-                yield position[future.key], future.result(timeout=self.timeout)
+            with self.client.as_current():
+                finished = as_completed(futures, timeout=timeout)
+            for future in finished:
+                yield position[future.key], future.result(timeout=timeout)
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
         finally:
             self.client.cancel(futures)
 
     def reduce(self, function: Callable[..., tuple], held: list[Future], *args: Any) -> tuple:
-        """Sum of ``function(shard, *args)`` over the shards, added up on the workers."""
-        level = self._submit(function, held, args)
-        while len(level) > 1:
-            level = [self.client.submit(add_parts, *level[i:i + _FAN_IN], retries=_RETRIES,
-                                        pure=False)
-                     for i in range(0, len(level), _FAN_IN)]
-        return self._gather(level)[0]
+        """Sum of ``function(shard, *args)`` over the shards: each worker adds up its own
+        shards, so one partial sum per worker (not per shard) crosses the network."""
+        return add_parts(*self.map_by_worker(sum_over, held, function, *args))
 
     def _submit(self, function: Callable[..., Any], held: list[Future], args: tuple) -> list[Future]:
         self.check()

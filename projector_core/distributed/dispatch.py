@@ -17,14 +17,27 @@ import numpy as np
 from projector_core.distributed.custom import sharded_custom_projection
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.distributed.pca import sharded_pca
+from projector_core.distributed.sample_fit import sampled_embedding
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.kernels.ann import ApproximateIndex, neighbor_index
+from projector_core.kernels.ann import EXACT_BUDGET, ApproximateIndex, neighbor_index
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.knn import ExactIndex, Metric
 from projector_core.kernels.precomputed import check_columns
 from projector_core.model import Embedding
-from projector_core.projection_params import CustomRequest, PcaRequest, ProjectionRequest
-from projector_core.projections import PCA_COMPONENTS, ProjectionResult, Reporter, check, compute
+from projector_core.projection_params import (
+    PcaRequest,
+    PrecomputedRequest,
+    ProjectionRequest,
+    TsneRequest,
+    UmapRequest,
+)
+from projector_core.projections import (
+    PCA_COMPONENTS,
+    ProjectionResult,
+    Reporter,
+    check,
+    compute,
+)
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -44,8 +57,12 @@ def neighbor_index_for(cluster: Cluster | None, embedding: Embedding, metric: Me
     """What answers a neighbour query on ``embedding``."""
     vectors = embedding.vectors()
     if isinstance(vectors, ChunkedVectors):
-        return ShardedIndex(vectors, cluster if _on_cluster(cluster, embedding) is not None
-                            else None)
+        if _on_cluster(cluster, embedding) is None:
+            return ShardedIndex(vectors)
+        # As kernels/ann.py decides: scan exactly up to EXACT_BUDGET values, above it ask
+        # each shard's HNSW graph for candidates (re-scored exactly).
+        return ShardedIndex(vectors, cluster, approximate=vectors.shape[0] * vectors.shape[1]
+                            > EXACT_BUDGET)
     return neighbor_index(embedding.fingerprint, embedding.vectors, metric, backend)
 
 
@@ -59,9 +76,11 @@ def check_projection(request: ProjectionRequest, embedding: Embedding,
 def compute_projection(request: ProjectionRequest, embedding: Embedding, backend: Backend,
                        reporter: Reporter | None, cluster: Cluster | None,
                        reference: np.ndarray | None = None) -> ProjectionResult:
-    """PCA and custom axes of a chunked embedding on the cluster; the rest as before."""
+    """Projections of a chunked embedding on the cluster (t-SNE and UMAP: a sample fitted,
+    the rest placed by the workers); precomputed ones, and all without a cluster, as before
+    (``reference``: see :func:`projections.compute`; the cluster path does not align)."""
     vectors = _on_cluster(cluster, embedding)
-    if vectors is None or not isinstance(request, PcaRequest | CustomRequest):
+    if vectors is None or isinstance(request, PrecomputedRequest):
         return compute(request, embedding, backend, reporter, reference)
     assert cluster is not None
     started = time.perf_counter()
@@ -69,7 +88,10 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
                             "device": backend.device, "cluster": cluster.address}
     if reporter is not None:
         reporter.step(None, 0.0)
-    if isinstance(request, PcaRequest):
+    if isinstance(request, TsneRequest | UmapRequest):
+        coordinates, details = sampled_embedding(request, vectors, cluster, reporter)
+        info.update(details)
+    elif isinstance(request, PcaRequest):
         result = sharded_pca(vectors, cluster, PCA_COMPONENTS, request.params.spherize)
         coordinates = result.coordinates
         info["explained_variance_ratio"] = result.explained_variance_ratio

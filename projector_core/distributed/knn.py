@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector_core.distributed.shard_tasks import merge_knn, shard_knn
+from projector_core.distributed.shard_tasks import merge_knn, rows_of, shard_knn, shards_knn
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.kernels.knn import METRICS, Metric
 
@@ -34,9 +34,11 @@ def map_shards(vectors: ChunkedVectors, cluster: Cluster | None,
 class ShardedIndex:
     """Exact neighbours over the shards of a chunked embedding."""
 
-    def __init__(self, vectors: ChunkedVectors, cluster: Cluster | None = None) -> None:
+    def __init__(self, vectors: ChunkedVectors, cluster: Cluster | None = None,
+                 approximate: bool = False) -> None:
         self.vectors = vectors
         self.cluster = cluster
+        self.approximate = approximate  # candidates from an HNSW graph per shard, re-scored
         self.n, self.dim = vectors.shape
         self.last_bytes_moved = 0  # between this process and the workers, for the last query
 
@@ -59,10 +61,24 @@ class ShardedIndex:
             ex = np.asarray(exclude, np.int64).reshape(-1)
             if ex.shape[0] != q.shape[0] or (ex >= self.n).any() or (ex < -1).any():
                 raise ValueError(f"exclude needs one index per query, each below {self.n}")
-        parts = map_shards(self.vectors, self.cluster, shard_knn, q, k, metric, ex)
+        if self.cluster is not None:
+            parts = self.cluster.map_by_worker(shards_knn, self.cluster.held(self.vectors),
+                                               q, k, metric, ex, self.approximate)
+        else:
+            parts = map_shards(self.vectors, None, shard_knn, q, k, metric, ex)
         self.last_bytes_moved = (len(parts) * (q.nbytes + (ex.nbytes if ex is not None else 0))
                                  + sum(p[0].nbytes + p[1].nbytes for p in parts))
         return merge_knn(parts, k)
+
+    def _rows(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of ``rows``: from the workers that hold them (a few KB), or read here
+        (which reads their whole storage chunks) without a cluster."""
+        if self.cluster is None:
+            return self.vectors[rows]
+        parts = self.cluster.map_by_worker(rows_of, self.cluster.held(self.vectors), rows)
+        position = {int(row): i for i, row in enumerate(np.concatenate([p[0] for p in parts]))}
+        vectors = np.concatenate([p[1] for p in parts])
+        return vectors[[position[int(row)] for row in rows]]
 
     def neighbors_of(self, rows: Sequence[int] | np.ndarray, k: int,
                      metric: Metric = "cosine") -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +86,7 @@ class ShardedIndex:
         rows = np.asarray(rows, np.int64).reshape(-1)
         if rows.size and (rows.min() < 0 or rows.max() >= self.n):
             raise ValueError(f"row index out of range: the embedding has {self.n} rows")
-        points = self.vectors[rows]  # just these rows, read here from disk
+        points = self._rows(rows)
         bad = rows[~np.isfinite(points).all(axis=1)]
         if bad.size:
             raise ValueError(f"row {int(bad[0])} holds NaN or Inf values and has no neighbours")

@@ -9,11 +9,13 @@ so the merged results equal theirs.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from projector_core.formats.chunked import Shard
+from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.knn import ExactIndex, Metric, exact_distances
 
 
@@ -24,11 +26,30 @@ class HeldShard:
     start: int
     stop: int
     index: ExactIndex
+    source: object = None  # where the rows came from: names the shard's approximate index
 
 
 def hold(shard: Shard) -> HeldShard:
     """Read a shard and compute its norms once (kept on the worker that read it)."""
-    return HeldShard(shard.start, shard.stop, ExactIndex(shard.read()))
+    return HeldShard(shard.start, shard.stop, ExactIndex(shard.read()), shard.source)
+
+
+# HNSW graphs of the shards this worker process holds, built on first approximate query.
+_GRAPHS: OrderedDict[tuple, ApproximateIndex] = OrderedDict()
+_GRAPHS_KEPT = 512
+
+
+def _graph(part: HeldShard, metric: Metric) -> ApproximateIndex | ExactIndex:
+    if part.index.n_valid < 2:
+        return part.index
+    key = (part.source, part.start, part.stop, metric)
+    graph = _GRAPHS.get(key)
+    if graph is None:
+        graph = _GRAPHS[key] = ApproximateIndex(part.index, metric)
+        while len(_GRAPHS) > _GRAPHS_KEPT:
+            _GRAPHS.popitem(last=False)
+    _GRAPHS.move_to_end(key)
+    return graph
 
 
 def held(item: HeldShard | Shard) -> HeldShard:
@@ -45,13 +66,19 @@ def shard_rows(item: HeldShard | Shard) -> tuple[int, int]:
 
 
 def shard_knn(item: HeldShard | Shard, queries: np.ndarray, k: int, metric: Metric,
-              exclude: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+              exclude: np.ndarray | None, approximate: bool = False
+              ) -> tuple[np.ndarray, np.ndarray]:
     """The shard's exact top ``k`` per query: (global row indices [Q, k'], float64 distances).
 
     ``exclude`` holds one global row per query (-1: none). Distances are re-computed in
     float64 for the rows found, so the merge orders them exactly as the single kernel does.
+    ``approximate`` takes the candidates from the shard's HNSW graph (kernels/ann.py, built
+    on first use on this worker) instead of a scan.
     """
     part = held(item)
+    # A fresh native array: one Dask deserialised may expose a buffer format ("=f") that
+    # usearch refuses.
+    queries = np.array(queries, dtype=queries.dtype.newbyteorder("="), order="C")
     local = None
     if exclude is not None:
         inside = (exclude >= part.start) & (exclude < part.stop)
@@ -59,19 +86,34 @@ def shard_knn(item: HeldShard | Shard, queries: np.ndarray, k: int, metric: Metr
     if part.index.n_valid - (1 if local is not None else 0) <= 0:
         empty = np.zeros((queries.shape[0], 0))
         return empty.astype(np.int64), empty
-    idx, _ = part.index.query(queries, k, metric, local)
+    index = _graph(part, metric) if approximate else part.index
+    idx, _ = index.query(queries, k, metric, local)
     rows = part.index.host[idx.reshape(-1)].astype(np.float64).reshape(*idx.shape, -1)
     distances = exact_distances(np, rows, queries.astype(np.float64)[:, None, :], metric)
     return idx + part.start, np.asarray(distances, np.float64)
 
 
-def merge_knn(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` of every shard's top-k, by (distance, index) as kernels/knn.py orders."""
+def best_k(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of several top-k lists by (float64 distance, index), as kernels/knn.py."""
     indices = np.concatenate([p[0] for p in parts], axis=1)
     distances = np.concatenate([p[1] for p in parts], axis=1)
     order = np.lexsort((indices, distances), axis=1)[:, :k]
-    return (np.take_along_axis(indices, order, axis=1),
-            np.take_along_axis(distances, order, axis=1).astype(np.float32))
+    return np.take_along_axis(indices, order, axis=1), np.take_along_axis(distances, order, axis=1)
+
+
+def shards_knn(items: list[HeldShard | Shard], queries: np.ndarray, k: int, metric: Metric,
+               exclude: np.ndarray | None, approximate: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shard_knn` over the shards one worker holds, merged there: one task and one
+    small reply per worker and query batch, whatever the number of shards."""
+    return best_k([shard_knn(item, queries, k, metric, exclude, approximate) for item in items],
+                  k)
+
+
+def merge_knn(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The final top ``k``: (indices int64, distances float32) as the single kernel answers."""
+    indices, distances = best_k(parts, k)
+    return indices, distances.astype(np.float32)
 
 
 # -- PCA --------------------------------------------------------------------------------------
@@ -108,6 +150,22 @@ def shard_covariance(item: HeldShard | Shard, pivot: np.ndarray, spherize: bool
 def add_parts(*parts: tuple) -> tuple:
     """Element-wise sum of equally shaped tuples (counts, sums, matrices)."""
     return tuple(sum(values) for values in zip(*parts, strict=True))
+
+
+def sum_over(items: list[HeldShard | Shard], function, *args) -> tuple:
+    """``function(shard, *args)`` added up over the shards one worker holds, there."""
+    return add_parts(*[function(item, *args) for item in items])
+
+
+def rows_of(items: list[HeldShard | Shard], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(global rows found, their vectors) among the shards one worker holds."""
+    found, vectors = [], []
+    for item in items:
+        part = held(item)
+        inside = rows[(rows >= part.start) & (rows < part.stop)]
+        found.append(inside)
+        vectors.append(part.index.host[inside - part.start])
+    return np.concatenate(found), np.concatenate(vectors)
 
 
 def shard_project(item: HeldShard | Shard, axes: np.ndarray, offset: np.ndarray, center: np.ndarray,

@@ -175,7 +175,7 @@ class ChunkedVectors:
             return self.source.read(index, index + 1)[0][columns]
         else:
             rows = self._take(np.asarray(key))
-        return rows if columns == slice(None) else rows[:, columns]
+        return rows if isinstance(columns, slice) and columns == slice(None) else rows[:, columns]
 
     def _take(self, rows: np.ndarray) -> np.ndarray:
         if rows.dtype == bool:

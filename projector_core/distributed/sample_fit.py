@@ -1,0 +1,117 @@
+"""t-SNE and UMAP on a cluster: fit a sample on one worker, place the rest in parallel.
+
+Neither method's fit scales past one machine's memory, but both place new points on a
+fitted map (openTSNE's ``TSNEEmbedding.transform``, umap-learn's ``UMAP.transform``). So the
+workers gather a random sample of the finite rows to one worker (never through the server),
+which fits it; the fitted model goes to every worker, each places its own shards, and the
+coordinates stream to the browser as frames as each shard finishes (the sample first).
+Uses openTSNE and umap-learn directly, with the request's parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from projector_core.distributed.shard_tasks import HeldShard, held
+from projector_core.formats.chunked import ChunkedVectors, Shard
+from projector_core.kernels.tsne import default_perplexity, early_exaggeration_iterations
+from projector_core.projection_params import TsneRequest, UmapRequest
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+    from projector_core.projections import Reporter
+
+SAMPLE_ROWS = 20_000  # fitted on one worker: t-SNE/UMAP of this many take well under a minute
+FIT_SHARE = 0.3  # progress reported once the sample is fitted
+
+
+def take_rows(item: HeldShard | Shard, rows: np.ndarray) -> np.ndarray:
+    """The shard's finite rows among ``rows`` (shard-local): its part of the sample."""
+    x = held(item).index.host[rows]
+    return x[np.isfinite(x).all(axis=1)]
+
+
+@dataclass
+class FittedMap:
+    """The fitted model, boxed: Dask would ship openTSNE's ndarray subclass as a bare array."""
+
+    model: Any
+    iterations: int | None = None  # t-SNE: optimisation steps when placing new points
+
+
+def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> FittedMap:
+    """Fit the method on the gathered sample; the model stays on this worker until placed."""
+    sample = np.ascontiguousarray(np.concatenate(parts), np.float32)
+    params = request.params
+    if isinstance(request, TsneRequest):
+        import openTSNE
+
+        perplexity = params.perplexity or default_perplexity(sample.shape[0])
+        return FittedMap(openTSNE.TSNE(
+            n_components=request.dims, perplexity=perplexity, learning_rate=params.learning_rate,
+            early_exaggeration=params.early_exaggeration, n_iter=params.n_iter,
+            early_exaggeration_iter=early_exaggeration_iterations(params.n_iter),
+            negative_gradient_method="fft" if request.dims == 2 else "bh",
+            random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
+    import umap
+
+    return FittedMap(umap.UMAP(n_components=request.dims, n_neighbors=params.n_neighbors,
+                               min_dist=params.min_dist, n_epochs=params.n_epochs,
+                               random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
+
+
+def sample_coordinates(fitted: FittedMap) -> np.ndarray:
+    """The fitted sample's own coordinates."""
+    return np.asarray(getattr(fitted.model, "embedding_", fitted.model), np.float32)
+
+
+def place_shard(item: HeldShard | Shard, fitted: FittedMap) -> np.ndarray:
+    """float32 coordinates of a shard's rows on the fitted map; NaN where not finite.
+
+    t-SNE optimises the new points for as many iterations as the fit had, at most openTSNE's
+    default 250 for ``transform``."""
+    x = held(item).index.host
+    ok = np.isfinite(x).all(axis=1)
+    out = np.full((x.shape[0], sample_coordinates(fitted).shape[1]), np.nan, np.float32)
+    if ok.any():
+        rows = np.ascontiguousarray(x[ok])
+        placed = (fitted.model.transform(rows, n_iter=fitted.iterations) if fitted.iterations
+                  else fitted.model.transform(rows))
+        out[ok] = np.asarray(placed, np.float32)
+    return out
+
+
+class _Quiet:
+    def step(self, *args: Any) -> None:
+        return None
+
+
+def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVectors,
+                      cluster: Cluster, reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """(coordinates [N, dims], info) of ``request`` over the shards held by the workers."""
+    if reporter is None:
+        reporter = _Quiet()
+    n = vectors.shape[0]
+    shards = vectors.shards()
+    size = min(n, SAMPLE_ROWS)
+    chosen = np.sort(np.random.default_rng(request.params.seed).choice(n, size, replace=False))
+    local = [chosen[(chosen >= s.start) & (chosen < s.stop)] - s.start for s in shards]
+    holding = cluster.held(vectors)
+    parts = cluster.submit_each(take_rows, holding, local)
+    model = cluster.submit(fit_sample, parts, request)
+    coordinates = np.full((n, request.dims), np.nan, np.float32)
+    reporter.step(None, 0.0)
+    fitted = cluster.result(cluster.submit(sample_coordinates, model), timeout_factor=10)
+    if fitted.shape[0] == size:  # no NaN rows in the sample: show it while the rest is placed
+        coordinates[chosen] = fitted
+    reporter.step(0, FIT_SHARE, lambda: coordinates.copy())
+    placing = cluster.map_unordered(place_shard, holding, model, timeout_factor=10)
+    for placed, (number, block) in enumerate(placing, start=1):
+        coordinates[shards[number].start:shards[number].stop] = block
+        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(shards),
+                      lambda: coordinates.copy())
+    return coordinates, {"sample_rows": int(fitted.shape[0]), "placed_by": "transform",
+                         "shards": len(shards)}
