@@ -17,7 +17,6 @@ import numpy as np
 
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
-from projector_core.kernels.tsne import default_perplexity, early_exaggeration_iterations
 from projector_core.projection_params import TsneRequest, UmapRequest
 
 if TYPE_CHECKING:
@@ -48,6 +47,8 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
     params = request.params
     if isinstance(request, TsneRequest):
         import openTSNE
+
+        from projector_core.kernels.tsne import default_perplexity, early_exaggeration_iterations
 
         perplexity = params.perplexity or default_perplexity(sample.shape[0])
         return FittedMap(openTSNE.TSNE(
