@@ -36,7 +36,7 @@ def test_100k_thumbnails_show_when_zoomed_in(tmp_path: Path, serve, projector) -
              "pca": {"x": 0, "y": 1, "z": 2, "is3d": False, "spherize": False}}
     projector.open(serve(tmp_path), state)
     projector.page.wait_for_function(
-        "() => window.__projector.app.dataset?.sprite && window.__projector.app.plot.points.atlas",
+        "() => window.__projector.app.dataset?.sprite && window.__projector.app.plot.spriteLayer.atlas",
         timeout=120000)
     target = 80_000  # on the second atlas page
     x, y = projector.screen_position(target)
@@ -44,6 +44,8 @@ def test_100k_thumbnails_show_when_zoomed_in(tmp_path: Path, serve, projector) -
     for _ in range(6):
         projector.page.mouse.wheel(0, -500)
         projector.wait_settled()
+    # 100k points are over the frame budget: the still view is finished off screen, then shown.
+    projector.page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=120000)
     image = projector.plot_image()
     box = projector.by("plot").bounding_box()
     checked = matched = 0
