@@ -18,6 +18,8 @@ from projector_core.formats.pbtxt import parse_pbtxt
 PBTXT_NAME = "projector_config.pbtxt"
 JSON_NAME = "projector_config.json"
 CONFIG_NAMES = (PBTXT_NAME, JSON_NAME)
+# A config here belongs to the run of the folder above it (TensorBoard's plugin data folder).
+PLUGIN_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
 
 _SPRITE_SCHEMA = {"image_path": "string", "single_image_dim": "uint"}
 _EMBEDDING_SCHEMA = {
