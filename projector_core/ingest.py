@@ -25,8 +25,7 @@ from projector_core.formats.tensor_files import (
     npy_layout,
     tsv_blocks,
 )
-
-FINITE_CHUNK_BYTES = 64 * 2**20  # rows checked for NaN/Inf at a time (no N x D temporary)
+from projector_core.kernels.finite import finite_rows
 
 
 def tensor_key(path: Path, tensor_shape: tuple[int, ...]) -> tuple[str, str]:
@@ -41,9 +40,7 @@ def tensor_key(path: Path, tensor_shape: tuple[int, ...]) -> tuple[str, str]:
 
 
 def rows_with_nan_or_inf(vectors: np.ndarray) -> int:
-    step = max(1, FINITE_CHUNK_BYTES // max(1, vectors.shape[1] * vectors.itemsize))
-    return sum(int(np.count_nonzero(~np.isfinite(vectors[start:start + step]).all(axis=1)))
-               for start in range(0, vectors.shape[0], step))
+    return int(vectors.shape[0] - np.count_nonzero(finite_rows(vectors)))
 
 
 def ingest(cache: TensorCache, fingerprint: str, path: Path, display: str, kind: str,

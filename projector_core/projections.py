@@ -18,6 +18,7 @@ import numpy as np
 
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.custom import custom_projection
+from projector_core.kernels.finite import finite_rows
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
 from projector_core.kernels.precomputed import check_columns, precomputed
@@ -44,7 +45,6 @@ PCA_COMPONENTS = 10
 # cores: more threads than free cores make openTSNE's OpenMP loops wait on each other and run
 # several times slower than one thread.
 KERNEL_THREADS = max(1, (os.cpu_count() or 1) // 2)
-_FINITE_CHUNK_BYTES = 64 * 2**20
 
 
 class Reporter(Protocol):
@@ -198,15 +198,6 @@ def start_layout(reference: np.ndarray, valid: np.ndarray, request: TsneRequest 
     span = start.max(axis=0) - start.min(axis=0)
     return np.ascontiguousarray(10.0 * (start - start.min(axis=0)) / np.where(span > 0, span, 1.0),
                                 np.float32)
-
-
-def finite_rows(data: np.ndarray) -> np.ndarray:
-    """Rows without NaN or Inf, scanned in chunks (no N x D temporary)."""
-    valid = np.empty(data.shape[0], bool)
-    step = max(1, _FINITE_CHUNK_BYTES // max(1, data.shape[1] * data.itemsize))
-    for start in range(0, data.shape[0], step):
-        valid[start:start + step] = np.isfinite(data[start:start + step]).all(axis=1)
-    return valid
 
 
 def spread(valid: np.ndarray, fitted: np.ndarray) -> np.ndarray:

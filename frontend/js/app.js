@@ -12,7 +12,7 @@ import { mixin } from './mixin.js';
 import { ProgressTracker } from './controller/progress.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
-import { readTheme, StatusDisplay } from './controller/status.js';
+import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
 import { JobRunner, restoredProjection } from './jobs.js';
@@ -23,6 +23,7 @@ import { createInspectorPanel } from './panels/inspector.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
+import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 
 class App {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from projector_core.kernels.quality import finite_rows
+from projector_core.kernels.finite import finite_rows
 
 SAMPLE_LIMIT = 20_000
 MIN_SAMPLED_CHILD = 10  # sub-clusters of fewer sampled points are noise, not structure

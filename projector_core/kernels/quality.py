@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from projector_core.kernels.finite import finite_rows
 from projector_core.kernels.knn import Metric
 
 EXACT_LIMIT = 200_000
@@ -156,12 +157,3 @@ def _scan(space: np.ndarray, metric: Metric, near_other: np.ndarray,
         ahead = scan_block(dist, limits, targets, nearest[start:stop])
         penalty += int(np.maximum(ahead + 1 - k, 0).sum())
     return nearest, 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
-
-
-def finite_rows(data: np.ndarray) -> np.ndarray:
-    """Rows without NaN or Inf, scanned in blocks (no N x D temporary)."""
-    out = np.empty(data.shape[0], bool)
-    step = max(1, _BLOCK_BYTES // max(1, data.shape[1] * data.itemsize))
-    for start in range(0, data.shape[0], step):
-        out[start:start + step] = np.isfinite(data[start:start + step]).all(axis=1)
-    return out

@@ -3,10 +3,11 @@
 // how much its neighbourhood changed. Both layouts are fitted with one shared box, so a
 // point that did not move between the (aligned) layouts sits at the same place in both.
 
-import { hexToRgb, gradientColor, MISSING_COLOR } from '../colors.js';
+import { gradientColor, MISSING_COLOR } from '../colors.js';
 import { fitPositions } from '../geometry.js';
 import { Plot, defaultPointSize } from '../plot.js';
 import { FLAG_FOCUS, FLAG_SELECTED } from '../renderer/points.js';
+import { readTheme } from '../theme.js';
 
 /** Positions of both layouts (first two columns) in one box: n x 3 each, z = 0. */
 export function fitTogether(a, colsA, b, colsB, n) {
@@ -96,30 +97,4 @@ export class LinkedPlots {
     if (this.selection.length === 1) flags[this.selection[0]] |= FLAG_FOCUS;
     for (const plot of this.plots()) plot.setFlags(flags, this.selection.length > 0);
   }
-}
-
-/** The plot colours from the page's CSS theme variables (as the main view reads them). */
-export function readTheme() {
-  const css = getComputedStyle(document.documentElement);
-  const value = (name) => css.getPropertyValue(name).trim();
-  const rgb = (name) => hexToRgb(value(name)).map((c) => c / 255);
-  const rgba = (name) => {
-    const m = /rgba?\(([^)]+)\)/.exec(value(name));
-    const parts = m ? m[1].split(',').map((s) => Number(s.trim())) : [200, 200, 200, 0.5];
-    return [parts[0] / 255, parts[1] / 255, parts[2] / 255, parts[3] ?? 1];
-  };
-  return {
-    background: rgb('--plot-bg'),
-    dim: rgba('--plot-dim'),
-    selected: rgb('--plot-selected'),
-    hovered: rgb('--plot-hovered'),
-    ring: rgb('--plot-ring'),
-    labelBackground: value('--label-bg'),
-    labelText: value('--label-text'),
-    labelStrongBackground: value('--label-strong-bg'),
-    labelStrongText: value('--label-strong-text'),
-    labelBorder: value('--label-border'),
-    region: value('--region'),
-    regionFill: value('--region-fill'),
-  };
 }

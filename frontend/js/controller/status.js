@@ -1,7 +1,7 @@
 // The status bar, the plot's message and progress card, and the theme the plot reads.
 
-import { hexToRgb } from '../colors.js';
 import { $, formatCount } from '../dom.js';
+import { readTheme } from '../theme.js';
 
 export class StatusDisplay {
   setMessage(text, error = false) {
@@ -55,30 +55,4 @@ export class StatusDisplay {
     }
     this.plot.setTheme(readTheme());
   }
-}
-
-/** The plot's colours from the CSS theme variables. */
-export function readTheme() {
-  const css = getComputedStyle(document.documentElement);
-  const value = (name) => css.getPropertyValue(name).trim();
-  const rgb = (name) => hexToRgb(value(name)).map((c) => c / 255);
-  const rgba = (name) => {
-    const m = /rgba?\(([^)]+)\)/.exec(value(name));
-    const parts = m ? m[1].split(',').map((s) => Number(s.trim())) : [200, 200, 200, 0.5];
-    return [parts[0] / 255, parts[1] / 255, parts[2] / 255, parts[3] ?? 1];
-  };
-  return {
-    background: rgb('--plot-bg'),
-    dim: rgba('--plot-dim'),
-    selected: rgb('--plot-selected'),
-    hovered: rgb('--plot-hovered'),
-    ring: rgb('--plot-ring'),
-    labelBackground: value('--label-bg'),
-    labelText: value('--label-text'),
-    labelStrongBackground: value('--label-strong-bg'),
-    labelStrongText: value('--label-strong-text'),
-    labelBorder: value('--label-border'),
-    region: value('--region'),
-    regionFill: value('--region-fill'),
-  };
 }
