@@ -129,8 +129,8 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
         reporter.step(None, 0.0)
         init = None if reference is None else start_layout(reference, valid, request)
         if isinstance(request, TsneRequest):
-            labels = _supervise_labels(request, embedding, valid)
-            fitted, details = _tsne(request, fit_data, valid, backend, reporter, init, labels)
+            fitted, details = _tsne(request, fit_data, valid, backend, reporter, init,
+                                    lambda: _supervise_labels(request, embedding, valid))
         else:
             fitted, details = _umap(request, fit_data, valid, backend, reporter, init)
         coordinates = spread(valid, fitted)
@@ -239,8 +239,10 @@ def _supervise_labels(request: TsneRequest, embedding: Embedding, valid: np.ndar
 
 
 def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
-          reporter: Reporter, init: np.ndarray | None, labels: np.ndarray | None = None
+          reporter: Reporter, init: np.ndarray | None,
+          supervision: Callable[[], np.ndarray | None] = lambda: None
           ) -> tuple[np.ndarray, dict[str, Any]]:
+    """``supervision`` gives the fitted rows' label codes (or None); read in full mode only."""
     from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
 
     params = request.params
@@ -250,6 +252,7 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
             data, m, request.dims, params.perplexity, params.learning_rate, params.n_iter,
             params.early_exaggeration, params.seed, KERNEL_THREADS, on_step))
         return fitted, {**details, "supervised": False}
+    labels = supervision()
     neighbors = None
     if not backend.is_numpy:
         perplexity = params.perplexity or default_perplexity(data.shape[0])

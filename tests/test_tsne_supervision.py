@@ -73,3 +73,15 @@ def test_bad_supervision_is_422(serve, sample_logdir, params, message):
         answer = http.post("/api/projections", json={**IRIS, "params": params})
     assert answer.status_code == 422
     assert message in str(answer.json()["detail"])
+
+
+def test_a_sampled_fit_says_it_was_not_supervised(serve, sample_logdir):
+    with httpx.Client(base_url=serve(sample_logdir), timeout=60) as http:
+        params = {"n_iter": 100, "mode": "sample", "sample_size": 300,
+                  "supervise_column": "label", "supervise_weight": 1.0}
+        answer = http.post("/api/projections?wait=true",
+                           json={"run": "digits", "embedding": "digits", "method": "tsne",
+                                 "params": params})
+    assert answer.status_code == 200, answer.text
+    info = answer.json()["info"]
+    assert info["mode"] == "sample" and info["supervised"] is False

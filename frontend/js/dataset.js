@@ -22,6 +22,7 @@ export class Dataset {
     this.numericCache = new Map();
     // Columns the user tagged in this browser session: only here, never on the server.
     this.edited = new Set();
+    this.edits = 0; // tags applied so far: views that cache what they drew compare it
   }
 
   get local() {
@@ -42,6 +43,7 @@ export class Dataset {
     this.metadata = tagRows(this.metadata, this.n, column, value, indices);
     this.numericCache.delete(column);
     this.edited.add(column);
+    this.edits += 1;
   }
 
   /** The column as numbers (NaN for missing), or null when it is not numeric. Cached. */
