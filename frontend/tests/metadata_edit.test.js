@@ -60,3 +60,13 @@ test('supervision offers only the columns the server holds, and only with a weig
   const upload = new Dataset({ source: 'local', run: 'upload', name: 'x', n: 3, d: 4, metadata: metadata() });
   assert.deepEqual(superviseChoices(upload), []);
 });
+
+test('supervision fields in an untrusted state fall back to their defaults', async () => {
+  const { sanitizeState } = await import('../js/state.js');
+  const bad = sanitizeState({ tsne: { superviseColumn: 5, superviseWeight: 2 } }).tsne;
+  assert.equal(bad.superviseColumn, null);
+  assert.equal(bad.superviseWeight, 0);
+  const good = sanitizeState({ tsne: { superviseColumn: 'label', superviseWeight: 0.25 } }).tsne;
+  assert.equal(good.superviseColumn, 'label');
+  assert.equal(good.superviseWeight, 0.25);
+});
