@@ -54,6 +54,13 @@ class TsneParams(_SampledParams):
     early_exaggeration: float = Field(12.0, ge=1, le=1000)
     seed: Seed = 0
     init_from_job: InitFrom = None
+    supervise_column: str | None = Field(
+        None, max_length=256,
+        description="Metadata column of labels that supervise the fit (TensorBoard's "
+                    "\"supervise with\"); full mode only, a sampled fit ignores it")
+    supervise_weight: float = Field(
+        0.0, ge=0, le=1, description="0: labels ignored; 1: affinities between neighbours "
+                                     "with different labels dropped, same-label ones doubled")
 
 
 class UmapParams(_SampledParams):

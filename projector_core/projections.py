@@ -29,6 +29,7 @@ from projector_core.kernels.sampling import (
     sampled_umap,
 )
 from projector_core.kernels.search import search
+from projector_core.kernels.supervision import label_codes
 from projector_core.model import Embedding
 from projector_core.projection_params import (
     CustomRequest,
@@ -90,6 +91,8 @@ def check(request: ProjectionRequest, embedding: Embedding) -> None:
         if perplexity is not None and perplexity > max_perplexity(n):
             raise ValueError(f"perplexity {perplexity:g} is too large for {n} points: it must "
                              f"be at most (N - 1) / 3 = {max_perplexity(n):.4g}")
+        if request.params.supervise_column is not None:
+            check_columns(embedding.metadata(), [request.params.supervise_column], numeric=False)
     elif isinstance(request, UmapRequest):
         if request.params.n_neighbors >= n:
             raise ValueError(f"n_neighbors {request.params.n_neighbors} must be smaller than "
@@ -126,7 +129,8 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
         reporter.step(None, 0.0)
         init = None if reference is None else start_layout(reference, valid, request)
         if isinstance(request, TsneRequest):
-            fitted, details = _tsne(request, fit_data, valid, backend, reporter, init)
+            fitted, details = _tsne(request, fit_data, valid, backend, reporter, init,
+                                    lambda: _supervise_labels(request, embedding, valid))
         else:
             fitted, details = _umap(request, fit_data, valid, backend, reporter, init)
         coordinates = spread(valid, fitted)
@@ -209,16 +213,37 @@ def spread(valid: np.ndarray, fitted: np.ndarray) -> np.ndarray:
     return out
 
 
+def _supervise_labels(request: TsneRequest, embedding: Embedding, valid: np.ndarray
+                      ) -> np.ndarray | None:
+    """Label codes of the fitted rows when the request supervises, else None."""
+    params = request.params
+    if params.supervise_column is None or params.supervise_weight <= 0:
+        return None
+    metadata = embedding.metadata()
+    check_columns(metadata, [params.supervise_column], numeric=False)
+    assert metadata is not None
+    codes = label_codes(metadata.arrays[params.supervise_column])
+    if codes.shape[0] != valid.shape[0]:
+        raise ValueError(f"metadata has {codes.shape[0]} rows for {valid.shape[0]} points: "
+                         "supervision needs one label per point")
+    return codes[valid]
+
+
 def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Backend,
-          reporter: Reporter, init: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
+          reporter: Reporter, init: np.ndarray | None,
+          supervision: Callable[[], np.ndarray | None] = lambda: None
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    """``supervision`` gives the fitted rows' label codes (or None); read in full mode only."""
     from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
 
     params = request.params
     m = sample_size(data.shape[0], params.mode, params.sample_threshold, params.sample_size)
-    if m is not None:
-        return _sampled(valid, reporter, lambda on_step: sampled_tsne(
+    if m is not None:  # the sample fit is unsupervised (said in info)
+        fitted, details = _sampled(valid, reporter, lambda on_step: sampled_tsne(
             data, m, request.dims, params.perplexity, params.learning_rate, params.n_iter,
             params.early_exaggeration, params.seed, KERNEL_THREADS, on_step))
+        return fitted, {**details, "supervised": False}
+    labels = supervision()
     neighbors = None
     if not backend.is_numpy:
         perplexity = params.perplexity or default_perplexity(data.shape[0])
@@ -234,8 +259,10 @@ def _tsne(request: TsneRequest, data: np.ndarray, valid: np.ndarray, backend: Ba
     exaggeration = params.early_exaggeration if init is None else 1.0
     result = tsne(data, request.dims, params.perplexity, params.learning_rate, params.n_iter,
                   exaggeration, params.seed, neighbors=neighbors,
-                  n_jobs=KERNEL_THREADS, on_step=on_step, init=init)
+                  n_jobs=KERNEL_THREADS, on_step=on_step, init=init,
+                  supervision=None if labels is None else (labels, params.supervise_weight))
     return result.coordinates, {
+        "supervised": labels is not None,
         "perplexity": result.perplexity, "kl_divergence": result.kl_divergence,
         "gradient_method": result.gradient_method, "iterations": params.n_iter,
         "neighbors": "exact" if neighbors is not None else "openTSNE",

@@ -17,6 +17,7 @@ import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
 import { JobRunner, restoredProjection } from './jobs.js';
 import { listRunsWhenReady } from './loading.js';
+import { installMetadataEdit } from './metadata_edit.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
@@ -200,6 +201,7 @@ mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
 const app = new App();
 installStructure(app);
 installEmbed(app);
+installMetadataEdit(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,

@@ -2,6 +2,7 @@
 // the vectors. Server data sets keep their vectors on the server: every computation on
 // them is an API call, so a million-point tensor never crosses the wire.
 
+import { tagRows } from './metadata_edit.js';
 import { numericColumn, ParseError, parseMetadataTsv, parseNpy, parseTensorTsv } from './tsv.js';
 
 /** Largest file the browser reads for an upload. */
@@ -19,6 +20,9 @@ export class Dataset {
     this.vectors = vectors;
     this.info = info;
     this.numericCache = new Map();
+    // Columns the user tagged in this browser session: only here, never on the server.
+    this.edited = new Set();
+    this.edits = 0; // tags applied so far: views that cache what they drew compare it
   }
 
   get local() {
@@ -32,6 +36,14 @@ export class Dataset {
   values(column) {
     const i = this.columns.indexOf(column);
     return i < 0 ? null : this.metadata.columns[i];
+  }
+
+  /** Sets `column` (new or existing) to `value` at `indices`; the server's copy is untouched. */
+  tag(column, value, indices) {
+    this.metadata = tagRows(this.metadata, this.n, column, value, indices);
+    this.numericCache.delete(column);
+    this.edited.add(column);
+    this.edits += 1;
   }
 
   /** The column as numbers (NaN for missing), or null when it is not numeric. Cached. */

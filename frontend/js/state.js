@@ -15,7 +15,7 @@ export function defaultState() {
     embedding: null,
     projection: 'pca',
     pca: { x: 0, y: 1, z: 2, is3d: true, spherize: false },
-    tsne: { is3d: false, perplexity: 30, learningRate: null, nIter: 1000 },
+    tsne: { is3d: false, perplexity: 30, learningRate: null, nIter: 1000, superviseColumn: null, superviseWeight: 0 },
     umap: { is3d: false, nNeighbors: 15, minDist: 0.1 },
     custom: { column: null, left: '', right: '', up: '', down: '', regex: false },
     labelBy: null,
@@ -107,6 +107,8 @@ export function sanitizeState(input) {
       perplexity: pick(tsne.perplexity, d.tsne.perplexity, number(1, 1000)),
       learningRate: pick(tsne.learningRate, d.tsne.learningRate, (v) => v === null || number(1e-6, 1e7)(v)),
       nIter: pick(tsne.nIter, d.tsne.nIter, (v) => Number.isInteger(v) && v > 0 && v <= 1e6),
+      superviseColumn: pick(tsne.superviseColumn, null, stringOrNull),
+      superviseWeight: pick(tsne.superviseWeight, 0, number(0, 1)),
     },
     umap: {
       is3d: pick(umap.is3d, d.umap.is3d, bool),

@@ -174,10 +174,14 @@ export function formatCoordinates(coords, n, dims, sep = ',') {
   return parts.join('\n') + '\n';
 }
 
-/** Metadata back to TSV (header line + rows), e.g. for an uploaded data set. */
+/**
+ * Metadata back to TSV, e.g. for an uploaded or edited data set, by TensorBoard's header
+ * rule: a header line when there are several columns; a single column is written bare
+ * (a header there would be read back as a first row).
+ */
 export function formatMetadataTsv(names, columns) {
   const n = columns.length ? columns[0].length : 0;
-  const parts = [names.join('\t')];
+  const parts = names.length === 1 ? [] : [names.join('\t')];
   for (let i = 0; i < n; i++) parts.push(columns.map((col) => col[i]).join('\t'));
   return parts.join('\n') + '\n';
 }

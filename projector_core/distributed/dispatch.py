@@ -91,6 +91,8 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
     if isinstance(request, TsneRequest | UmapRequest):
         coordinates, details = sampled_embedding(request, vectors, cluster, reporter)
         info.update(details)
+        if isinstance(request, TsneRequest):
+            info["supervised"] = False  # the cluster's sample fit does not read labels
     elif isinstance(request, PcaRequest):
         result = sharded_pca(vectors, cluster, PCA_COMPONENTS, request.params.spherize)
         coordinates = result.coordinates

@@ -23,6 +23,8 @@ from openTSNE import affinity, initialization
 from openTSNE.nearest_neighbors import Annoy, KNNIndex, PrecomputedNeighbors
 from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
+from projector_core.kernels.supervision import supervise_affinities
+
 StepCallback = Callable[[int, float, "np.ndarray | None"], None]
 """``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep; it
 is None while the neighbours are searched (progress only). May raise to stop the run, or
@@ -77,6 +79,7 @@ def tsne(
     n_jobs: int = -1,
     on_step: StepCallback | None = None,
     init: np.ndarray | None = None,
+    supervision: tuple[np.ndarray, float] | None = None,
 ) -> TsneResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
@@ -84,7 +87,8 @@ def tsne(
     ``3 x perplexity`` nearest other rows (e.g. exact ones from a GPU); otherwise openTSNE
     finds them (exact on small data, Annoy on large). ``on_step`` first receives the PCA
     initialisation (iteration 0), then progress without an embedding during an Annoy search,
-    then the embedding before every optimisation step.
+    then the embedding before every optimisation step. ``supervision``: (label codes per
+    row, weight 0..1) reweighting the affinities (:mod:`kernels.supervision`).
     """
     n = data.shape[0]
     if dims not in (2, 3):
@@ -117,6 +121,8 @@ def tsne(
     else:
         affinities = affinity.PerplexityBasedNN(knn_index=knn, perplexity=perplexity,
                                                 n_jobs=n_jobs)
+    if supervision is not None and supervision[1] > 0:
+        affinities.P = supervise_affinities(affinities.P, *supervision)
 
     method = gradient_method(n, dims)
     objective = kl_divergence_fft if method == "fft" else kl_divergence_bh

@@ -143,7 +143,7 @@ export class Highlighting {
     }
     let result;
     try {
-      const indices = ds.local
+      const indices = ds.local || ds.edited.has(column) // a tagged column is only here
         ? localSearch(ds.values(column), query, regex)
         : (await this.api.search(ds.run, ds.name, column, query, regex)).indices;
       result = { indices, error: null };

@@ -4,6 +4,7 @@
 import { formatCount } from '../dom.js';
 import { fitPositions } from '../geometry.js';
 import { is3d } from '../state.js';
+import { superviseColumn } from '../supervision.js';
 
 export class Projecting {
 
@@ -16,10 +17,10 @@ export class Projecting {
         // openTSNE needs perplexity <= (N - 1) / 3; TensorBoard's slider goes to 100.
         const n = this.dataset?.n ?? Infinity;
         const perplexity = Math.max(2, Math.min(state.tsne.perplexity, Math.floor((n - 1) / 3)));
-        return {
-          params: { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter },
-          dims: state.tsne.is3d ? 3 : 2,
-        };
+        const params = { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter };
+        const supervise = superviseColumn(state.tsne, this.dataset);
+        if (supervise) Object.assign(params, { supervise_column: supervise, supervise_weight: state.tsne.superviseWeight });
+        return { params, dims: state.tsne.is3d ? 3 : 2 };
       }
       case 'umap': {
         const n = this.dataset?.n ?? Infinity;

@@ -76,7 +76,7 @@ export function createInspectorPanel(app) {
   function renderCard() {
     const focus = app.state.focus;
     const ds = app.dataset;
-    const key = `${focus}|${app.state.labelBy}|${ds?.name}|${Boolean(ds?.metadata)}`;
+    const key = `${focus}|${app.state.labelBy}|${ds?.name}|${Boolean(ds?.metadata)}|${ds?.edits}`;
     if (key === cardFor) return;
     cardFor = key;
     card.hidden = focus === null || !ds;

@@ -3,6 +3,7 @@
 
 import { $, formatCount, setOptions } from '../dom.js';
 import { CUSTOM_SIDES } from '../state.js';
+import { superviseChoices } from '../supervision.js';
 
 export function createProjectionsPanel(app) {
   const panel = $('projections-panel');
@@ -15,6 +16,9 @@ export function createProjectionsPanel(app) {
     perplexityValue: $('tsne-perplexity-value'),
     learningRate: $('tsne-learning-rate'),
     iterations: $('tsne-iterations'),
+    superviseColumn: $('tsne-supervise-column'),
+    superviseWeight: $('tsne-supervise-weight'),
+    superviseWeightValue: $('tsne-supervise-weight-value'),
     run: $('tsne-run'),
     pause: $('tsne-pause'),
     stop: $('tsne-stop'),
@@ -50,6 +54,9 @@ export function createProjectionsPanel(app) {
     const v = Math.round(Number(tsne.iterations.value));
     if (v > 0) setTsne({ nIter: v });
   });
+  tsne.superviseColumn.addEventListener('change', () => setTsne({ superviseColumn: tsne.superviseColumn.value || null }));
+  tsne.superviseWeight.addEventListener('input', () => (tsne.superviseWeightValue.textContent = tsne.superviseWeight.value));
+  tsne.superviseWeight.addEventListener('change', () => setTsne({ superviseWeight: Number(tsne.superviseWeight.value) }));
   tsne.run.addEventListener('click', () => app.rerun());
   tsne.pause.addEventListener('click', () => app.togglePause('tsne'));
   tsne.stop.addEventListener('click', () => app.stopJob('tsne'));
@@ -110,6 +117,10 @@ export function createProjectionsPanel(app) {
     tsne.perplexityValue.textContent = s.perplexity;
     if (document.activeElement !== tsne.learningRate) tsne.learningRate.value = s.learningRate ?? '';
     if (document.activeElement !== tsne.iterations) tsne.iterations.value = s.nIter;
+    const choices = superviseChoices(app.dataset).map((c) => ({ value: c, label: c }));
+    setOptions(tsne.superviseColumn, [{ value: '', label: '(none)' }, ...choices], s.superviseColumn ?? '');
+    if (document.activeElement !== tsne.superviseWeight) tsne.superviseWeight.value = s.superviseWeight;
+    tsne.superviseWeightValue.textContent = s.superviseWeight;
     tsne.run.textContent = p ? 'Re-run' : 'Run';
     tsne.pause.disabled = !p?.running;
     tsne.pause.textContent = p?.paused ? 'Resume' : 'Pause';
