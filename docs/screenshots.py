@@ -84,6 +84,15 @@ def main() -> None:
         page.screenshot(path=OUT / "tsne-sprites.png")
 
         page.evaluate("window.__projector.app.update({ sprites: false })")
+        settle(page)
+        page.get_by_test_id("density-toggle").check()
+        page.get_by_test_id("cluster-run").click()
+        page.wait_for_function("document.querySelector('[data-testid=cluster-status]')"
+                               ".textContent.includes('cluster')", timeout=120000)
+        settle(page)
+        page.screenshot(path=OUT / "structure.png")
+        page.get_by_test_id("density-toggle").uncheck()
+        page.get_by_test_id("cluster-labels-toggle").uncheck()
         page.evaluate("window.__projector.app.update({ neighbors: { k: 40, metric: 'cosine' } })")
         click_point(page, 1234)
         page.evaluate("window.__projector.app.toggleTheme()")
