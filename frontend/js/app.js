@@ -20,6 +20,7 @@ import { listRunsWhenReady } from './loading.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
+import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
@@ -199,6 +200,7 @@ mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
 const app = new App();
 installStructure(app);
 installEmbed(app);
+installLabelsAndSequences(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,
