@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { defaultCamera, viewProjection } from '../js/camera.js';
+import { labelText, selectLabelPoints } from '../js/renderer/labels3d.js';
+import { FLAG_HIDDEN } from '../js/renderer/points.js';
+import { parseSequence, sequenceColumn, sequenceWarning } from '../js/sequences.js';
+import { defaultState, sanitizeState } from '../js/state.js';
+
+test('the sequence column is __next__, else __seq_next__', () => {
+  assert.equal(sequenceColumn(['label', '__seq_next__', '__next__']), '__next__');
+  assert.equal(sequenceColumn(['label', '__seq_next__']), '__seq_next__');
+  assert.equal(sequenceColumn(['label']), null);
+});
+
+test('a sequence column becomes segment pairs; empty cells end a chain', () => {
+  const { pairs, bad, firstBad } = parseSequence(['1', '2', '', ' 4 ', ''], 5);
+  assert.deepEqual(Array.from(pairs), [0, 1, 1, 2, 3, 4]);
+  assert.equal(bad, 0);
+  assert.equal(firstBad, null);
+});
+
+test('bad sequence cells are skipped and counted, the first one named', () => {
+  const cells = ['1', 'abc', '2.5', '-1', '99', '5', '0x2', '1e1', '', '3'];
+  const parsed = parseSequence(cells, 10);
+  assert.deepEqual(Array.from(parsed.pairs), [0, 1, 9, 3]);
+  // abc, 2.5, -1, 99 (out of range), 5 at row 5 (itself), 0x2, 1e1
+  assert.equal(parsed.bad, 7);
+  assert.deepEqual(parsed.firstBad, { row: 1, value: 'abc' });
+  const message = sequenceWarning('__next__', parsed);
+  assert.match(message, /__next__: 7 cells skipped/);
+  assert.match(message, /point 1: "abc"/);
+  assert.equal(sequenceWarning('__next__', parseSequence(['1', ''], 2)), '');
+});
+
+test('a short column or missing cells never throw', () => {
+  const parsed = parseSequence(['1', null, undefined], 5);
+  assert.deepEqual(Array.from(parsed.pairs), [0, 1]);
+  assert.equal(parsed.bad, 0);
+});
+
+function grid(n) {
+  const to = new Float32Array(n * 3);
+  for (let i = 0; i < n; i++) {
+    to[i * 3] = ((i % 100) / 100) * 1.6 - 0.8;
+    to[i * 3 + 1] = (Math.floor(i / 100) / (n / 100)) * 1.6 - 0.8;
+  }
+  return to;
+}
+
+test('label selection keeps at most the budget, first in the draw order', () => {
+  const n = 10000;
+  const to = grid(n);
+  const matrix = viewProjection(defaultCamera(), false, 1);
+  const order = Int32Array.from({ length: n }, (_, k) => n - 1 - k);
+  const picked = selectLabelPoints({ to, n, order, matrix, width: 500, height: 500, budget: 300 });
+  assert.equal(picked.length, 300);
+  const indices = new Set(picked.map((p) => p.index));
+  for (let k = 0; k < 300; k++) assert.ok(indices.has(n - 1 - k), 'the first ranks of the order are kept');
+  const all = selectLabelPoints({ to, n, matrix, width: 500, height: 500, budget: 1e9 });
+  assert.equal(all.length, n, 'every point of the view when the budget allows');
+  for (const p of all) assert.ok(p.x >= 0 && p.x <= 500 && p.y >= 0 && p.y <= 500);
+});
+
+test('label selection skips hidden and off-screen points and sorts far to near', () => {
+  const to = Float32Array.from([0, 0, 0, 0.5, 0, 0.5, 50, 50, 0, -0.5, 0, -0.5]);
+  const flags = Uint8Array.from([0, 0, 0, FLAG_HIDDEN]);
+  const matrix = viewProjection(defaultCamera(), true, 1);
+  const picked = selectLabelPoints({ to, n: 4, flags, matrix, width: 400, height: 400, budget: 10 });
+  assert.deepEqual(picked.map((p) => p.index).sort(), [0, 1]);
+  assert.ok(picked[0].depth >= picked[1].depth, 'farthest first');
+});
+
+test('labels are one line of at most 40 characters', () => {
+  assert.equal(labelText('a\nb\tc'), 'a b c');
+  assert.equal(labelText('x'.repeat(100)).length, 40);
+  assert.equal(labelText(null), '');
+  assert.equal(labelText('<b>x</b>'), '<b>x</b>', 'text, never markup');
+});
+
+test('3D labels and sequences are part of the state, validated', () => {
+  assert.equal(defaultState().labels3d, false);
+  assert.equal(defaultState().sequences, true);
+  const s = sanitizeState({ labels3d: true, sequences: false });
+  assert.equal(s.labels3d, true);
+  assert.equal(s.sequences, false);
+  const bad = sanitizeState({ labels3d: 'yes', sequences: 1 });
+  assert.equal(bad.labels3d, false);
+  assert.equal(bad.sequences, true);
+});
