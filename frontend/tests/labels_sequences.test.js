@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { fromTensorBoardState, toTensorBoardState } from '../js/bookmarks.js';
 import { defaultCamera, viewProjection } from '../js/camera.js';
 import { labelText, selectLabelPoints } from '../js/renderer/labels3d.js';
 import { FLAG_HIDDEN } from '../js/renderer/points.js';
+import { segmentsBefore } from '../js/renderer/polylines.js';
 import { parseSequence, sequenceColumn, sequenceWarning } from '../js/sequences.js';
 import { defaultState, sanitizeState } from '../js/state.js';
 
@@ -87,4 +89,26 @@ test('3D labels and sequences are part of the state, validated', () => {
   const bad = sanitizeState({ labels3d: 'yes', sequences: 1 });
   assert.equal(bad.labels3d, false);
   assert.equal(bad.sequences, true);
+});
+
+test('a bookmark keeps 3D labels and sequences; a TensorBoard one (no such field) gets the defaults', () => {
+  const state = { ...defaultState(), labels3d: true, sequences: false };
+  const tb = toTensorBoardState(state, { label: 'b', n: 5, d: 3 });
+  const back = fromTensorBoardState(JSON.parse(JSON.stringify(tb)), { n: 5, d: 3 }).state;
+  assert.equal(back.labels3d, true);
+  assert.equal(back.sequences, false);
+  const { projector, ...tensorBoardOnly } = tb;
+  assert.ok(projector);
+  const fromTb = fromTensorBoardState(tensorBoardOnly, { n: 5, d: 3 }).state;
+  assert.equal(fromTb.labels3d, false);
+  assert.equal(fromTb.sequences, true);
+});
+
+test('a moving frame draws the segments that start in its sample of the draw order', () => {
+  const ranks = Int32Array.from([0, 2, 2, 5, 9]);
+  assert.equal(segmentsBefore(ranks, 0), 0);
+  assert.equal(segmentsBefore(ranks, 3), 3);
+  assert.equal(segmentsBefore(ranks, 6), 4);
+  assert.equal(segmentsBefore(ranks, 100), 5);
+  assert.equal(segmentsBefore(new Int32Array(0), 10), 0);
 });

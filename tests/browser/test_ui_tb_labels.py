@@ -73,8 +73,8 @@ def test_sequences_draw_polylines_and_bad_cells_are_reported(serve, projector, t
     (ax, ay), (bx, by) = projector.screen_position(2), projector.screen_position(3)
     along = 0
     for f in np.linspace(0.3, 0.7, 9):
-        x = int(round(ax + (bx - ax) * f - box["x"]))
-        y = int(round(ay + (by - ay) * f - box["y"]))
+        x = round(ax + (bx - ax) * f - box["x"])
+        y = round(ay + (by - ay) * f - box["y"])
         patch = (slice(max(0, y - 1), y + 2), slice(max(0, x - 1), x + 2))
         along += changed_pixels(with_lines[patch], without[patch]) > 0
     assert along >= 6, f"the line 2 -> 3 shows at {along} of 9 places along it"

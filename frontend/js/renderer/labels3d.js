@@ -49,6 +49,7 @@ export class Labels3dLayer {
     this.enabled = false;
     this.textVersion = 0;
     this.drawn = 0; // labels the last frame drew, for tests
+    this.lastMs = 0; // how long choosing and drawing them took
     this.seen = null;
     this.stillTimer = 0;
   }
@@ -99,6 +100,7 @@ export class Labels3dLayer {
     ctx.clearRect(0, 0, this.width, this.height);
     this.drawn = 0;
     if (!on) return;
+    const start = performance.now();
     const points = selectLabelPoints({
       to: plot.positions,
       from: plot.fromPositions,
@@ -112,6 +114,7 @@ export class Labels3dLayer {
       budget: moving ? MOVING_BUDGET : STILL_BUDGET,
     });
     this._draw(points, view.background);
+    this.lastMs = performance.now() - start;
     if (moving) this._redrawWhenStill();
   }
 

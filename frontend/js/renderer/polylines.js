@@ -2,8 +2,9 @@
 // line segments between linked points, one gl.LINES call over an index buffer built once per
 // data set. Positions are the plot's own typed arrays, uploaded when they change, and glide
 // with the points (from/to mixed on the GPU). Drawn in the 'top' pass, so the chains show
-// over any level-of-detail sample and over the finished full-detail frame alike; segments
-// touching a hidden (isolated-away) point are left out.
+// over the finished full-detail frame; while the view moves, a frame that draws a sample of
+// the points draws the segments starting in it. Segments touching a hidden (isolated-away)
+// point are left out.
 
 import { createProgram } from './gl.js';
 import { FLAG_HIDDEN } from './points.js';
@@ -26,6 +27,18 @@ void main() {
   outColor = u_color;
 }`;
 
+/** How many of the ascending `ranks` are below `count` (binary search). */
+export function segmentsBefore(ranks, count) {
+  let lo = 0;
+  let hi = ranks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ranks[mid] < count) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export class PolylineLayer {
   constructor() {
     this.pairs = new Uint32Array(0);
@@ -34,6 +47,8 @@ export class PolylineLayer {
     this.drawnSegments = 0; // segments the last frame drew, for tests and the status line
     this.flagsSeen = null;
     this.nSeen = 0;
+    this.rankSeen = null;
+    this.sourceRanks = new Int32Array(0); // draw-order rank of each drawn segment's first point
     this.positionsDirty = false;
   }
 
@@ -84,7 +99,7 @@ export class PolylineLayer {
     const gl = this.gl;
     gl.bindVertexArray(this.vao);
     if (this.positionsDirty) this._uploadPositions();
-    if (plot.flags !== this.flagsSeen || plot.n !== this.nSeen) this._buildElements(plot.flags);
+    if (plot.flags !== this.flagsSeen || plot.n !== this.nSeen || plot.rank !== this.rankSeen) this._buildElements(plot.flags);
     if (!this.count) {
       gl.bindVertexArray(null);
       return;
@@ -96,10 +111,11 @@ export class PolylineLayer {
     const dark = view.background.reduce((a, b) => a + b, 0) < 1.5;
     gl.uniform4fv(u.u_color, dark ? [0.85, 0.85, 0.9, 0.55] : [0.2, 0.25, 0.4, 0.55]);
     gl.disable(gl.DEPTH_TEST); // the chains read over the points, as a drawn overlay
-    gl.drawElements(gl.LINES, this.count, gl.UNSIGNED_INT, 0);
+    const segments = view.count < plot.n ? segmentsBefore(this.sourceRanks, view.count) : this.count / 2;
+    gl.drawElements(gl.LINES, segments * 2, gl.UNSIGNED_INT, 0);
     gl.enable(gl.DEPTH_TEST);
     gl.bindVertexArray(null);
-    this.drawnSegments = this.count / 2;
+    this.drawnSegments = segments;
   }
 
   onResize() {}
@@ -123,27 +139,35 @@ export class PolylineLayer {
     this.positionsDirty = false;
   }
 
-  /** The element buffer: every pair whose two ends exist and are not hidden. */
+  /**
+   * The element buffer: every pair whose two ends exist and are not hidden, in the draw order
+   * of their first point, so that a moving frame's sample of points draws the segments that
+   * start in it (a prefix of the buffer: an even sample of the chains).
+   */
   _buildElements(flags) {
-    const n = this.plot.n;
+    const plot = this.plot;
+    const n = plot.n;
     const pairs = this.pairs;
     const hidden = (i) => i >= n || (flags.length === n && (flags[i] & FLAG_HIDDEN) !== 0);
-    let kept = pairs;
-    if (flags.length === n || pairs.some((i) => i >= n)) {
-      const out = new Uint32Array(pairs.length);
-      let k = 0;
-      for (let s = 0; s < pairs.length; s += 2) {
-        if (hidden(pairs[s]) || hidden(pairs[s + 1])) continue;
-        out[k++] = pairs[s];
-        out[k++] = pairs[s + 1];
-      }
-      kept = out.subarray(0, k);
+    const kept = [];
+    for (let s = 0; s < pairs.length; s += 2) {
+      if (!hidden(pairs[s]) && !hidden(pairs[s + 1])) kept.push(s);
     }
+    const rank = plot.rank && plot.rank.length === n ? plot.rank : null;
+    if (rank) kept.sort((a, b) => rank[pairs[a]] - rank[pairs[b]]);
+    const elements = new Uint32Array(kept.length * 2);
+    this.sourceRanks = new Int32Array(kept.length);
+    kept.forEach((s, k) => {
+      elements[k * 2] = pairs[s];
+      elements[k * 2 + 1] = pairs[s + 1];
+      this.sourceRanks[k] = rank ? rank[pairs[s]] : pairs[s];
+    });
     const gl = this.gl;
     gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.elements); // the layer's VAO is bound
-    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, kept, gl.STATIC_DRAW);
-    this.count = kept.length;
+    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, elements, gl.STATIC_DRAW);
+    this.count = elements.length;
     this.flagsSeen = flags;
     this.nSeen = n;
+    this.rankSeen = plot.rank;
   }
 }
