@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import colorsys
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +117,23 @@ def test_3d_labels_draw_every_label_and_survive_reload(serve, projector, tmp_pat
     projector.by("labels3d-toggle").uncheck()
     projector.wait_js("window.__tbLabels.labels.drawn === 0")
     assert projector.page.evaluate("window.__projector.app.plot.points.hidden") is False
+
+
+def test_3d_labels_replace_thumbnails_and_take_the_point_colours(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir))
+    projector.wait_settled()
+    thumbnails = projector.drawn_pixels()
+    projector.by("labels3d-toggle").check()
+    projector.wait_js("window.__tbLabels.labels.drawn === 1797")
+    projector.wait_settled()
+    image = projector.plot_image()
+    background = np.median(image.reshape(-1, 3), axis=0)
+    drawn = np.abs(image - background).sum(axis=2) > 60
+    assert drawn.sum() < thumbnails, "text covers less than the thumbnails it replaces"
+    # Coloured by the digit (10 classes): the labels show many hues, not one text colour.
+    pixels = image[drawn]
+    chroma = pixels.max(axis=1) - pixels.min(axis=1)
+    coloured = pixels[chroma > 60]
+    assert len(coloured) > 1000, "label text in colour, not grey"
+    hues = {round(colorsys.rgb_to_hsv(*(c / 255))[0] * 12) % 12 for c in coloured}
+    assert len(hues) >= 5, f"hues {sorted(hues)}"

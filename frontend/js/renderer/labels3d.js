@@ -92,7 +92,7 @@ export class Labels3dLayer {
     const plot = this.plot;
     const moving = view.t < 1 || performance.now() - plot.lastChange < STILL_MS;
     const on = this.enabled && plot.n > 0;
-    const key = [on, plot.positions, plot.camera, plot.flags, plot.order, plot.theme, this.width, this.height, this.textVersion, moving, view.t];
+    const key = [on, plot.positions, plot.camera, plot.flags, plot.order, plot.theme, plot.points.colors, plot.plain, this.width, this.height, this.textVersion, moving, view.t];
     if (this.seen && key.every((v, i) => v === this.seen[i])) return;
     this.seen = key;
     const ctx = this.ctx;
@@ -134,9 +134,13 @@ export class Labels3dLayer {
 
   // ---- drawing -------------------------------------------------------------------------
 
+  /** Labels in the points' colours when they are coloured by a column, else the text colour. */
   _draw(points, background) {
     const ctx = this.ctx;
     const dark = background.reduce((a, b) => a + b, 0) < 1.5;
+    const colors = this.plot.points.colors;
+    const coloured = !this.plot.plain && colors?.length === this.plot.n * 4;
+    const shade = dark ? 1 : 0.7; // darker on a light background, to read as text
     ctx.font = `${FONT_SIZE}px system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "Noto Color Emoji", sans-serif`;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
@@ -147,6 +151,10 @@ export class Labels3dLayer {
     for (const p of points) {
       const text = labelText(this.textOf(p.index));
       if (!text) continue;
+      if (coloured) {
+        const c = p.index * 4;
+        ctx.fillStyle = `rgb(${colors[c] * shade}, ${colors[c + 1] * shade}, ${colors[c + 2] * shade})`;
+      }
       ctx.strokeText(text, p.x, p.y);
       ctx.fillText(text, p.x, p.y);
       this.drawn += 1;
