@@ -112,3 +112,38 @@ test('a moving frame draws the segments that start in its sample of the draw ord
   assert.equal(segmentsBefore(ranks, 100), 5);
   assert.equal(segmentsBefore(new Int32Array(0), 10), 0);
 });
+
+test('without a draw order the labelled points are spread over the whole set', () => {
+  const n = 10000;
+  const to = grid(n);
+  const matrix = viewProjection(defaultCamera(), false, 1);
+  const picked = selectLabelPoints({ to, n, matrix, width: 500, height: 500, budget: 100 });
+  assert.equal(picked.length, 100);
+  const indices = picked.map((p) => p.index);
+  assert.equal(new Set(indices).size, 100);
+  assert.ok(Math.max(...indices) > 9000 && Math.min(...indices) < 1000, 'from the whole range');
+  const all = selectLabelPoints({ to, n: 7, matrix, width: 500, height: 500, budget: 3 });
+  assert.equal(all.length, 3);
+  const every = selectLabelPoints({ to, n: 7, matrix, width: 500, height: 500, budget: 1e9 });
+  assert.deepEqual(every.map((p) => p.index).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6]);
+});
+
+test('the stride reaches every point, the last pass included', () => {
+  const matrix = viewProjection(defaultCamera(), false, 1);
+  for (const [n, budget] of [[7, 3], [10, 3], [101, 10], [1000, 7], [999, 2]]) {
+    const step = Math.floor(n / budget);
+    const to = new Float32Array(n * 3).fill(100); // off screen ...
+    const visible = [];
+    for (let i = 0; i < n; i++) {
+      if (i % step === step - 1) {
+        to.fill(0, i * 3, i * 3 + 3); // ... but for the points the last pass visits
+        visible.push(i);
+      }
+    }
+    const seen = selectLabelPoints({ to, n, matrix, width: 10, height: 10, budget: n }).map((p) => p.index);
+    assert.equal(seen.length, visible.length);
+    const few = selectLabelPoints({ to, n, matrix, width: 10, height: 10, budget });
+    assert.equal(few.length, Math.min(budget, visible.length), `n ${n} budget ${budget}`);
+    assert.ok(few.every((p) => p.index % step === step - 1));
+  }
+});

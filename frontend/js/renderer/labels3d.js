@@ -16,7 +16,7 @@ const MAX_CHARS = 40;
 const MARGIN = 40; // px: labels whose point is just off screen still show their start
 
 /**
- * Which points get a label: walks the draw order `order` (null: 0..n-1) and keeps the first
+ * Which points get a label: walks the draw order `order` (null: a stride) and keeps the first
  * `budget` points that are not hidden and project inside the view (CSS pixels), at positions
  * mixed from `from` to `to` by `t`. Returns [{ index, x, y, depth }], farthest first.
  */
@@ -25,8 +25,12 @@ export function selectLabelPoints({ to, from = null, t = 1, n, order = null, fla
   const mix = from && from !== to && t < 1;
   const at = (k) => (mix ? from[k] + (to[k] - from[k]) * t : to[k]);
   const checkFlags = flags && flags.length === n;
-  for (let r = 0; r < n && kept.length < budget; r++) {
-    const i = order ? order[r] : r;
+  // Without a draw order, a stride through the points: the first pass is an even sample too.
+  const step = order ? 1 : Math.max(1, Math.floor(n / Math.max(1, budget)));
+  const rows = Math.ceil(n / step);
+  for (let r = 0; r < rows * step && kept.length < budget; r++) {
+    const i = order ? order[r] : (r % rows) * step + Math.floor(r / rows);
+    if (i >= n) continue;
     if (checkFlags && flags[i] & FLAG_HIDDEN) continue;
     const s = toScreen(matrix, at(i * 3), at(i * 3 + 1), at(i * 3 + 2), width, height);
     if (!s || s[0] < -MARGIN || s[1] < -MARGIN || s[0] > width + MARGIN || s[1] > height + MARGIN) continue;
@@ -52,15 +56,21 @@ export class Labels3dLayer {
     this.lastMs = 0; // how long choosing and drawing them took
     this.seen = null;
     this.stillTimer = 0;
+    this.budgetBefore = 0;
   }
 
   /** On: the labels replace the discs (highlighted points still show over them). */
   setEnabled(on) {
     this.enabled = on;
     this.seen = null;
-    if (!this.plot) return;
-    this.plot.points.hidden = on;
-    this.plot._changed({ moving: false }); // the full-detail frame is drawn again without discs
+    const plot = this.plot;
+    if (!plot) return;
+    // Frames without discs are fast and lift the plot's point budget; the discs come back
+    // with the budget they had.
+    if (on) this.budgetBefore = plot.budget;
+    else if (this.budgetBefore) plot.budget = Math.min(plot.budget, this.budgetBefore);
+    plot.points.hidden = on;
+    plot._changed({ moving: false }); // the full-detail frame is drawn again without discs
   }
 
   /** The label column changed: redraw the texts. */
