@@ -21,6 +21,7 @@ import { installMetadataEdit } from './metadata_edit.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
+import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
@@ -202,6 +203,7 @@ const app = new App();
 installStructure(app);
 installEmbed(app);
 installMetadataEdit(app);
+installLabelsAndSequences(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,

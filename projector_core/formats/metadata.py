@@ -275,7 +275,7 @@ def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> None:
-    """Sequence columns must hold point indices; near-numeric columns get a warning."""
+    """Sequence cells that are not point indices and near-numeric columns get a warning."""
     n = metadata.n_rows
     for name in metadata.names:
         values = metadata.arrays[name]
@@ -284,11 +284,12 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
             short = pc.if_else(pc.match_substring_regex(values, r"^[0-9]{1,18}$"), values, "-1")
             index = pc.cast(short, pa.int64()).to_numpy(zero_copy_only=False)
             bad = np.flatnonzero(present & ((index < 0) | (index >= n)))
-            if bad.size:
+            if bad.size:  # one bad link must not hide the embedding: the plot skips it
                 row = int(bad[0])
-                raise DataError(f"column {name!r} must hold point indices 0..{n - 1}, "
-                                f"found {values[row].as_py()!r}", file=display,
-                                line=first_data_line + row)
+                metadata.warnings.append(
+                    f"{display} line {first_data_line + row}: column {name!r} must hold point "
+                    f"indices 0..{n - 1}, found {values[row].as_py()!r}; {bad.size} such "
+                    f"cell{'s' if bad.size > 1 else ''} not drawn as sequence links")
             continue
         limit = max(1, int(present.sum()) // 100)
         if metadata.numeric(name) is not None or _bad_numbers(values[:2 * limit + 1000]) > limit:

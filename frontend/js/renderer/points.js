@@ -152,6 +152,7 @@ export class PointLayer {
   constructor() {
     this.n = 0;
     this.order = null;
+    this.hidden = false; // the 3D labels layer draws the points as text instead
   }
 
   // ---- layer contract ------------------------------------------------------------------
@@ -217,7 +218,7 @@ export class PointLayer {
 
   /** Draws points [start, start + count) of the draw order, unless the sprite layer draws them. */
   render(view) {
-    if (view.sprites && view.spriteAtlas) return;
+    if (this.hidden || (view.sprites && view.spriteAtlas)) return;
     this.drawRange(view, null);
   }
 
