@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from projector_core.errors import DataError
+from projector_core.formats.tensor_files import read_npy_header
 
 ZARR_MARKERS = ("zarr.json", ".zarray")  # zarr v3, zarr v2
 SHARD_BYTES = 64 * 2**20  # rows per shard: one worker task reads about this much
@@ -245,11 +246,7 @@ def _open_zarr_vectors(path: Path, display: str, fingerprint: str) -> ChunkedVec
 def _npy_piece(path: Path, display: str) -> NpyPiece:
     try:
         with path.open("rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            shape, fortran_order, dtype = read_header(handle)
-            offset = handle.tell()
+            shape, fortran_order, dtype, offset = read_npy_header(handle)
     except (OSError, ValueError) as error:
         raise DataError(f"is not a valid .npy file: {error}", file=display) from None
     if dtype.hasobject:

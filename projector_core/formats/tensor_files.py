@@ -235,16 +235,22 @@ class NpyLayout:
         return self.shape[0] * self.shape[1] * self.dtype.itemsize
 
 
+def read_npy_header(handle: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """(shape, fortran_order, dtype, data offset) of the ``.npy`` open in ``handle``, from its
+    header alone (ValueError for a file that is not one)."""
+    version = np.lib.format.read_magic(handle)
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, fortran_order, dtype = read_header(handle)
+    return shape, fortran_order, dtype, handle.tell()
+
+
 def npy_layout(path: Path, display: str) -> NpyLayout:
     """Read and check only the header of a ``.npy``: objects refused (never unpickled), the
     array 1-D or 2-D, numeric, non-empty, and all its data present."""
     try:
         with path.open("rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            shape, fortran_order, dtype = read_header(handle)
-            offset = handle.tell()
+            shape, fortran_order, dtype, offset = read_npy_header(handle)
     except ValueError as exc:
         raise DataError(f"is not a valid .npy file: {exc}", file=display) from None
     except OSError as exc:
@@ -310,11 +316,7 @@ def _npy_truncation(path: Path) -> str | None:
     """Say how much of the data a truncated ``.npy`` lacks (numpy only says "mmap length")."""
     try:
         with path.open("rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            shape, _, dtype = read_header(handle)
-            start = handle.tell()
+            shape, _, dtype, start = read_npy_header(handle)
     except (OSError, ValueError):
         return None
     needed = int(np.prod(shape)) * dtype.itemsize
