@@ -15,10 +15,14 @@ rule keeps P symmetric, because each factor depends on the pair only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 MISSING = -1
 
@@ -35,6 +39,8 @@ def label_codes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def supervise_affinities(P: sp.spmatrix, labels: np.ndarray, weight: float) -> sp.csr_matrix:
     """``P`` reweighted by ``labels`` (codes, MISSING = unlabelled) as the module says."""
+    import scipy.sparse as sp  # only with openTSNE's P in hand: scipy is loaded by then
+
     if not 0 <= weight <= 1:
         raise ValueError(f"supervise weight must be in [0, 1], got {weight:g}")
     if labels.shape[0] != P.shape[0]:
