@@ -61,7 +61,7 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
 
     return FittedMap(umap.UMAP(n_components=request.dims, n_neighbors=params.n_neighbors,
                                min_dist=params.min_dist, n_epochs=params.n_epochs,
-                               random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
+                               random_state=params.seed, n_jobs=1).fit(sample), 0)  # its own transform
 
 
 def sample_coordinates(fitted: FittedMap) -> np.ndarray:
