@@ -152,34 +152,16 @@ def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data
     assert ran["shards_knn"] == workers  # both workers scanned the shards they hold
 
 
-def test_tsne_fits_a_sample_on_a_worker_and_the_workers_place_the_rest(apps, cluster,
-                                                                        monkeypatch):
+@pytest.mark.parametrize(("method", "params"), [
+    ("tsne", {"n_iter": 100, "perplexity": 20}),
+    ("umap", {"n_neighbors": 15, "n_epochs": 100}),
+])
+def test_a_sample_is_fitted_on_a_worker_and_the_workers_place_the_rest(apps, cluster, monkeypatch,
+                                                                       method, params):
     monkeypatch.setattr(chunked, "SHARD_BYTES", 1000 * 8 * 4)  # 4 shards of 1,000 rows
     monkeypatch.setattr(sample_fit, "SAMPLE_ROWS", 600)
     with get_task_stream(client=cluster.client) as stream:
-        coordinates, info = _project(apps[0], "small", method="tsne",
-                                     params={"n_iter": 100, "perplexity": 20})
-    assert coordinates.shape == (SMALL, 2) and info["invalid_rows"] == 1
-    assert info["sample_rows"] in (599, 600) and info["shards"] == 4
-    assert np.isnan(coordinates[5]).all() and np.isfinite(np.delete(coordinates, 5, 0)).all()
-    blob = np.arange(SMALL) % 4
-    ok = np.isfinite(coordinates[:, 0])
-    centres = np.stack([coordinates[ok & (blob == b)].mean(axis=0) for b in range(4)])
-    spread = max(np.linalg.norm(coordinates[ok & (blob == b)] - centres[b], axis=1).mean()
-                 for b in range(4))
-    gaps = [np.linalg.norm(centres[a] - centres[b]) for a in range(4) for b in range(a)]
-    assert min(gaps) > 2 * spread  # the four blobs stay apart on the map
-    ran = _names(stream.data)
-    assert len(ran["fit_sample"]) == 1 and ran["place_shard"] <= set(cluster.workers())
-
-
-def test_umap_fits_a_sample_on_a_worker_and_the_workers_place_the_rest(apps, cluster,
-                                                                        monkeypatch):
-    monkeypatch.setattr(chunked, "SHARD_BYTES", 1000 * 8 * 4)  # 4 shards of 1,000 rows
-    monkeypatch.setattr(sample_fit, "SAMPLE_ROWS", 600)
-    with get_task_stream(client=cluster.client) as stream:
-        coordinates, info = _project(apps[0], "small", method="umap",
-                                     params={"n_neighbors": 15, "n_epochs": 100})
+        coordinates, info = _project(apps[0], "small", method=method, params=params)
     assert coordinates.shape == (SMALL, 2) and info["invalid_rows"] == 1
     assert info["sample_rows"] in (599, 600) and info["shards"] == 4
     assert np.isnan(coordinates[5]).all() and np.isfinite(np.delete(coordinates, 5, 0)).all()
