@@ -26,7 +26,7 @@ from projector_core.formats.metadata import Metadata
 from projector_core.formats.sprite import Sprite, SpriteImage
 from projector_core.formats.tensor_files import as_vectors
 from projector_core.model import Embedding, Run
-from projector_core.writer import make_sprite
+from projector_core.sprite_writer import make_sprite
 
 Columns = dict[str, list[str]]
 
