@@ -227,7 +227,7 @@ class EmbeddingFiles:
         run = Run(name=".", config="(plain arrays)")
         read.extend(files)
         try:
-            found = ([PlainEmbedding(logdir.stem, open_chunked(logdir, str(logdir)), None)]
+            found = ([PlainEmbedding(logdir.stem, open_chunked(logdir, str(logdir)), None, logdir)]
                      if is_zarr(logdir) or plain.shards
                      else read_plain_array(logdir, plain.vector_column))
         except DataError as exc:
@@ -242,14 +242,14 @@ class EmbeddingFiles:
                 vectors = self.cache.load(key)
                 if vectors is None:
                     vectors = self._own_copy(key, array.vectors)
-            built.tensor(vectors, key, self.display(logdir))
+            built.tensor(vectors, key, str(array.path))  # as the command line named it
             alone = len(found) == 1
             with built.part("metadata"):
                 if plain.metadata is not None and alone:
                     built.metadata_file(plain.metadata, str(plain.metadata))
                 elif array.metadata_columns:
-                    built.metadata(Metadata.from_columns(array.metadata_columns),
-                                   self.display(logdir))
+                    source = str(array.path)
+                    built.metadata(Metadata.from_columns(array.metadata_columns, source), source)
             if plain.sprite is not None and alone:
                 with built.part("sprite"):
                     built.sprite_file(plain.sprite, str(plain.sprite), plain.sprite_dim or ())

@@ -181,7 +181,7 @@ def memory_embedding(run: str, name: str, vectors: Any, metadata: Any = None, *,
     if parsed is not None:
         built.metadata(parsed, shown["metadata"])
     elif columns:
-        built.metadata(Metadata.from_columns(columns), shown["metadata"])
+        built.metadata(Metadata.from_columns(columns, shown["metadata"]), shown["metadata"])
     if isinstance(sprite, (str, Path)):
         if sprite_dim is None:
             raise DataError("a sprite file needs sprite_dim=(width, height) of one thumbnail",

@@ -92,13 +92,19 @@ class Metadata:
         return fingerprint(self.raw)
 
     @classmethod
-    def from_columns(cls, columns: dict[str, list[str]]) -> Metadata:
-        """Metadata that came with the vectors (a parquet table, .npz members), not from a TSV."""
+    def from_columns(cls, columns: dict[str, list[str]], display: str = "") -> Metadata:
+        """Metadata that came with the vectors (a parquet table, .npz members, data in memory),
+        not from a TSV; checked as a TSV's columns are, lines counted in the TSV it is served as."""
         names = list(columns)
+        for name in names:
+            if name in RESERVED_COLUMNS:
+                raise _reserved_name(name, display, field=name)
         rows = zip(*(columns[name] for name in names), strict=True)
         text = "\t".join(names) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
         arrays = {name: pa.array(list(values), pa.string()) for name, values in columns.items()}
-        return cls(names=names, arrays=arrays, has_header=True, raw=text.encode())
+        metadata = cls(names=names, arrays=arrays, has_header=True, raw=text.encode())
+        _check_columns(metadata, display, 2)
+        return metadata
 
     def to_tsv(self) -> str:
         """Always with a header line; the file's own text when it had one."""
@@ -239,6 +245,12 @@ def _bad_row(body: memoryview, width: int, display: str) -> DataError:
                      file=display, line=2 + index)
 
 
+def _reserved_name(name: str, display: str, line: int | None = None,
+                   field: str | None = None) -> DataError:
+    return DataError(f"column name {name!r} is reserved by the projector; rename it",
+                     file=display or None, line=line, field=field)
+
+
 def _parse(raw: bytes | bytearray, display: str, n_points: int | None) -> Metadata:
     start, last, end = _bounds(raw)
     if last == start:
@@ -254,8 +266,7 @@ def _parse(raw: bytes | bytearray, display: str, n_points: int | None) -> Metada
                 raise DataError(f"column {col} repeats the column name {name!r}", file=display,
                                 line=1)
             if name in RESERVED_COLUMNS:
-                raise DataError(f"column name {name!r} is reserved by the projector; rename it",
-                                file=display, line=1)
+                raise _reserved_name(name, display, line=1)
             seen[name] = col
         body = end if first_end < 0 else first_end + 1
         empty_line = (raw.startswith((b"\n", b"\r\n"), body, end)
