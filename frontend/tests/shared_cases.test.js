@@ -81,7 +81,7 @@ for (const c of table('pca').cases) {
 }
 
 for (const c of table('custom').cases) {
-  test(`custom projection: ${c.name}`, () => {
+  test(`custom projection: ${c.name}`, { todo: c.browser_differs }, () => {
     const { data, n, d } = matrix(c.data);
     const { left, right, up, down, regex } = c;
     const run = () => customProjection(data, n, d, c.values, { left, right, up, down, regex });
@@ -118,7 +118,8 @@ function assertMetadata(parsed, c) {
 }
 
 for (const c of table('metadata').cases) {
-  test(`metadata: ${c.name}`, () => {
+  // A case the maintainers have yet to settle shows as TODO here, never as a pass.
+  test(`metadata: ${c.name}`, { todo: c.browser_differs }, () => {
     const run = () => parseMetadataTsv(c.text, { file: 'm.tsv' });
     if (c.error) {
       assert.throws(run, (err) => err.message.includes(c.error));
