@@ -19,6 +19,7 @@ import pytest
 
 from projector_core.errors import DataError
 from projector_core.formats.metadata import parse_metadata
+from projector_core.formats.tensor_files import read_tsv
 from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
@@ -33,8 +34,8 @@ def table(name: str) -> dict:
     return json.loads((CASES / f"{name}.json").read_text("utf-8"))
 
 
-SEARCH, NEIGHBORS, PCA, CUSTOM, METADATA, SEQUENCES = (
-    table(name) for name in ("search", "neighbors", "pca", "custom", "metadata", "sequences"))
+SEARCH, NEIGHBORS, PCA, CUSTOM, METADATA, SEQUENCES, TENSORS = (table(name) for name in (
+    "search", "neighbors", "pca", "custom", "metadata", "sequences", "tensors"))
 
 
 def named(cases: list[dict]) -> dict:
@@ -75,7 +76,8 @@ def write_embeddings(logdir: Path, embeddings: dict[str, tuple[np.ndarray, str |
 
 def test_every_file_of_the_table_is_read_by_this_test() -> None:
     assert sorted(p.name for p in CASES.glob("*.json")) == [
-        "custom.json", "metadata.json", "neighbors.json", "pca.json", "search.json", "sequences.json"]
+        "custom.json", "metadata.json", "neighbors.json", "pca.json", "search.json", "sequences.json",
+        "tensors.json"]
 
 
 # --- search --------------------------------------------------------------------------------
@@ -130,7 +132,8 @@ def test_neighbors_kernel(case: dict) -> None:
 
 def test_neighbors_route(tmp_path: Path, serve) -> None:
     cases = NEIGHBORS["cases"]
-    write_embeddings(tmp_path / "logs", {f"case{i}": (as_matrix(c["data"]), None) for i, c in enumerate(cases)})
+    matrices = {f"case{i}": (as_matrix(c["data"]), None) for i, c in enumerate(cases)}
+    write_embeddings(tmp_path / "logs", matrices)
     url = serve(tmp_path / "logs")
     for i, case in enumerate(cases):
         params = {"run": ".", "embedding": f"case{i}", "index": case["index"], "k": case["k"],
@@ -251,3 +254,19 @@ def test_sequence_warning(case: dict) -> None:
     assert len(warnings) == 1
     line, count = map(int, _SEQUENCE_WARNING.search(warnings[0]).groups())
     assert (line - 2, count) == (case["first_bad_row"], case["bad"])
+
+
+# --- tensor TSV ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", **named(TENSORS["cases"]))
+def test_tensor_tsv(case: dict, tmp_path: Path) -> None:
+    path = tmp_path / "t.tsv"
+    path.write_bytes(case["text"].encode())
+    if "error" in case:
+        with pytest.raises(DataError, match=case["error"]):
+            read_tsv(path, "t.tsv")
+        return
+    rows = read_tsv(path, "t.tsv")
+    assert rows.shape == (len(case["rows"]), len(case["rows"][0]))
+    for got, want in zip(rows.ravel().tolist(), [v for row in case["rows"] for v in row], strict=True):
+        assert_close(got, want, case["name"], 0)

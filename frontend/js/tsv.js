@@ -27,12 +27,6 @@ function isNumberText(text) {
   return NUMBER.test(s) || SPECIAL.test(s);
 }
 
-function splitLines(text) {
-  const lines = text.split(/\r?\n/);
-  if (lines.length && lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
 /**
  * The text without a leading BOM and without the blank lines after its last non-blank
  * character (they are not rows); '' when the text is blank. The server's rule (_bounds).
@@ -120,13 +114,20 @@ export function numericColumn(values) {
   return present > 0 ? out : null;
 }
 
-/** Tensor TSV (one vector per line, tab-separated floats, no header) -> { data, n, d }. */
+/**
+ * Tensor TSV (one vector per line, tab-separated floats, no header) -> { data, n, d }, by the
+ * server's rules (tests/cases/tensors.json): a BOM dropped, blank lines skipped wherever they
+ * are (a line of spaces is not blank), every row as long as the first.
+ */
 export function parseTensorTsv(text, { file = 'tensor.tsv' } = {}) {
-  const lines = splitLines(text);
-  if (lines.length === 0) throw new ParseError(`${file}: the file is empty`);
-  const d = lines[0].split('\t').length;
-  const data = new Float32Array(lines.length * d);
+  const lines = (text.startsWith('\ufeff') ? text.slice(1) : text).split(/\r?\n/);
+  const n = lines.reduce((count, line) => count + (line === '' ? 0 : 1), 0);
+  if (n === 0) throw new ParseError(`${file}: the file is empty`);
+  const d = lines.find((line) => line !== '').split('\t').length;
+  const data = new Float32Array(n * d);
+  let row = 0;
   for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === '') continue;
     const cells = lines[i].split('\t');
     if (cells.length !== d) {
       throw new ParseError(`${file} line ${i + 1}: ${cells.length} values, expected ${d}`);
@@ -136,10 +137,11 @@ export function parseTensorTsv(text, { file = 'tensor.tsv' } = {}) {
       if (!isNumberText(cell)) {
         throw new ParseError(`${file} line ${i + 1}: "${cell.slice(0, 40)}" is not a number`);
       }
-      data[i * d + j] = parseNumber(cell);
+      data[row * d + j] = parseNumber(cell);
     }
+    row++;
   }
-  return { data, n: lines.length, d };
+  return { data, n, d };
 }
 
 const NPY_READERS = {

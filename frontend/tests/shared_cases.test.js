@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { customProjection, nearestNeighbors, pca, search } from '../js/compute.js';
 import { parseSequence } from '../js/sequences.js';
-import { numericColumn, parseMetadataTsv } from '../js/tsv.js';
+import { numericColumn, parseMetadataTsv, parseTensorTsv } from '../js/tsv.js';
 
 const CASES = new URL('../../tests/cases/', import.meta.url);
 const table = (name) => JSON.parse(readFileSync(new URL(`${name}.json`, CASES), 'utf8'));
@@ -36,7 +36,9 @@ function assertClose(actual, expected, where, eps = TOLERANCE) {
 
 test('every file of the table is read by this test', () => {
   const files = readdirSync(CASES).filter((f) => f.endsWith('.json')).sort();
-  assert.deepEqual(files, ['custom.json', 'metadata.json', 'neighbors.json', 'pca.json', 'search.json', 'sequences.json']);
+  assert.deepEqual(files, [
+    'custom.json', 'metadata.json', 'neighbors.json', 'pca.json', 'search.json', 'sequences.json', 'tensors.json',
+  ]);
 });
 
 for (const c of table('search').cases) {
@@ -144,5 +146,18 @@ for (const c of table('sequences').cases) {
     assert.deepEqual(Array.from(parsed.pairs), c.pairs.flat());
     assert.equal(parsed.bad, c.bad);
     assert.equal(parsed.firstBad?.row ?? null, c.first_bad_row);
+  });
+}
+
+for (const c of table('tensors').cases) {
+  test(`tensor TSV: ${c.name}`, () => {
+    const run = () => parseTensorTsv(c.text, { file: 't.tsv' });
+    if (c.error) {
+      assert.throws(run, (err) => err.message.includes(c.error));
+      return;
+    }
+    const { data, n, d } = run();
+    assert.deepEqual([n, d], [c.rows.length, c.rows[0].length]);
+    c.rows.flat().forEach((v, i) => assertClose(data[i], v, `value ${i}`, 0));
   });
 }
