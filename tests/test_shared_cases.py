@@ -8,6 +8,7 @@ against the kernels and, where the behaviour is a route's, the REST API under re
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -19,7 +20,7 @@ import pytest
 
 from projector_core.errors import DataError
 from projector_core.formats.metadata import parse_metadata
-from projector_core.formats.tensor_files import read_tsv
+from projector_core.formats.tensor_files import read_npy, read_tsv
 from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
@@ -34,8 +35,8 @@ def table(name: str) -> dict:
     return json.loads((CASES / f"{name}.json").read_text("utf-8"))
 
 
-SEARCH, NEIGHBORS, PCA, CUSTOM, METADATA, SEQUENCES, TENSORS = (table(name) for name in (
-    "search", "neighbors", "pca", "custom", "metadata", "sequences", "tensors"))
+SEARCH, NEIGHBORS, PCA, CUSTOM, METADATA, SEQUENCES, TENSORS, NPY = (table(name) for name in (
+    "search", "neighbors", "pca", "custom", "metadata", "sequences", "tensors", "npy"))
 
 
 def named(cases: list[dict]) -> dict:
@@ -76,8 +77,8 @@ def write_embeddings(logdir: Path, embeddings: dict[str, tuple[np.ndarray, str |
 
 def test_every_file_of_the_table_is_read_by_this_test() -> None:
     assert sorted(p.name for p in CASES.glob("*.json")) == [
-        "custom.json", "metadata.json", "neighbors.json", "pca.json", "search.json", "sequences.json",
-        "tensors.json"]
+        "custom.json", "metadata.json", "neighbors.json", "npy.json", "pca.json", "search.json",
+        "sequences.json", "tensors.json"]
 
 
 # --- search --------------------------------------------------------------------------------
@@ -267,6 +268,20 @@ def test_tensor_tsv(case: dict, tmp_path: Path) -> None:
             read_tsv(path, "t.tsv")
         return
     rows = read_tsv(path, "t.tsv")
+    assert rows.shape == (len(case["rows"]), len(case["rows"][0]))
+    for got, want in zip(rows.ravel().tolist(), [v for row in case["rows"] for v in row], strict=True):
+        assert_close(got, want, case["name"], 0)
+
+
+@pytest.mark.parametrize("case", **named(NPY["cases"]))
+def test_npy(case: dict, tmp_path: Path) -> None:
+    path = tmp_path / "t.npy"
+    path.write_bytes(base64.b64decode(case["npy"]))
+    if "error" in case:
+        with pytest.raises(DataError, match=f"(?i){case['error']}"):
+            read_npy(path, "t.npy")
+        return
+    rows = np.asarray(read_npy(path, "t.npy"))
     assert rows.shape == (len(case["rows"]), len(case["rows"][0]))
     for got, want in zip(rows.ravel().tolist(), [v for row in case["rows"] for v in row], strict=True):
         assert_close(got, want, case["name"], 0)

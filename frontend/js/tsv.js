@@ -144,7 +144,18 @@ export function parseTensorTsv(text, { file = 'tensor.tsv' } = {}) {
   return { data, n, d };
 }
 
+/** An IEEE half-precision float from its 16 bits (DataView has no getFloat16 in every browser yet). */
+function float16(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
+  if (exponent === 31) return fraction ? NaN : sign * Infinity;
+  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+}
+
 const NPY_READERS = {
+  f2: (view, offset, little) => float16(view.getUint16(offset, little)),
   f4: (view, offset, little) => view.getFloat32(offset, little),
   f8: (view, offset, little) => view.getFloat64(offset, little),
   i1: (view, offset) => view.getInt8(offset),
@@ -184,6 +195,7 @@ export function parseNpy(buffer, { file = 'tensor.npy' } = {}) {
   const little = descr[0] !== '>';
   const size = Number(kind[1]);
   const [n, d] = shape;
+  if (n === 0 || d === 0) throw new ParseError(`${file}: is empty (shape (${shapeText}))`);
   const offset = headerStart + headerLen;
   if (buffer.byteLength - offset < n * d * size) {
     throw new ParseError(`${file}: truncated, expected ${n * d * size} bytes of data`);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { customProjection, nearestNeighbors, pca, search } from '../js/compute.js';
 import { parseSequence } from '../js/sequences.js';
-import { numericColumn, parseMetadataTsv, parseTensorTsv } from '../js/tsv.js';
+import { numericColumn, parseMetadataTsv, parseNpy, parseTensorTsv } from '../js/tsv.js';
 
 const CASES = new URL('../../tests/cases/', import.meta.url);
 const table = (name) => JSON.parse(readFileSync(new URL(`${name}.json`, CASES), 'utf8'));
@@ -37,7 +37,8 @@ function assertClose(actual, expected, where, eps = TOLERANCE) {
 test('every file of the table is read by this test', () => {
   const files = readdirSync(CASES).filter((f) => f.endsWith('.json')).sort();
   assert.deepEqual(files, [
-    'custom.json', 'metadata.json', 'neighbors.json', 'pca.json', 'search.json', 'sequences.json', 'tensors.json',
+    'custom.json', 'metadata.json', 'neighbors.json', 'npy.json', 'pca.json', 'search.json', 'sequences.json',
+    'tensors.json',
   ]);
 });
 
@@ -154,6 +155,20 @@ for (const c of table('tensors').cases) {
     const run = () => parseTensorTsv(c.text, { file: 't.tsv' });
     if (c.error) {
       assert.throws(run, (err) => err.message.includes(c.error));
+      return;
+    }
+    const { data, n, d } = run();
+    assert.deepEqual([n, d], [c.rows.length, c.rows[0].length]);
+    c.rows.flat().forEach((v, i) => assertClose(data[i], v, `value ${i}`, 0));
+  });
+}
+
+for (const c of table('npy').cases) {
+  test(`.npy: ${c.name}`, { todo: c.browser_differs }, () => {
+    const bytes = Buffer.from(c.npy, 'base64');
+    const run = () => parseNpy(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length), { file: 't.npy' });
+    if (c.error) {
+      assert.throws(run, (err) => err.message.toLowerCase().includes(c.error.toLowerCase()));
       return;
     }
     const { data, n, d } = run();
