@@ -106,9 +106,7 @@ function meanOf(data, n, d, finite, count) {
  * zeroed and flagged 0 in `finite`; none finite is an error.
  */
 function centeredRows(data, n, d, spherize) {
-  const finite = new Uint8Array(n);
-  let count = 0;
-  for (let i = 0; i < n; i++) count += finite[i] = finiteRow(data, d, i) ? 1 : 0;
+  const { finite, count } = finiteRows(data, n, d);
   if (!count) throw new RangeError('PCA needs at least one row without NaN or Inf values');
   const x = Float32Array.from(data);
   const shift = (mean) => {
@@ -244,6 +242,17 @@ function finiteRow(data, d, i) {
   return true;
 }
 
+/** { finite: 1 per row without NaN/Inf, else 0; count: how many }: the rows every kernel fits. */
+function finiteRows(data, n, d) {
+  const finite = new Uint8Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    finite[i] = finiteRow(data, d, i) ? 1 : 0;
+    count += finite[i];
+  }
+  return { finite, count };
+}
+
 /** Distance of row i to the query row: 1 - cos (clipped to [0, 2], a zero vector at 1) or euclidean. */
 function distanceTo(data, d, i, q, qNorm, metric) {
   if (metric === 'cosine') {
@@ -326,16 +335,19 @@ const SIDES = ['left', 'right', 'up', 'down'];
 export function customProjection(data, n, d, values, { left, right, up, down, regex }) {
   if (values.length !== n) throw new RangeError(`the metadata column has ${values.length} values for ${n} points`);
   const queries = { left, right, up, down };
-  const finite = new Uint8Array(n);
-  let count = 0;
-  for (let i = 0; i < n; i++) count += finite[i] = finiteRow(data, d, i) ? 1 : 0;
+  const { finite, count } = finiteRows(data, n, d);
   if (!count) throw new RangeError('custom projection needs at least one row without NaN or Inf values');
   const centroids = {};
   const matches = {};
   for (const side of SIDES) {
     const member = new Uint8Array(n);
     let matched = 0;
-    for (const i of search(values, queries[side] ?? '', regex)) if (finite[i]) matched += member[i] = 1;
+    for (const i of search(values, queries[side] ?? '', regex)) {
+      if (finite[i]) {
+        member[i] = 1;
+        matched++;
+      }
+    }
     matches[side] = matched;
     centroids[side] = matched ? meanOf(data, n, d, member, matched) : null;
   }
