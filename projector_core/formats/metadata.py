@@ -294,15 +294,17 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
     for name in metadata.names:
         values = metadata.arrays[name]
         present = _mask(pc.not_equal(values, ""))
-        if name in SEQUENCE_COLUMNS:
-            short = pc.if_else(pc.match_substring_regex(values, r"^[0-9]{1,18}$"), values, "-1")
+        if name in SEQUENCE_COLUMNS:  # the rule of frontend/js/sequences.js, which draws them
+            cells = pc.utf8_trim_whitespace(values)
+            short = pc.if_else(pc.match_substring_regex(cells, r"^[0-9]{1,18}$"), cells, "-1")
             index = pc.cast(short, pa.int64()).to_numpy(zero_copy_only=False)
-            bad = np.flatnonzero(present & ((index < 0) | (index >= n)))
+            linked = _mask(pc.not_equal(cells, ""))
+            bad = np.flatnonzero(linked & ((index < 0) | (index >= n) | (index == np.arange(n))))
             if bad.size:  # one bad link must not hide the embedding: the plot skips it
                 row = int(bad[0])
                 metadata.warnings.append(
                     f"{display} line {first_data_line + row}: column {name!r} must hold point "
-                    f"indices 0..{n - 1}, found {values[row].as_py()!r}; {bad.size} such "
+                    f"indices 0..{n - 1}, found {cells[row].as_py()!r}; {bad.size} such "
                     f"cell{'s' if bad.size > 1 else ''} not drawn as sequence links")
             continue
         limit = max(1, int(present.sum()) // 100)
