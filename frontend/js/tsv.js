@@ -61,7 +61,7 @@ function checkNames(names, file) {
  * pins both). `header: 'auto'` follows TensorBoard's rule (a first line with a tab is a header,
  * otherwise one unnamed column called "label" whose lines are taken whole); `header: true` is
  * for the server's /api/metadata, which always writes one. A blank line inside a multi-column
- * body is an error; a short row is padded with empty cells.
+ * body is an error, and so is a row whose cell count is not the header's.
  */
 export function parseMetadataTsv(text, { header = 'auto', file = 'metadata.tsv' } = {}) {
   const body = content(text);
@@ -87,12 +87,12 @@ export function parseMetadataTsv(text, { header = 'auto', file = 'metadata.tsv' 
       throw new ParseError(`${file} line ${i + 2}: an empty line, but the header names ${names.length} columns`);
     }
     const cells = lines[i].split('\t');
-    if (cells.length > names.length) {
+    if (cells.length !== names.length) {
       throw new ParseError(
         `${file} line ${i + 2}: ${cells.length} cells but the header has ${names.length} columns`,
       );
     }
-    for (let c = 0; c < names.length; c++) columns[c].push(c < cells.length ? cells[c] : '');
+    for (let c = 0; c < names.length; c++) columns[c].push(cells[c]);
   }
   return { names, columns, nRows: lines.length };
 }
@@ -169,8 +169,9 @@ const NPY_READERS = {
 };
 
 /**
- * A 2-D numeric .npy file -> { data: Float32Array, n, d }. Object arrays are refused: their
- * payload is a pickle, and a pickle is never loaded.
+ * A 1-D or 2-D numeric .npy file -> { data: Float32Array, n, d }, a 1-D array as one column
+ * (N x 1), as the server reads it. Object arrays are refused: their payload is a pickle, and a
+ * pickle is never loaded.
  */
 export function parseNpy(buffer, { file = 'tensor.npy' } = {}) {
   const bytes = new Uint8Array(buffer);
@@ -186,6 +187,7 @@ export function parseNpy(buffer, { file = 'tensor.npy' } = {}) {
   const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
   if (!descr || shapeText === undefined) throw new ParseError(`${file}: unreadable .npy header`);
   const shape = shapeText.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+  if (shape.length === 1) shape.push(1);
   if (shape.length !== 2) {
     throw new ParseError(`${file}: a tensor must be 2-D (N x D), this one has shape (${shapeText})`);
   }

@@ -30,9 +30,10 @@ test('the server metadata always has a header, even with one column', () => {
   assert.deepEqual(m.columns[0], ['a', 'b']);
 });
 
-test('windows line endings and short rows are accepted', () => {
-  const m = parseMetadataTsv('a\tb\r\n1\r\n2\t3\r\n');
+test('windows line endings are accepted; a short row names its line, as on the server', () => {
+  const m = parseMetadataTsv('a\tb\r\n1\t\r\n2\t3\r\n');
   assert.deepEqual(m.columns, [['1', '2'], ['', '3']]);
+  assert.throws(() => parseMetadataTsv('a\tb\r\n1\r\n2\t3\r\n', { file: 'm.tsv' }), /m\.tsv line 2: 1 cells/);
 });
 
 test('a row longer than the header names its line', () => {
@@ -88,9 +89,11 @@ test('npy float32, float64 and fortran order are read', () => {
   assert.deepEqual(Array.from(f.data), [1, 2, 3, 4, 5, 6]);
 });
 
-test('npy object arrays and 1-D arrays are refused', () => {
+test('npy object arrays are refused; a 1-D array is one column, as on the server', () => {
   assert.throws(() => parseNpy(npy('|O', [2, 2], [0, 0, 0, 0])), /unsupported dtype/);
-  assert.throws(() => parseNpy(npy('<f4', [4], [1, 2, 3, 4])), /must be 2-D/);
+  const column = parseNpy(npy('<f4', [4], [1, 2, 3, 4]));
+  assert.deepEqual([column.n, column.d, Array.from(column.data)], [4, 1, [1, 2, 3, 4]]);
+  assert.throws(() => parseNpy(npy('<f4', [1, 2, 2], [1, 2, 3, 4])), /must be 2-D/);
   assert.throws(() => parseNpy(new ArrayBuffer(16)), /not a \.npy file/);
 });
 
