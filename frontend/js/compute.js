@@ -2,21 +2,7 @@
 // neighbours, search and the custom (linear) projection. Server data sets use the REST API
 // for all of these. Pure functions over typed arrays, usable from a worker and from node.
 
-/** Seeded pseudo-random numbers in [0, 1): the same upload gives the same PCA signs. */
-function random(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function gaussian(rand) {
-  return Math.sqrt(-2 * Math.log(rand() || 1e-12)) * Math.cos(2 * Math.PI * rand());
-}
+import { gaussian, seededUniform, standardNormal } from './random.js';
 
 /**
  * Orthonormalizes the p columns of a d x p column-major matrix in place (modified
@@ -146,7 +132,7 @@ export function pca(data, n, d, { k = 10, spherize = false, sampleLimit = 50000,
   const { x, finite } = centeredRows(data, n, d, spherize);
   const comps = Math.min(k, d);
   const p = Math.min(d, comps + 6);
-  const rand = random(seed);
+  const rand = seededUniform(seed); // the same upload gives the same PCA signs
   const rows = [];
   if (n <= sampleLimit) for (let i = 0; i < n; i++) rows.push(i);
   else for (let i = 0; i < sampleLimit; i++) rows.push(Math.floor(rand() * n));
@@ -328,18 +314,20 @@ const SIDES = ['left', 'right', 'up', 'down'];
  * TensorBoard's custom projection, by the server kernel's rules (tests/cases/custom.json):
  * x along centroid(right) - centroid(left), y along centroid(up) - centroid(down), centroids
  * over the matching rows without NaN/Inf; coordinates are the rows minus their mean dotted
- * with the axes (NaN for a row with NaN/Inf). One difference, pinned by compute.test.js: an
- * axis with a side that matches nothing stays 0 here, where the server draws a seeded random
- * centroid. Returns { coords (n x 2), matches: { left, right, up, down } }.
+ * with the axes (NaN for a row with NaN/Inf). A side that matches nothing takes a seeded
+ * standard-normal centroid (TensorBoard's random vector), side i the i-th d numbers of
+ * standardNormal(4d, seed), as the server's fallback_centroids draws them.
+ * Returns { coords (n x 2), matches: { left, right, up, down } }.
  */
-export function customProjection(data, n, d, values, { left, right, up, down, regex }) {
+export function customProjection(data, n, d, values, { left, right, up, down, regex, seed = 0 }) {
   if (values.length !== n) throw new RangeError(`the metadata column has ${values.length} values for ${n} points`);
   const queries = { left, right, up, down };
   const { finite, count } = finiteRows(data, n, d);
   if (!count) throw new RangeError('custom projection needs at least one row without NaN or Inf values');
   const centroids = {};
   const matches = {};
-  for (const side of SIDES) {
+  let fallback = null;
+  SIDES.forEach((side, s) => {
     const member = new Uint8Array(n);
     let matched = 0;
     for (const i of search(values, queries[side] ?? '', regex)) {
@@ -349,17 +337,22 @@ export function customProjection(data, n, d, values, { left, right, up, down, re
       }
     }
     matches[side] = matched;
-    centroids[side] = matched ? meanOf(data, n, d, member, matched) : null;
-  }
+    if (matched) {
+      centroids[side] = meanOf(data, n, d, member, matched);
+    } else {
+      fallback ??= standardNormal(SIDES.length * d, seed);
+      centroids[side] = fallback.subarray(s * d, (s + 1) * d);
+    }
+  });
   const mean = meanOf(data, n, d, finite, count);
-  const axis = (a, b) => centroids[a] && centroids[b] && centroids[b].map((v, j) => v - centroids[a][j]);
+  const axis = (a, b) => centroids[b].map((v, j) => v - centroids[a][j]);
   const axes = [axis('left', 'right'), axis('down', 'up')];
   const coords = new Float32Array(n * 2);
   for (let i = 0; i < n; i++) {
     for (let a = 0; a < 2; a++) {
       const dir = axes[a];
       let s = 0;
-      if (dir) for (let j = 0; j < d; j++) s += (data[i * d + j] - mean[j]) * dir[j];
+      for (let j = 0; j < d; j++) s += (data[i * d + j] - mean[j]) * dir[j];
       coords[i * 2 + a] = finite[i] ? s : NaN;
     }
   }

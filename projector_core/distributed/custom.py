@@ -15,7 +15,7 @@ import numpy as np
 from projector_core.distributed.knn import map_shards
 from projector_core.distributed.shard_tasks import add_parts, shard_project, shard_side_sums
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.kernels.custom import SIDES, CustomResult
+from projector_core.kernels.custom import SIDES, CustomResult, fallback_centroids
 from projector_core.kernels.search import search
 
 if TYPE_CHECKING:
@@ -42,8 +42,7 @@ def sharded_custom_projection(vectors: ChunkedVectors, cluster: Cluster | None, 
     if n_valid == 0:
         raise ValueError("custom projection needs at least one row without NaN or Inf values")
     mean = total / n_valid
-    rng = np.random.default_rng(seed)
-    fallback = {side: rng.standard_normal(dim) for side in SIDES}
+    fallback = fallback_centroids(dim, seed)
     centroids = {side: sums[i] / counts[i] if counts[i] else fallback[side]
                  for i, side in enumerate(SIDES)}
     axes = np.stack([centroids["right"] - centroids["left"],

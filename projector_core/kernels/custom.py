@@ -5,7 +5,8 @@ metadata column; its centroid is the mean of the matching points in the original
 space; x axis = centroid(right) - centroid(left), y axis = centroid(up) -
 centroid(down); a point's coordinates are its dot products with the two axes (the
 axes are not normalised). A side that matches nothing (or has an empty query) uses a
-random standard-normal vector as its centroid, as TensorBoard does, but seeded.
+random standard-normal vector as its centroid, as TensorBoard does, but seeded, and drawn by
+``portable_random`` so that the browser's local compute draws the same vector.
 
 One difference, documented: TensorBoard projects whatever vectors it holds, which are
 centred and scaled to unit length when "Spherize data" is on (its default for D >= 50).
@@ -21,10 +22,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from projector_core.kernels.backend import Backend, get_backend
+from projector_core.kernels.portable_random import standard_normal
 from projector_core.kernels.search import search
 
 SIDES = ("left", "right", "up", "down")
 _CHUNK_BYTES = 64 * 2**20
+
+
+def fallback_centroids(dim: int, seed: int) -> dict[str, np.ndarray]:
+    """Each side's random centroid, drawn in the order of SIDES from one stream, so each is
+    stable on its own (the browser's customProjection draws them alike)."""
+    normals = standard_normal(len(SIDES) * dim, seed).reshape(len(SIDES), dim)
+    return dict(zip(SIDES, normals, strict=True))
 
 
 @dataclass(frozen=True)
@@ -83,9 +92,7 @@ def custom_projection(
         raise ValueError("custom projection needs at least one row without NaN or Inf values")
     mean = total / n_valid
 
-    # One random vector per side, drawn in a fixed order so each is stable on its own.
-    rng = np.random.default_rng(seed)
-    fallback = {side: rng.standard_normal(dim) for side in SIDES}
+    fallback = fallback_centroids(dim, seed)
     centroids = {side: sums[side] / matches[side] if matches[side] else fallback[side] for side in SIDES}
     axes = np.stack([centroids["right"] - centroids["left"], centroids["up"] - centroids["down"]], axis=1)
 
