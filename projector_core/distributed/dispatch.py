@@ -23,6 +23,8 @@ from projector_core.kernels.ann import EXACT_BUDGET, ApproximateIndex, neighbor_
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.knn import ExactIndex, Metric
 from projector_core.kernels.precomputed import check_columns
+from projector_core.methods.base import Reporter
+from projector_core.methods.pca import PCA_COMPONENTS
 from projector_core.model import Embedding
 from projector_core.projection_params import (
     PcaRequest,
@@ -31,13 +33,7 @@ from projector_core.projection_params import (
     TsneRequest,
     UmapRequest,
 )
-from projector_core.projections import (
-    PCA_COMPONENTS,
-    ProjectionResult,
-    Reporter,
-    check,
-    compute,
-)
+from projector_core.projections import ProjectionResult, check, compute
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
