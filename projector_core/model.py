@@ -19,6 +19,8 @@ from projector_core.loading import Loading, StillLoading
 
 __all__ = ["Embedding", "Metadata", "Run"]
 
+INDEX_COLUMN = "index"  # the column of data without metadata
+
 
 @dataclass
 class Embedding:
@@ -69,6 +71,15 @@ class Embedding:
         self.raise_if_loading()
         self._raise_if_broken("metadata")
         return self._metadata
+
+    def metadata_or_index(self) -> Metadata:
+        """The metadata, or for data without a metadata file the one column TensorBoard then
+        shows: ``index``, each row's number (what /api/metadata serves and search reads)."""
+        metadata = self.metadata()
+        if metadata is not None:
+            return metadata
+        n = self.shape[0] if self.shape else 0
+        return Metadata.from_columns({INDEX_COLUMN: [str(i) for i in range(n)]})
 
     def metadata_columns(self) -> list[str]:
         return list(self._metadata.names) if self._metadata is not None else []

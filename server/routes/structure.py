@@ -23,7 +23,7 @@ from projector_core.kernels.cluster_labels import cluster_labels
 from projector_core.kernels.clusters import cluster_points, default_min_cluster_size
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE, projection_quality
 from projector_core.model import Embedding
-from server.routes.jobs import JobsDep, not_done
+from server.job_responses import JobsDep, find_job, not_done
 
 router = APIRouter(prefix="/api", tags=["structure"])
 
@@ -64,11 +64,7 @@ def _answers(request: Request) -> _Answers:
 
 
 def _done_job(jobs: Any, job_id: str) -> Job:
-    try:
-        job = jobs.get(job_id)
-    except KeyError:
-        raise HTTPException(404, f"unknown job {job_id!r} (finished jobs are kept for a "
-                                 "while, then forgotten)") from None
+    job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     return job
