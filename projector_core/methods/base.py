@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -20,6 +20,10 @@ from pydantic import BaseModel
 from projector_core.kernels.backend import Backend
 from projector_core.limits import Limit
 from projector_core.model import Embedding
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+    from projector_core.formats.chunked import ChunkedVectors
 
 Params = TypeVar("Params", bound=BaseModel)
 
@@ -58,6 +62,7 @@ class ProjectionMethod(ABC, Generic[Params]):
     name: ClassVar[str]
     params_model: ClassVar[type[BaseModel]]
     starts_from_layout: ClassVar[bool] = False  # t-SNE, UMAP: init_from_job is a start layout
+    runs_on_cluster: ClassVar[bool] = True  # over a chunked embedding's shards, with --dask
 
     def __init__(self, request: Any) -> None:
         self.request = request
@@ -78,3 +83,8 @@ class ProjectionMethod(ABC, Generic[Params]):
     @abstractmethod
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
         """Coordinates (one row per point, NaN where none) and the method's info fields."""
+
+    def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
+                       reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+        """As :meth:`run`, over the shards on the cluster's workers (``runs_on_cluster``)."""
+        raise NotImplementedError(f"{self.name} runs in the server's process")

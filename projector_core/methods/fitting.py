@@ -10,16 +10,21 @@ from __future__ import annotations
 import os
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from projector_core.distributed.sample_fit import sampled_embedding
 from projector_core.kernels.finite import finite_rows
 from projector_core.kernels.sampling import SampledResult, sample_size
 from projector_core.limits import Limit
 from projector_core.methods.base import ProjectionMethod, Reporter, RunContext
 from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams, UmapParams
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+    from projector_core.formats.chunked import ChunkedVectors
 
 FitParams = TypeVar("FitParams", TsneParams, UmapParams)
 
@@ -129,3 +134,8 @@ class LayoutFit(ProjectionMethod[FitParams]):
             ctx.reference, valid, self.dims, self.keeps_start_scale)
         fitted, details = self.fit(data, valid, ctx, init)
         return spread(valid, fitted), details
+
+    def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
+                       reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+        """A sample fitted on one worker, the rest placed by all (:mod:`distributed.sample_fit`)."""
+        return sampled_embedding(self.request, vectors, cluster, reporter)

@@ -16,6 +16,7 @@ from projector_core.projection_params import PrecomputedParams
 class Precomputed(ProjectionMethod[PrecomputedParams]):
     name = "precomputed"
     params_model = PrecomputedParams
+    runs_on_cluster = False  # columns and data of at most 3 dimensions: nothing to spread
 
     @classmethod
     def limits(cls, n_points: int, dim: int) -> dict[str, Limit]:

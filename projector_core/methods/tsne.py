@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,10 +11,14 @@ from projector_core.kernels.precomputed import check_columns
 from projector_core.kernels.sampling import sample_size, sampled_tsne
 from projector_core.kernels.supervision import label_codes
 from projector_core.limits import Limit, perplexity, tsne_points
-from projector_core.methods.base import RunContext
+from projector_core.methods.base import Reporter, RunContext
 from projector_core.methods.fitting import KERNEL_THREADS, LayoutFit, sampled, streamed
 from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+    from projector_core.formats.chunked import ChunkedVectors
 
 
 class Tsne(LayoutFit[TsneParams]):
@@ -67,6 +71,11 @@ class Tsne(LayoutFit[TsneParams]):
             "neighbors": "exact" if neighbors is not None else "openTSNE",
             "mode": "full", "sample_size": int(data.shape[0]),
         }
+
+    def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
+                       reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+        coordinates, details = super().run_on_cluster(embedding, vectors, cluster, reporter)
+        return coordinates, {**details, "supervised": False}  # the sample fit reads no labels
 
     def _labels(self, embedding: Embedding, valid: np.ndarray) -> np.ndarray | None:
         """Label codes of the fitted rows when the request supervises, else None."""
