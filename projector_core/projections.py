@@ -70,6 +70,13 @@ def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
         coordinates = aligned.coordinates
         info["alignment"] = {"scale": aligned.scale, "residual": aligned.residual,
                              "initialised": method.starts_from_layout}
+    return finished(coordinates, info, started)
+
+
+def finished(coordinates: np.ndarray, info: dict[str, Any], started: float) -> ProjectionResult:
+    """The result as every method (and every place it ran) answers it: a point missing any
+    value is unplaced (all NaN), and the info says the dims, the unplaced rows and the time."""
+    coordinates = np.asarray(coordinates, np.float32)
     placeable = np.isfinite(coordinates).all(axis=1)
     if not placeable.all():  # one missing value leaves the whole point unplaced
         coordinates[~placeable] = np.nan

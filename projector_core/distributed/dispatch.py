@@ -23,7 +23,7 @@ from projector_core.methods import method_for
 from projector_core.methods.base import Reporter
 from projector_core.model import Embedding
 from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import ProjectionResult, check, compute
+from projector_core.projections import ProjectionResult, check, compute, finished
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -77,10 +77,4 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
         reporter.step(None, 0.0)
     coordinates, details = method.run_on_cluster(embedding, vectors, cluster, reporter)
     info.update(details)
-    coordinates = np.asarray(coordinates, np.float32)
-    placeable = np.isfinite(coordinates).all(axis=1)
-    coordinates[~placeable] = np.nan
-    info["dims"] = int(coordinates.shape[1])
-    info["invalid_rows"] = int(coordinates.shape[0] - placeable.sum())
-    info["seconds"] = round(time.perf_counter() - started, 3)
-    return ProjectionResult(coordinates, info)
+    return finished(coordinates, info, started)

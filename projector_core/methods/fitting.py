@@ -104,9 +104,10 @@ class LayoutFit(ProjectionMethod[FitParams]):
         """This request's value for each of :meth:`fit_limits` (None: a default that fits)."""
 
     @abstractmethod
-    def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext,
-            init: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
-        """The layout of ``data`` (the finite rows, ``valid`` marks them among all rows)."""
+    def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext, init: np.ndarray | None,
+            sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
+        """The layout of ``data`` (the finite rows, ``valid`` marks them among all rows):
+        of all of them, or of an even ``sample`` of that many, the rest placed after it."""
 
     @classmethod
     def limits(cls, n_points: int, dim: int) -> dict[str, Limit]:
@@ -128,11 +129,14 @@ class LayoutFit(ProjectionMethod[FitParams]):
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
         valid = finite_rows(ctx.data)
         data = ctx.data if valid.all() else np.ascontiguousarray(ctx.data[valid])
-        self.check_fit(fitted_points(self.params, data.shape[0]), "finite points")
+        params = self.params
+        sample = sample_size(data.shape[0], params.mode, params.sample_threshold,
+                             params.sample_size)
+        self.check_fit(sample or data.shape[0], "finite points")
         ctx.reporter.step(None, 0.0)
         init = None if ctx.reference is None else start_layout(
             ctx.reference, valid, self.dims, self.keeps_start_scale)
-        fitted, details = self.fit(data, valid, ctx, init)
+        fitted, details = self.fit(data, valid, ctx, init, sample)
         return spread(valid, fitted), details
 
     def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,

@@ -8,7 +8,7 @@ import numpy as np
 
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.precomputed import check_columns
-from projector_core.kernels.sampling import sample_size, sampled_tsne
+from projector_core.kernels.sampling import sampled_tsne
 from projector_core.kernels.supervision import label_codes
 from projector_core.limits import Limit, perplexity, tsne_points
 from projector_core.methods.base import Reporter, RunContext
@@ -39,15 +39,14 @@ class Tsne(LayoutFit[TsneParams]):
         if self.params.supervise_column is not None:
             check_columns(embedding.metadata(), [self.params.supervise_column], numeric=False)
 
-    def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext,
-            init: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
+    def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext, init: np.ndarray | None,
+            sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
         from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
 
         params = self.params
-        m = sample_size(data.shape[0], params.mode, params.sample_threshold, params.sample_size)
-        if m is not None:  # the sample fit is unsupervised (said in info)
+        if sample is not None:  # the sample fit is unsupervised (said in info)
             fitted, details = sampled(valid, ctx.reporter, lambda on_step: sampled_tsne(
-                data, m, self.dims, params.perplexity, params.learning_rate, params.n_iter,
+                data, sample, self.dims, params.perplexity, params.learning_rate, params.n_iter,
                 params.early_exaggeration, params.seed, KERNEL_THREADS, on_step))
             return fitted, {**details, "supervised": False}
         labels = self._labels(ctx.embedding, valid)

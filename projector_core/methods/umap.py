@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from projector_core.kernels.knn import ExactIndex
-from projector_core.kernels.sampling import sample_size, sampled_umap
+from projector_core.kernels.sampling import sampled_umap
 from projector_core.limits import Limit, umap_neighbors
 from projector_core.methods.base import RunContext
 from projector_core.methods.fitting import LayoutFit, sampled, streamed
@@ -25,15 +25,14 @@ class Umap(LayoutFit[UmapParams]):
     def limited_values(self, n_points: int) -> dict[str, float | None]:
         return {"n_neighbors": self.params.n_neighbors}
 
-    def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext,
-            init: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
+    def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext, init: np.ndarray | None,
+            sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
         from projector_core.kernels.umap import exact_neighbors, umap  # numba: on first use
 
         params = self.params
-        m = sample_size(data.shape[0], params.mode, params.sample_threshold, params.sample_size)
-        if m is not None:
+        if sample is not None:
             return sampled(valid, ctx.reporter, lambda on_step: sampled_umap(
-                data, m, self.dims, params.n_neighbors, params.min_dist, params.n_epochs,
+                data, sample, self.dims, params.n_neighbors, params.min_dist, params.n_epochs,
                 params.seed, on_step))
         neighbors = None
         if not ctx.backend.is_numpy:
