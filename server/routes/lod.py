@@ -25,6 +25,7 @@ from fastapi.responses import Response
 
 from projector_core.jobs import JobStatus
 from projector_core.kernels.lod import lod_order
+from projector_core.projection_jobs import projection_result
 from server.deps import EmbeddingDep
 from server.error_responses import EMBEDDING_ERRORS
 from server.job_responses import JobsDep, find_job, not_done
@@ -88,7 +89,7 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
     job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    coordinates = job.result.coordinates
+    coordinates = projection_result(job).coordinates
     chosen = _axes(axes, coordinates.shape[1])
     order = _cache(request, "lod_orders").get(
         (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
