@@ -64,7 +64,7 @@ def run_job(method: str, data: np.ndarray, sample_size: int | None,
             first_only: bool = False) -> dict:
     """Seconds to the first frame, to the first complete frame and to done; the result.
     ``first_only`` cancels the job at its first frame."""
-    embedding = Embedding(run="bench", name="blobs", fingerprint="bench", _vectors=data)
+    embedding = Embedding.of("bench", "blobs", "bench", vectors=data)
     extra = {} if sample_size is None else {"mode": "sample", "sample_size": sample_size}
     if method == "tsne":
         request = TsneRequest(run="bench", embedding="blobs", method="tsne",

@@ -47,7 +47,7 @@ def reference(data: np.ndarray, n_iter: int, threads: int) -> dict[str, float]:
 def ours(data: np.ndarray, n_iter: int) -> dict[str, float]:
     """Wall and CPU seconds to done, seconds to the first frame and to the first optimised
     frame, and the KL divergence."""
-    embedding = Embedding(run="bench", name="blobs", fingerprint="bench", _vectors=data)
+    embedding = Embedding.of("bench", "blobs", "bench", vectors=data)
     request = TsneRequest(run="bench", embedding="blobs", method="tsne",
                           params=TsneParams(n_iter=n_iter, seed=0))
     backend = get_backend("cpu")

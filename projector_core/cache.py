@@ -15,7 +15,6 @@ inside the kernel, on the background loader, with progress.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import struct
 import tempfile
@@ -24,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import platformdirs
+
+from projector_core.fingerprint import fingerprint
 
 _FORMAT_VERSION = "1"
 HEADER_BYTES = 4096  # data starts on a block boundary, so a clone of the data shares extents
@@ -49,8 +50,7 @@ def default_cache_dir() -> Path:
 def file_fingerprint(path: Path) -> str:
     """A short hash that changes whenever the file at ``path`` is replaced or rewritten."""
     stat = path.stat()
-    key = f"{_FORMAT_VERSION}|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    return fingerprint(_FORMAT_VERSION, path.resolve(), stat.st_size, stat.st_mtime_ns)
 
 
 class TensorCache:

@@ -9,7 +9,6 @@ modified in the last moment (they may still be being written).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -17,30 +16,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from projector_core.cache import TensorCache, default_cache_dir, file_fingerprint
-from projector_core.embedding_files import EmbeddingFiles, ProgressCallback
+from projector_core.cache import TensorCache, default_cache_dir
+from projector_core.embedding_files import EmbeddingFiles, PlainOptions, ProgressCallback, entry_name
 from projector_core.errors import DataError
-from projector_core.formats.arrays import PlainEmbedding, plain_array_files, read_plain_array
-from projector_core.formats.chunked import ChunkedVectors, is_zarr, open_chunked
+from projector_core.formats.arrays import plain_array_files
+from projector_core.formats.chunked import is_zarr
 from projector_core.formats.config import (
     CONFIG_NAMES,
     PLUGIN_DIR,
     EmbeddingInfo,
     ProjectorConfig,
     parse_config,
-    resolve_asset,
 )
-from projector_core.formats.metadata import Metadata, read_metadata
-from projector_core.formats.sprite import check_sprite
-from projector_core.formats.tensor_files import npy_layout
-from projector_core.ingest import tensor_key
-from projector_core.loading import BackgroundLoader, LoadCancelled, Loading
+from projector_core.loading import BackgroundLoader, LoadCancelled
 from projector_core.model import Embedding, Run
+
+__all__ = ["Catalog", "PlainOptions", "find_configs"]
 
 CHECKPOINT_STATE = "checkpoint"  # TensorFlow's text file naming the latest checkpoint
 SETTLE_SECONDS = 1.0  # a file younger than this may still be being written
-
-# Reports loading progress: (what, done, total); total 0 means "unknown".
 
 
 @dataclass(frozen=True)
@@ -68,18 +62,7 @@ def find_configs(logdir: Path) -> Iterator[_ConfigFile]:
             yield _ConfigFile(_run_name(logdir, Path(folder)), Path(folder) / name)
 
 
-@dataclass(frozen=True)
-class PlainOptions:
-    """What the command line adds to plain array files that carry no config."""
-
-    metadata: Path | None = None
-    sprite: Path | None = None
-    sprite_dim: tuple[int, int] | None = None
-    vector_column: str | None = None
-    shards: bool = False  # LOGDIR is a folder of .npy row shards of one embedding
-
-
-class Catalog(EmbeddingFiles):
+class Catalog:
     """The runs of one LOGDIR, loaded and checked, safe to read from many threads.
 
     LOGDIR may also be a plain array file (``.npy``, ``.npz``, ``.parquet``) or a folder of
@@ -89,7 +72,8 @@ class Catalog(EmbeddingFiles):
 
     With ``background_bytes`` set, a tensor file at least that big and not yet cached is read
     on a background thread (``loading.py``): its embedding is listed at once as loading, and
-    ``on_loaded`` is called with the finished embedding.
+    ``on_loaded`` is called with the finished embedding. Reading an embedding's files is
+    ``embedding_files.py``'s; the catalog decides which runs to read and when.
     """
 
     def __init__(self, logdir: Path | str | None, cache_dir: Path | None = None,
@@ -99,7 +83,7 @@ class Catalog(EmbeddingFiles):
         self.logdir = Path(logdir).resolve() if logdir is not None else None
         self.plain = plain or PlainOptions()
         self.cache = TensorCache(cache_dir if cache_dir is not None else default_cache_dir())
-        self.progress = progress
+        self.files = EmbeddingFiles(self.cache, self.display, progress)
         self.background_bytes = background_bytes
         self.on_loaded = on_loaded
         self._runs: dict[str, Run] = {}
@@ -107,7 +91,6 @@ class Catalog(EmbeddingFiles):
         self._lock = threading.Lock()
         self._scanned = False  # the first scan loads everything; later ones wait for writes to settle
         self._loader = BackgroundLoader()
-        self._loading_here = threading.local()  # the Loading the current thread reports to
 
     # -- lookups -----------------------------------------------------------------------------
     def runs(self) -> list[Run]:
@@ -209,9 +192,9 @@ class Catalog(EmbeddingFiles):
             except DataError as exc:
                 errors.append(str(exc))
                 continue
-            checkpoint = self._find_checkpoint(config, errors)
+            checkpoint = self.files.checkpoint(config, errors)
             seen: dict[str, str] = {}
-            for index, info in enumerate(self._with_checkpoint_entries(config, checkpoint)):
+            for index, info in enumerate(self.files.entries(config, checkpoint)):
                 embedding = self._load_or_defer(run, config, info, index, read, checkpoint)
                 if embedding.name in seen:
                     embedding.errors["config"] = (
@@ -224,52 +207,12 @@ class Catalog(EmbeddingFiles):
         return run
 
     def _load_plain_run(self) -> Run:
-        """Arrays given without a config; metadata and sprite from the command line, if any."""
+        """Arrays given without a config (see ``EmbeddingFiles.load_plain``)."""
+        assert self.logdir is not None
         whole = self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
-        files = [self.logdir] if whole else plain_array_files(self.logdir)
-        read = list(files)
-        run = Run(name=".", config="(plain arrays)")
-        try:
-            found = ([PlainEmbedding(self.logdir.stem, open_chunked(self.logdir, str(self.logdir)),
-                                     None)] if is_zarr(self.logdir) or self.plain.shards
-                     else read_plain_array(self.logdir, self.plain.vector_column))
-        except DataError as exc:
-            run.error = str(exc)
-            found = []
-        for plain in found:
-            embedding = Embedding(run=".", name=plain.name, fingerprint="")
-            embedding.sources["tensor"] = self.display(self.logdir)
-            tensor_hash = hashlib.sha256(f"{[file_fingerprint(f) for f in files]}|{plain.name}"
-                                         .encode()).hexdigest()[:32]
-            if isinstance(plain.vectors, ChunkedVectors):  # lazy: never copied into the cache
-                tensor_hash = plain.vectors.fingerprint
-                embedding._vectors = plain.vectors
-            else:
-                cached = self.cache.load(tensor_hash)
-                embedding._vectors = cached if cached is not None else self._own_copy(
-                    tensor_hash, plain.vectors)
-            n_points = int(plain.vectors.shape[0])
-            try:
-                if self.plain.metadata is not None and len(found) == 1:
-                    read.append(self.plain.metadata)
-                    embedding.sources["metadata"] = str(self.plain.metadata)
-                    embedding._metadata = read_metadata(self.plain.metadata,
-                                                        str(self.plain.metadata), n_points)
-                elif plain.metadata_columns:
-                    embedding._metadata = Metadata.from_columns(plain.metadata_columns)
-            except DataError as exc:
-                embedding.errors["metadata"] = str(exc)
-            if self.plain.sprite is not None and len(found) == 1:
-                read.append(self.plain.sprite)
-                embedding.sources["sprite"] = str(self.plain.sprite)
-                try:
-                    embedding.sprite = check_sprite(self.plain.sprite, str(self.plain.sprite),
-                                                    self.plain.sprite_dim or (), n_points,
-                                                    embedding.warnings)
-                except DataError as exc:
-                    embedding.errors["sprite"] = str(exc)
-            embedding.fingerprint = tensor_hash
-            run.embeddings.append(embedding)
+        read: list[Path] = []
+        run = self.files.load_plain(self.logdir, [self.logdir] if whole
+                                    else plain_array_files(self.logdir), self.plain, read)
         run.signature = self._signature(read, None)
         return run
 
@@ -277,22 +220,24 @@ class Catalog(EmbeddingFiles):
                        read: list[Path], checkpoint: Path | None) -> Embedding:
         """The embedding loaded now, or a loading placeholder for a big tensor not yet cached
         that the background loader replaces with the loaded embedding."""
-        slow = self._slow_tensor(config, info)
+        slow = (None if self.background_bytes is None
+                else self.files.slow_tensor(config, info, self.background_bytes))
         if slow is None:
-            return self._load_embedding(run.name, config, info, index, read, checkpoint)
+            return self.files.load_entry(run.name, config, info, index, read, checkpoint)
         path, loading = slow
         read.append(path)
-        placeholder = Embedding(run=run.name, name=self._embedding_name(info, index),
+        placeholder = Embedding(run=run.name, name=entry_name(info, index),
                                 fingerprint="", loading=loading,
                                 sources={"config": self.display(config.path),
                                          "tensor": loading.source})
 
         def load() -> None:
             later: list[Path] = []
-            self._loading_here.current = loading
             try:
                 try:
-                    fresh = self._load_embedding(run.name, config, info, index, later, checkpoint)
+                    with self.files.reporting_to(loading):
+                        fresh = self.files.load_entry(run.name, config, info, index, later,
+                                                      checkpoint)
                 except (LoadCancelled, KeyboardInterrupt):
                     raise
                 except Exception as exc:  # a reader's bug: reported, never "loading" for ever
@@ -307,30 +252,9 @@ class Catalog(EmbeddingFiles):
                     run.signature = self._signature(
                         [Path(entry[0]) for entry in run.signature] + later, None)
             finally:
-                self._loading_here.current = None
                 loading.finished.set()
             if self.on_loaded is not None:
                 self.on_loaded(fresh)
 
         self._loader.submit(load)
         return placeholder
-
-    def _slow_tensor(self, config: ProjectorConfig, info: EmbeddingInfo) -> tuple[Path, Loading] | None:
-        """A tensor file worth reading in the background: big, and not in the cache yet."""
-        if self.background_bytes is None or not info.tensor_path:
-            return None
-        try:
-            path = resolve_asset(config.folder, info.tensor_path, self.display(config.path),
-                                 "tensor_path")
-            size = path.stat().st_size
-            if size < self.background_bytes or not path.is_file():
-                return None
-            fingerprint, kind = tensor_key(path, info.tensor_shape)
-            if self.cache.contains(fingerprint):
-                return None
-            shape = (npy_layout(path, self.display(path)).shape if kind == "npy"
-                     else tuple(info.tensor_shape) if kind == "bytes" else None)
-        except (DataError, OSError):
-            return None  # read now, so that the error is reported the usual way
-        return path, Loading(self.display(path), size,
-                             shape=shape if shape and len(shape) == 2 else None)

@@ -1,52 +1,82 @@
-"""Building one embedding from the files its config entry names: the tensor (TSV, .bytes,
-.npy, a zarr array or .npy shards, a TensorFlow checkpoint variable), its metadata, sprite and
-bookmarks, each checked on its own so one broken part leaves the others served.
+"""Reading embeddings from LOGDIR's files: a config entry's tensor (TSV, .bytes, .npy, a zarr
+array or .npy shards, a TensorFlow checkpoint variable), metadata, sprite and bookmarks; or
+plain array files given without a config, with metadata and sprite from the command line.
 
-``Catalog`` finds the runs and decides when to (re)load them; this is what loading one entry
-means, kept apart so discovery reads on its own.
+Each input finds and reads its own parts here; ``EmbeddingBuilder`` holds the rules they
+share. ``Catalog`` decides which runs to (re)load and when; this is what loading one means.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from projector_core.cache import TensorCache, file_fingerprint
+from projector_core.embedding_builder import EmbeddingBuilder
 from projector_core.errors import DataError
-from projector_core.formats.bookmarks import parse_bookmarks
-from projector_core.formats.chunked import ChunkedVectors, is_chunked, open_chunked
+from projector_core.fingerprint import fingerprint
+from projector_core.formats.arrays import PlainEmbedding, read_plain_array
+from projector_core.formats.chunked import ChunkedVectors, is_chunked, is_zarr, open_chunked
 from projector_core.formats.config import (
     PLUGIN_DIR,
     EmbeddingInfo,
     ProjectorConfig,
     resolve_asset,
 )
-from projector_core.formats.metadata import read_metadata
-from projector_core.formats.sprite import check_sprite
+from projector_core.formats.metadata import Metadata
+from projector_core.formats.tensor_files import npy_layout
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
-from projector_core.ingest import ingest, rows_with_nan_or_inf, tensor_key
+from projector_core.ingest import ingest, tensor_key
 from projector_core.loading import Loading
-from projector_core.model import Embedding
+from projector_core.model import Embedding, Run
 
 ProgressCallback = Callable[[str, int, int], None]  # (file shown, bytes done, bytes in all)
 
 
+@dataclass(frozen=True)
+class PlainOptions:
+    """What the command line adds to plain array files that carry no config."""
+
+    metadata: Path | None = None
+    sprite: Path | None = None
+    sprite_dim: tuple[int, int] | None = None
+    vector_column: str | None = None
+    shards: bool = False  # LOGDIR is a folder of .npy row shards of one embedding
+
+
+def entry_name(info: EmbeddingInfo, index: int) -> str:
+    """A config entry's embedding name: its tensor_name, else its tensor file's stem."""
+    return info.tensor_name or (Path(info.tensor_path).stem if info.tensor_path
+                                else f"embedding-{index}")
+
+
 class EmbeddingFiles:
-    """Loading a config's embedding entries (mixed into ``Catalog``, whose cache, progress
-    callback and path display it uses)."""
+    """Loads embeddings from files into the tensor cache, reporting progress; paths in
+    messages are shown by ``display`` (relative to LOGDIR)."""
 
-    cache: TensorCache
-    progress: ProgressCallback | None
-    _loading_here: threading.local
+    def __init__(self, cache: TensorCache, display: Callable[[Path], str],
+                 progress: ProgressCallback | None) -> None:
+        self.cache = cache
+        self.display = display
+        self.progress = progress
+        self._loading_here = threading.local()  # the Loading the current thread reports to
 
-    def display(self, path: Path) -> str:
-        raise NotImplementedError  # Catalog's: a path relative to LOGDIR
+    @contextmanager
+    def reporting_to(self, loading: Loading) -> Iterator[None]:
+        """Tensor progress on this thread also goes to ``loading`` (a background load)."""
+        self._loading_here.current = loading
+        try:
+            yield
+        finally:
+            self._loading_here.current = None
 
-    def _find_checkpoint(self, config: ProjectorConfig, errors: list[str]) -> Path | None:
+    # -- config entries --------------------------------------------------------------------------
+    def checkpoint(self, config: ProjectorConfig, errors: list[str]) -> Path | None:
         """The TF checkpoint of a run: the config's model_checkpoint_path or the folder's latest."""
         folder = config.folder
         if folder.parts[-len(PLUGIN_DIR):] == PLUGIN_DIR:
@@ -57,8 +87,8 @@ class EmbeddingFiles:
             errors.append(f"{self.display(config.path)}: {exc.message}")
             return None
 
-    def _with_checkpoint_entries(self, config: ProjectorConfig,
-                                 checkpoint: Path | None) -> list[EmbeddingInfo]:
+    @staticmethod
+    def entries(config: ProjectorConfig, checkpoint: Path | None) -> list[EmbeddingInfo]:
         """The config's entries plus every checkpoint embedding it does not name (TensorBoard's rule).
 
         An unnamed first entry is a template: its metadata and bookmarks apply to the others.
@@ -84,53 +114,24 @@ class EmbeddingFiles:
             ))
         return entries
 
-    def _asset(self, config: ProjectorConfig, asset: str, field: str, read: list[Path]) -> Path:
-        path = resolve_asset(config.folder, asset, self.display(config.path), field)
-        read.append(path)
-        return path
+    def _asset(self, config: ProjectorConfig, asset: str, field: str) -> Path:
+        return resolve_asset(config.folder, asset, self.display(config.path), field)
 
-    @staticmethod
-    def _embedding_name(info: EmbeddingInfo, index: int) -> str:
-        return info.tensor_name or (Path(info.tensor_path).stem if info.tensor_path
-                                    else f"embedding-{index}")
-
-    def _load_embedding(self, run: str, config: ProjectorConfig, info: EmbeddingInfo,
-                        index: int, read: list[Path], checkpoint: Path | None) -> Embedding:
-        name = self._embedding_name(info, index)
-        embedding = Embedding(run=run, name=name, fingerprint="")
+    def load_entry(self, run: str, config: ProjectorConfig, info: EmbeddingInfo, index: int,
+                   read: list[Path], checkpoint: Path | None) -> Embedding:
+        """One config entry's embedding; every file it read is added to ``read``."""
+        built = EmbeddingBuilder(run, entry_name(info, index))
         config_display = self.display(config.path)
-        embedding.sources["config"] = config_display
-        hashes = [name]
-        n_points: int | None = None
-        try:
-            vectors, tensor_hash = self._load_tensor(config, info, read, checkpoint)
-            embedding._vectors = vectors
-            hashes.append(tensor_hash)
-            n_points = int(vectors.shape[0])
-            embedding.sources["tensor"] = self.display(read[-1])
-            invalid = 0 if isinstance(vectors, ChunkedVectors) else (  # not read whole
-                rows_with_nan_or_inf(vectors))
-            if invalid:
-                embedding.warnings.append(
-                    f"{embedding.sources['tensor']}: {invalid} rows hold NaN or Inf; they are "
-                    "kept out of neighbours and projections")
-            if vectors.shape[1] == 1:
-                embedding.warnings.append(
-                    f"{embedding.sources['tensor']}: has a single column (D = 1), so each point "
-                    "is one number; if these are labels or ids, name the file in metadata_path")
-        except DataError as exc:
-            embedding.errors["tensor"] = str(exc)
+        built.sources["config"] = config_display
+        with built.part("tensor"):
+            vectors, key, path = self._load_tensor(config, info, built.files, checkpoint)
+            built.tensor(vectors, key, self.display(path))
         if info.metadata_path:
-            try:
-                path = self._asset(config, info.metadata_path, "metadata_path", read)
-                embedding.sources["metadata"] = self.display(path)
-                embedding._metadata = read_metadata(path, self.display(path), n_points)
-                hashes.append(embedding._metadata.digest)
-                embedding.warnings.extend(embedding._metadata.warnings)
-            except DataError as exc:
-                embedding.errors["metadata"] = str(exc)
+            with built.part("metadata"):
+                path = self._asset(config, info.metadata_path, "metadata_path")
+                built.metadata_file(path, self.display(path))
         if info.sprite is not None:
-            try:
+            with built.part("sprite"):
                 if not info.sprite.image_path:
                     raise DataError("sprite has no image_path", file=config_display,
                                     field=f"{info.where}.sprite.image_path")
@@ -139,36 +140,18 @@ class EmbeddingFiles:
                     raise DataError(f"a sprite needs single_image_dim [width, height], found "
                                     f"{list(dim)}", file=config_display,
                                     field=f"{info.where}.sprite.single_image_dim")
-                path = self._asset(config, info.sprite.image_path, "sprite.image_path", read)
-                embedding.sources["sprite"] = self.display(path)
-                embedding.sprite = check_sprite(path, self.display(path),
-                                                info.sprite.single_image_dim,
-                                                n_points or 0, embedding.warnings)
-                read.extend(embedding.sprite.files)
-            except DataError as exc:
-                embedding.errors["sprite"] = str(exc)
+                path = self._asset(config, info.sprite.image_path, "sprite.image_path")
+                built.sprite_file(path, self.display(path), dim)
         if info.bookmarks_path:
-            embedding.has_bookmarks = True
-            try:
-                path = self._asset(config, info.bookmarks_path, "bookmarks_path", read)
-                embedding.sources["bookmarks"] = self.display(path)
-                embedding._bookmarks = parse_bookmarks(self._read_file(path), self.display(path),
-                                                       embedding.shape)
-            except DataError as exc:
-                embedding.errors["bookmarks"] = str(exc)
-        embedding.fingerprint = hashlib.sha256("|".join(hashes).encode()).hexdigest()[:32]
-        return embedding
-
-    def _read_file(self, path: Path) -> bytes:
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            raise DataError("file not found", file=self.display(path)) from None
-        except OSError as exc:
-            raise DataError(f"cannot be read: {exc.strerror}", file=self.display(path)) from None
+            with built.part("bookmarks"):
+                path = self._asset(config, info.bookmarks_path, "bookmarks_path")
+                built.bookmarks_file(path, self.display(path))
+        read.extend(built.files)
+        return built.build()
 
     def _load_tensor(self, config: ProjectorConfig, info: EmbeddingInfo, read: list[Path],
-                     checkpoint: Path | None) -> tuple[np.ndarray, str]:
+                     checkpoint: Path | None) -> tuple[np.ndarray, str, Path]:
+        """(vectors, their cache key, the file shown as their source)."""
         config_display = self.display(config.path)
         if not info.tensor_path:
             if checkpoint is None:
@@ -176,28 +159,29 @@ class EmbeddingFiles:
                                 "has no TensorFlow checkpoint", file=config_display,
                                 field=f"{info.where}.tensor_path")
             return self._load_checkpoint_variable(checkpoint, info, read)
-        path = self._asset(config, info.tensor_path, "tensor_path", read)
+        path = self._asset(config, info.tensor_path, "tensor_path")
+        read.append(path)
         display = self.display(path)
         chunked = open_chunked(path, display) if is_chunked(path) else None  # read lazily
         if chunked is None and not path.is_file():
             raise DataError("tensor file not found", file=display)
         if chunked is not None:
-            return chunked, chunked.fingerprint
-        fingerprint, kind = tensor_key(path, info.tensor_shape)
-        vectors = self.cache.load(fingerprint)
+            return chunked, chunked.fingerprint, path
+        key, kind = tensor_key(path, info.tensor_shape)
+        vectors = self.cache.load(key)
         if vectors is None:
             verb = "parsing" if kind == "tsv" else "reading"
-            vectors = ingest(self.cache, fingerprint, path, display, kind, info.tensor_shape,
+            vectors = ingest(self.cache, key, path, display, kind, info.tensor_shape,
                              self._tensor_progress(display, verb))
         shape = tuple(int(s) for s in vectors.shape)
         if info.tensor_shape and tuple(info.tensor_shape) != shape:
             raise DataError(f"tensor_shape {list(info.tensor_shape)} disagrees with the tensor "
                             f"file {display}, which is {list(shape)}", file=config_display,
                             field=f"{info.where}.tensor_shape")
-        return vectors, fingerprint
+        return vectors, key, path
 
     def _load_checkpoint_variable(self, checkpoint: Path, info: EmbeddingInfo,
-                                  read: list[Path]) -> tuple[np.ndarray, str]:
+                                  read: list[Path]) -> tuple[np.ndarray, str, Path]:
         index = checkpoint.with_name(checkpoint.name + ".index")
         read.append(index)
         variable = info.tensor_name.removesuffix(":0")
@@ -211,10 +195,69 @@ class EmbeddingFiles:
         if vectors.ndim != 2:
             raise DataError(f"variable has shape {list(vectors.shape)}; an embedding is 2-D",
                             file=self.display(index), field=variable)
-        fingerprint = hashlib.sha256(f"{file_fingerprint(index)}|{variable}".encode()).hexdigest()
-        return np.ascontiguousarray(vectors, dtype="<f4"), fingerprint[:32]
+        return (np.ascontiguousarray(vectors, dtype="<f4"),
+                fingerprint(file_fingerprint(index), variable), index)
 
-    def _own_copy(self, fingerprint: str, vectors: np.ndarray) -> np.ndarray:
+    def slow_tensor(self, config: ProjectorConfig, info: EmbeddingInfo,
+                    min_bytes: int) -> tuple[Path, Loading] | None:
+        """A tensor file worth reading in the background: ``min_bytes`` or more, not cached yet."""
+        if not info.tensor_path:
+            return None
+        try:
+            path = self._asset(config, info.tensor_path, "tensor_path")
+            size = path.stat().st_size
+            if size < min_bytes or not path.is_file():
+                return None
+            key, kind = tensor_key(path, info.tensor_shape)
+            if self.cache.contains(key):
+                return None
+            shape = (npy_layout(path, self.display(path)).shape if kind == "npy"
+                     else tuple(info.tensor_shape) if kind == "bytes" else None)
+        except (DataError, OSError):
+            return None  # read now, so that the error is reported the usual way
+        return path, Loading(self.display(path), size,
+                             shape=shape if shape and len(shape) == 2 else None)
+
+    # -- plain arrays ----------------------------------------------------------------------------
+    def load_plain(self, logdir: Path, files: list[Path], plain: PlainOptions,
+                   read: list[Path]) -> Run:
+        """``files`` (LOGDIR itself, or the plain arrays in it) without a config; metadata and
+        sprite from the command line, given for a single embedding only. Every file read is
+        added to ``read``."""
+        run = Run(name=".", config="(plain arrays)")
+        read.extend(files)
+        try:
+            found = ([PlainEmbedding(logdir.stem, open_chunked(logdir, str(logdir)), None, logdir)]
+                     if is_zarr(logdir) or plain.shards
+                     else read_plain_array(logdir, plain.vector_column))
+        except DataError as exc:
+            run.error = str(exc)
+            found = []
+        for array in found:
+            built = EmbeddingBuilder(".", array.name)
+            if isinstance(array.vectors, ChunkedVectors):  # lazy: never copied into the cache
+                key, vectors = array.vectors.fingerprint, array.vectors
+            else:
+                key = fingerprint(*[file_fingerprint(f) for f in files], array.name)
+                vectors = self.cache.load(key)
+                if vectors is None:
+                    vectors = self._own_copy(key, array.vectors)
+            built.tensor(vectors, key, str(array.path))  # as the command line named it
+            alone = len(found) == 1
+            with built.part("metadata"):
+                if plain.metadata is not None and alone:
+                    built.metadata_file(plain.metadata, str(plain.metadata))
+                elif array.metadata_columns:
+                    source = str(array.path)
+                    built.metadata(Metadata.from_columns(array.metadata_columns, source), source)
+            if plain.sprite is not None and alone:
+                with built.part("sprite"):
+                    built.sprite_file(plain.sprite, str(plain.sprite), plain.sprite_dim or ())
+            read.extend(built.files)
+            run.embeddings.append(built.build())
+        return run
+
+    def _own_copy(self, key: str, vectors: np.ndarray) -> np.ndarray:
         """The vectors in a file of ours, never a memory map of the user's file.
 
         A user's file rewritten in place (``np.save`` truncates it) while we map it would kill
@@ -222,8 +265,8 @@ class EmbeddingFiles:
         by rename, so a map of one stays valid. Without a usable cache, the vectors are read
         into memory.
         """
-        self.cache.store(fingerprint, vectors)
-        cached = self.cache.load(fingerprint)
+        self.cache.store(key, vectors)
+        cached = self.cache.load(key)
         if cached is not None:
             return cached
         return np.array(vectors) if isinstance(vectors, np.memmap) else vectors

@@ -9,7 +9,6 @@ reads. Without a usable cache the matrix is read into memory, by reads too.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from projector_core.cache import TensorCache, file_fingerprint, npy_header
 from projector_core.errors import DataError
+from projector_core.fingerprint import fingerprint
 from projector_core.formats.tensor_files import (
     Progress,
     bytes_shape,
@@ -30,13 +30,12 @@ from projector_core.kernels.finite import finite_rows
 
 def tensor_key(path: Path, tensor_shape: tuple[int, ...]) -> tuple[str, str]:
     """(cache key, kind) of a tensor file: kind is "bytes" (raw float32), "npy" or "tsv"."""
-    fingerprint = file_fingerprint(path)
+    key = file_fingerprint(path)
     suffix = path.suffix.lower()
     if suffix == ".bytes" or (suffix != ".npy" and bool(tensor_shape) and looks_binary(path)):
         # the same bytes read with another tensor_shape are another tensor
-        keyed = f"{fingerprint}|{tensor_shape}"
-        return hashlib.sha256(keyed.encode()).hexdigest()[:32], "bytes"
-    return fingerprint, "npy" if suffix == ".npy" else "tsv"
+        return fingerprint(key, tuple(tensor_shape)), "bytes"
+    return key, "npy" if suffix == ".npy" else "tsv"
 
 
 def rows_with_nan_or_inf(vectors: np.ndarray) -> int:

@@ -8,7 +8,6 @@ normalised here once, with errors that name the argument at fault.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -19,13 +18,15 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from projector_core.embedding_builder import EmbeddingBuilder
 from projector_core.errors import DataError
+from projector_core.fingerprint import fingerprint
 from projector_core.formats.arrays import embedding_from_table
 from projector_core.formats.metadata import Metadata
-from projector_core.formats.sprite import Sprite, SpriteImage, check_sprite
+from projector_core.formats.sprite import Sprite, SpriteImage
 from projector_core.formats.tensor_files import as_vectors
 from projector_core.model import Embedding, Run
-from projector_core.writer import make_sprite
+from projector_core.sprite_writer import make_sprite
 
 Columns = dict[str, list[str]]
 
@@ -45,7 +46,7 @@ class MemorySpriteImage(SpriteImage):
         return image
 
     def version(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()[:32]
+        return fingerprint(self.data)
 
 
 def _cell(value: Any) -> str:
@@ -141,14 +142,8 @@ def metadata_columns(metadata: Any, n_points: int) -> Columns | None:
     return columns or None
 
 
-def _sprite(sprite: Any, sprite_dim: tuple[int, int] | None, n_points: int,
-            warnings: list[str]) -> Sprite:
-    """A sprite from images (N x h x w [x c], or a list) or from a sprite file and its cell size."""
-    if isinstance(sprite, (str, Path)):
-        if sprite_dim is None:
-            raise DataError("a sprite file needs sprite_dim=(width, height) of one thumbnail",
-                            field="sprite_dim")
-        return check_sprite(Path(sprite), str(sprite), sprite_dim, n_points, warnings)
+def _images_sprite(sprite: Any) -> Sprite:
+    """A sprite made of images: N x h x w [x c], or a list of them."""
     try:
         image, dim = make_sprite(sprite)
     except ValueError as exc:
@@ -167,32 +162,34 @@ def _sprite(sprite: Any, sprite_dim: tuple[int, int] | None, n_points: int,
 def memory_embedding(run: str, name: str, vectors: Any, metadata: Any = None, *,
                      labels: Sequence[Any] | None = None, sprite: Any = None,
                      sprite_dim: tuple[int, int] | None = None,
-                     vector_column: str | None = None) -> Embedding:
-    """An embedding of in-memory data; raises DataError when the data cannot be used."""
+                     vector_column: str | None = None,
+                     sources: Mapping[str, str] | None = None) -> Embedding:
+    """An embedding of in-memory data; raises DataError when the data cannot be used.
+
+    ``metadata`` may also be a parsed metadata file (an upload's); ``sources`` names where the
+    tensor and the metadata came from ("(memory)" by default)."""
     matrix, table_columns = split_table(vectors, vector_column)
     n_points = int(matrix.shape[0])
-    columns = metadata_columns(metadata, n_points) or table_columns or {}
+    parsed = metadata if isinstance(metadata, Metadata) else None
+    columns = {} if parsed else metadata_columns(metadata, n_points) or table_columns or {}
     if labels is not None:
         columns = {"label": metadata_columns(list(labels), n_points)["label"],  # type: ignore[index]
                    **{k: v for k, v in columns.items() if k != "label"}}
-    embedding = Embedding(run=run, name=name, fingerprint="", _vectors=matrix)
-    embedding.sources["tensor"] = "(memory)"
-    if columns:
-        embedding._metadata = Metadata.from_columns(columns)
-        embedding.sources["metadata"] = "(memory)"
-    if sprite is not None:
-        embedding.sprite = _sprite(sprite, sprite_dim, n_points, embedding.warnings)
-        embedding.sources["sprite"] = str(sprite) if isinstance(sprite, (str, Path)) else "(memory)"
-    invalid = int(np.count_nonzero(~np.isfinite(matrix).all(axis=1)))
-    if invalid:
-        embedding.warnings.append(f"{invalid} rows hold NaN or Inf; they are kept out of "
-                                  "neighbours and projections")
-    digest = hashlib.sha256(name.encode())
-    digest.update(np.ascontiguousarray(matrix).data)
-    if embedding._metadata is not None:
-        digest.update(embedding._metadata.raw)
-    embedding.fingerprint = digest.hexdigest()[:32]
-    return embedding
+    shown = {"tensor": "(memory)", "metadata": "(memory)", **(sources or {})}
+    built = EmbeddingBuilder(run, name)
+    built.tensor(matrix, fingerprint(np.ascontiguousarray(matrix).data), shown["tensor"])
+    if parsed is not None:
+        built.metadata(parsed, shown["metadata"])
+    elif columns:
+        built.metadata(Metadata.from_columns(columns, shown["metadata"]), shown["metadata"])
+    if isinstance(sprite, (str, Path)):
+        if sprite_dim is None:
+            raise DataError("a sprite file needs sprite_dim=(width, height) of one thumbnail",
+                            field="sprite_dim")
+        built.sprite_file(Path(sprite), str(sprite), sprite_dim)
+    elif sprite is not None:
+        built.sprite(_images_sprite(sprite), "(memory)")
+    return built.build()
 
 
 def memory_run(name: str, embeddings: list[Embedding]) -> Run:

@@ -1,8 +1,10 @@
 """The data model every other layer reads: runs holding embeddings (vectors + metadata + assets).
 
-An ``Embedding`` is built once by the catalog with each part already checked; a broken part is
-recorded in ``errors`` under its name (tensor, metadata, sprite, bookmarks) and the healthy parts
-stay usable, so one bad file never takes the rest down.
+An ``Embedding`` is built once (``embedding_builder.py``, whatever the input) with each part
+already checked; a broken part is recorded in ``errors`` under its name (tensor, metadata,
+sprite, bookmarks) and the healthy parts stay usable, so one bad file never takes the rest down.
+Its data parts are private: read through the methods below, which refuse a broken or loading
+part, and handed over once through ``Embedding.of``.
 """
 
 from __future__ import annotations
@@ -27,15 +29,24 @@ class Embedding:
     run: str
     name: str
     fingerprint: str
-    _vectors: np.ndarray | None = None
-    _metadata: Metadata | None = None
     sprite: Sprite | None = None
-    _bookmarks: list[dict[str, Any]] | None = None
     has_bookmarks: bool = False
     errors: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
+    _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
+    _metadata: Metadata | None = field(default=None, init=False, repr=False)
+    _bookmarks: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def of(cls, run: str, name: str, fingerprint: str, *, vectors: np.ndarray | None = None,
+           metadata: Metadata | None = None, bookmarks: list[dict[str, Any]] | None = None,
+           **parts: Any) -> Embedding:
+        """An embedding holding these data parts (``parts``: the public fields)."""
+        embedding = cls(run=run, name=name, fingerprint=fingerprint, **parts)
+        embedding._vectors, embedding._metadata, embedding._bookmarks = vectors, metadata, bookmarks
+        return embedding
 
     @property
     def shape(self) -> tuple[int, int] | None:

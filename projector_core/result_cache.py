@@ -10,7 +10,6 @@ atomic; the oldest entries go when the folder outgrows its budget.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import tempfile
@@ -19,15 +18,18 @@ from typing import Any
 
 import numpy as np
 
+from projector_core.fingerprint import fingerprint
+
 _FORMAT_VERSION = "1"
 DEFAULT_MAX_BYTES = 2 * 2**30
 
 
-def result_key(fingerprint: str, request: dict[str, Any]) -> str:
-    """A stable name for one projection of one version of an embedding."""
-    text = json.dumps({"v": _FORMAT_VERSION, "fingerprint": fingerprint, "request": request},
+def result_key(data: str, request: dict[str, Any]) -> str:
+    """A stable name for one projection of one version (``data``: its fingerprint) of an
+    embedding."""
+    text = json.dumps({"v": _FORMAT_VERSION, "fingerprint": data, "request": request},
                       sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:40]
+    return fingerprint(text)
 
 
 class ResultCache:

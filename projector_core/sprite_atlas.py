@@ -13,7 +13,6 @@ pages have the same number of columns.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from projector_core.fingerprint import fingerprint
 from projector_core.formats.sprite import Sprite, SpriteImage
 
 MIN_MAX_PX = 1024
@@ -76,10 +76,8 @@ def plan_atlas(count: int, single_image_dim: tuple[int, int], max_px: int) -> At
 
 
 def _source_key(sprite: Sprite, max_px: int) -> str:
-    parts = [_LAYOUT_VERSION, str(max_px), str(sprite.count), str(sprite.single_image_dim)]
-    parts += [f"{page.version()}|{page.first}|{page.grid}"
-              for page in sprite.pages]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+    pages = [(page.version(), page.first, page.grid) for page in sprite.pages]
+    return fingerprint(_LAYOUT_VERSION, max_px, sprite.count, sprite.single_image_dim, *pages)
 
 
 class SpriteAtlas:

@@ -8,7 +8,6 @@ column and model, so the next start does not embed again.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import numpy as np
 from projector_core.cache import file_fingerprint
 from projector_core.catalog import Catalog
 from projector_core.errors import DataError
+from projector_core.fingerprint import fingerprint
 from projector_core.memory import memory_embedding, memory_run
 
 BATCH = 64
@@ -73,16 +73,16 @@ def text_table_catalog(table_path: Path, text_column: str, model: str,
                         file=str(table_path), field="--text-column")
     texts = ["" if t is None else str(t) for t in table.column(text_column).to_pylist()]
     catalog = Catalog(None, cache_dir=cache_dir, progress=progress)
-    key = hashlib.sha256(f"{file_fingerprint(table_path)}|{text_column}|{model}".encode()).hexdigest()[:32]
+    key = fingerprint(file_fingerprint(table_path), text_column, model)
     vectors = catalog.cache.load(key)
     if vectors is None:
         vectors = embed_texts(texts, model, progress)
         catalog.cache.store(key, vectors)
     metadata = {name: table.column(name).to_pylist() for name in table.column_names
                 if not _nested(table.schema.field(name).type)}
-    embedding = memory_embedding(table_path.stem, text_column, vectors, metadata)
-    embedding.sources = {"tensor": f"{table_path.name} column {text_column!r} embedded by {model}",
-                         "metadata": table_path.name}
+    embedding = memory_embedding(table_path.stem, text_column, vectors, metadata, sources={
+        "tensor": f"{table_path.name} column {text_column!r} embedded by {model}",
+        "metadata": table_path.name})
     catalog.add_run(memory_run(table_path.stem, [embedding]))
     return catalog
 

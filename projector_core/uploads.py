@@ -49,15 +49,11 @@ class Uploads:
         if not tensor:
             raise DataError("is empty", file=tensor_name)
         vectors = parse_tensor(tensor, tensor_name)
-        columns = None
-        if metadata:
-            parsed = parse_metadata(metadata, metadata_name, int(vectors.shape[0]))
-            columns = {name: parsed.column(name) for name in parsed.names}
+        parsed = (parse_metadata(metadata, metadata_name, int(vectors.shape[0])) if metadata
+                  else None)
         run_name = f"upload-{secrets.token_hex(4)}"
-        embedding = memory_embedding(run_name, tensor_name, vectors, columns)
-        embedding.sources = {"tensor": f"{tensor_name} (uploaded)"}
-        if metadata:
-            embedding.sources["metadata"] = f"{metadata_name} (uploaded)"
+        embedding = memory_embedding(run_name, tensor_name, vectors, parsed, sources={
+            "tensor": f"{tensor_name} (uploaded)", "metadata": f"{metadata_name} (uploaded)"})
         run = memory_run(run_name, [embedding])
         run.config = "(uploaded, in memory for this server session)"
         with self._lock:

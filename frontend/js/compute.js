@@ -92,42 +92,59 @@ export function symmetricEigen(matrix, p) {
   };
 }
 
-/** Rows centred (and scaled to unit length when spherizing), NaN rows zeroed. */
-function centeredRows(data, n, d, spherize) {
+/** Mean of the rows flagged finite, in float64. */
+function meanOf(data, n, d, finite, count) {
   const mean = new Float64Array(d);
-  let count = 0;
-  for (let i = 0; i < n; i++) {
-    let finite = true;
-    for (let j = 0; j < d; j++) if (!Number.isFinite(data[i * d + j])) finite = false;
-    if (!finite) continue;
-    count++;
-    for (let j = 0; j < d; j++) mean[j] += data[i * d + j];
-  }
-  for (let j = 0; j < d; j++) mean[j] /= count || 1;
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) {
-    let norm = 0;
-    let finite = true;
-    for (let j = 0; j < d; j++) {
-      const v = data[i * d + j] - mean[j];
-      if (!Number.isFinite(v)) finite = false;
-      out[i * d + j] = v;
-      norm += v * v;
+  for (let i = 0; i < n; i++) if (finite[i]) for (let j = 0; j < d; j++) mean[j] += data[i * d + j];
+  for (let j = 0; j < d; j++) mean[j] /= count;
+  return mean;
+}
+
+/**
+ * The rows PCA fits, moved as the server's kernel moves them: centred; when spherizing, each
+ * scaled to unit length (a zero row stays zero) and centred again. Rows with NaN/Inf are
+ * zeroed and flagged 0 in `finite`; none finite is an error.
+ */
+function centeredRows(data, n, d, spherize) {
+  const { finite, count } = finiteRows(data, n, d);
+  if (!count) throw new RangeError('PCA needs at least one row without NaN or Inf values');
+  const x = Float32Array.from(data);
+  const shift = (mean) => {
+    for (let i = 0; i < n; i++) if (finite[i]) for (let j = 0; j < d; j++) x[i * d + j] -= mean[j];
+  };
+  shift(meanOf(data, n, d, finite, count));
+  if (spherize) {
+    for (let i = 0; i < n; i++) {
+      let norm = 0;
+      for (let j = 0; j < d; j++) norm += x[i * d + j] ** 2;
+      const scale = 1 / (Math.sqrt(norm) || 1);
+      for (let j = 0; j < d; j++) x[i * d + j] *= scale;
     }
-    const scale = !finite ? 0 : spherize ? 1 / (Math.sqrt(norm) || 1) : 1;
-    for (let j = 0; j < d; j++) out[i * d + j] = finite ? out[i * d + j] * scale : 0;
+    shift(meanOf(x, n, d, finite, count));
   }
-  return out;
+  for (let i = 0; i < n; i++) if (!finite[i]) x.fill(0, i * d, i * d + d);
+  return { x, finite };
+}
+
+/** scikit-learn's svd_flip, as the server: each component's largest-magnitude entry positive. */
+function flipSigns(w, comps, d) {
+  for (let c = 0; c < comps; c++) {
+    let top = 0;
+    for (let j = 1; j < d; j++) if (Math.abs(w[c * d + j]) > Math.abs(w[c * d + top])) top = j;
+    if (w[c * d + top] < 0) for (let j = 0; j < d; j++) w[c * d + j] = -w[c * d + j];
+  }
 }
 
 /**
  * PCA by randomized subspace iteration on at most `sampleLimit` rows, then every row
- * projected: { coords (n x k, row-major), k, varianceRatio[k], totalVariance }.
- * Rows with NaN/Inf get NaN coordinates.
+ * projected: { coords (n x k, row-major), k = min(k, d), varianceRatio[k], totalVariance }.
+ * Rows with NaN/Inf get NaN coordinates. The server kernel's rules (tests/cases/pca.json),
+ * though it fits every row rather than a sample.
  */
 export function pca(data, n, d, { k = 10, spherize = false, sampleLimit = 50000, seed = 7 } = {}) {
-  const x = centeredRows(data, n, d, spherize);
-  const comps = Math.min(k, d, n);
+  if (!(k >= 1)) throw new RangeError(`n_components must be positive, got ${k}`);
+  const { x, finite } = centeredRows(data, n, d, spherize);
+  const comps = Math.min(k, d);
   const p = Math.min(d, comps + 6);
   const rand = random(seed);
   const rows = [];
@@ -180,18 +197,25 @@ export function pca(data, n, d, { k = 10, spherize = false, sampleLimit = 50000,
       w[c * d + j] = s;
     }
   }
+  flipSigns(w, comps, d);
   const coords = new Float32Array(n * comps);
   for (let i = 0; i < n; i++) {
-    let finite = true;
-    for (let j = 0; j < d; j++) if (!Number.isFinite(data[i * d + j])) finite = false;
     for (let c = 0; c < comps; c++) {
       let s = 0;
       for (let j = 0; j < d; j++) s += x[i * d + j] * w[c * d + j];
-      coords[i * comps + c] = finite ? s : NaN;
+      coords[i * comps + c] = finite[i] ? s : NaN;
     }
   }
   const varianceRatio = values.slice(0, comps).map((v) => (total > 0 ? Math.max(0, v) / total : 0));
   return { coords, k: comps, varianceRatio, totalVariance: total };
+}
+
+/**
+ * Text compared without case, as the server's str.casefold(): upper then lower case folds
+ * "ß" to "ss" and the "ﬁ" ligature to "fi", which toLowerCase() alone does not.
+ */
+function fold(text) {
+  return text.toUpperCase().toLowerCase();
 }
 
 /** A case-insensitive matcher for a query: substring, or regex (throws on a bad one). */
@@ -200,20 +224,36 @@ export function matcher(query, regex) {
     const re = new RegExp(query, 'i');
     return (v) => re.test(v);
   }
-  const q = query.toLowerCase();
-  return (v) => v.toLowerCase().includes(q);
+  const q = fold(query);
+  return (v) => fold(v).includes(q);
 }
 
-/** Indices whose value matches the query (empty query matches nothing). */
+/** Indices whose value matches the query; a blank (empty or whitespace-only) query matches nothing. */
 export function search(values, query, regex) {
-  if (!query) return [];
+  if (!query.trim()) return [];
   const test = matcher(query, regex);
   const out = [];
   for (let i = 0; i < values.length; i++) if (test(values[i])) out.push(i);
   return out;
 }
 
-/** Distance of row i to the query row under a metric; NaN rows give NaN. */
+function finiteRow(data, d, i) {
+  for (let j = 0; j < d; j++) if (!Number.isFinite(data[i * d + j])) return false;
+  return true;
+}
+
+/** { finite: 1 per row without NaN/Inf, else 0; count: how many }: the rows every kernel fits. */
+function finiteRows(data, n, d) {
+  const finite = new Uint8Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    finite[i] = finiteRow(data, d, i) ? 1 : 0;
+    count += finite[i];
+  }
+  return { finite, count };
+}
+
+/** Distance of row i to the query row: 1 - cos (clipped to [0, 2], a zero vector at 1) or euclidean. */
 function distanceTo(data, d, i, q, qNorm, metric) {
   if (metric === 'cosine') {
     let dotp = 0;
@@ -223,18 +263,29 @@ function distanceTo(data, d, i, q, qNorm, metric) {
       dotp += v * q[j];
       norm += v * v;
     }
-    return 1 - dotp / (qNorm * (Math.sqrt(norm) || 1));
+    return Math.min(2, Math.max(0, 1 - dotp / (qNorm * (Math.sqrt(norm) || 1))));
   }
   let sum = 0;
   for (let j = 0; j < d; j++) sum += (data[i * d + j] - q[j]) ** 2;
   return Math.sqrt(sum);
 }
 
+/** Whether neighbour a ranks after b: farther, or as far with a higher index. */
+const after = (a, b) => a.distance > b.distance || (a.distance === b.distance && a.index > b.index);
+
 /**
- * The k nearest rows to row `index` ([{ index, distance }] ascending; the row itself and
- * rows with NaN excluded), by brute force with a bounded max-heap.
+ * The k nearest rows to row `index` ([{ index, distance }] ascending, ties by index; the row
+ * itself and rows with NaN/Inf excluded), by brute force with a bounded max-heap. Refuses
+ * what GET /api/neighbors refuses: k below 1 or above the N - 1 other rows, an index out of
+ * range, a row holding NaN/Inf.
  */
 export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
+  if (!Number.isInteger(index) || index < 0 || index >= n) {
+    throw new RangeError(`index ${index} out of range: the data set has ${n} points`);
+  }
+  if (!(k >= 1)) throw new RangeError(`k must be positive, got ${k}`);
+  if (k > n - 1) throw new RangeError(`k ${k} is more than the ${n - 1} other points of the data set`);
+  if (!finiteRow(data, d, index)) throw new RangeError(`row ${index} holds NaN or Inf values and has no neighbours`);
   const q = data.subarray(index * d, index * d + d);
   let qNorm = 0;
   for (let j = 0; j < d; j++) qNorm += q[j] * q[j];
@@ -242,9 +293,9 @@ export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
   const heap = [];
   const swap = (a, b) => ([heap[a], heap[b]] = [heap[b], heap[a]]);
   for (let i = 0; i < n; i++) {
-    if (i === index) continue;
+    if (i === index || !finiteRow(data, d, i)) continue;
     const distance = distanceTo(data, d, i, q, qNorm, metric);
-    if (!Number.isFinite(distance)) continue;
+    // Rows come in index order, so an equal distance never displaces the heap's top.
     if (heap.length === k && distance >= heap[0].distance) continue;
     if (heap.length === k) {
       heap[0] = { index: i, distance };
@@ -252,8 +303,8 @@ export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
         const l = 2 * p + 1;
         const r = l + 1;
         let m = p;
-        if (l < k && heap[l].distance > heap[m].distance) m = l;
-        if (r < k && heap[r].distance > heap[m].distance) m = r;
+        if (l < k && after(heap[l], heap[m])) m = l;
+        if (r < k && after(heap[r], heap[m])) m = r;
         if (m === p) break;
         swap(p, m);
         p = m;
@@ -262,7 +313,7 @@ export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
       heap.push({ index: i, distance });
       for (let c = heap.length - 1; c > 0; ) {
         const p = (c - 1) >> 1;
-        if (heap[p].distance >= heap[c].distance) break;
+        if (!after(heap[c], heap[p])) break;
         swap(p, c);
         c = p;
       }
@@ -271,39 +322,46 @@ export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
   return heap.sort((a, b) => a.distance - b.distance || a.index - b.index);
 }
 
-function centroid(data, d, indices) {
-  const c = new Float64Array(d);
-  for (const i of indices) for (let j = 0; j < d; j++) c[j] += data[i * d + j];
-  for (let j = 0; j < d; j++) c[j] /= indices.length;
-  return c;
-}
+const SIDES = ['left', 'right', 'up', 'down'];
 
 /**
- * TensorBoard's custom projection: x along centroid(right) - centroid(left), y along
- * centroid(up) - centroid(down), both in the original space. An axis whose two queries do
- * not both match stays 0. Returns { coords (n x 2), matches: { left, right, up, down } }.
+ * TensorBoard's custom projection, by the server kernel's rules (tests/cases/custom.json):
+ * x along centroid(right) - centroid(left), y along centroid(up) - centroid(down), centroids
+ * over the matching rows without NaN/Inf; coordinates are the rows minus their mean dotted
+ * with the axes (NaN for a row with NaN/Inf). One difference, pinned by compute.test.js: an
+ * axis with a side that matches nothing stays 0 here, where the server draws a seeded random
+ * centroid. Returns { coords (n x 2), matches: { left, right, up, down } }.
  */
 export function customProjection(data, n, d, values, { left, right, up, down, regex }) {
+  if (values.length !== n) throw new RangeError(`the metadata column has ${values.length} values for ${n} points`);
   const queries = { left, right, up, down };
-  const found = {};
-  for (const [name, query] of Object.entries(queries)) found[name] = search(values, query, regex);
-  const axis = (a, b) => {
-    if (!found[a].length || !found[b].length) return null;
-    const ca = centroid(data, d, found[a]);
-    const cb = centroid(data, d, found[b]);
-    return cb.map((v, j) => v - ca[j]);
-  };
+  const { finite, count } = finiteRows(data, n, d);
+  if (!count) throw new RangeError('custom projection needs at least one row without NaN or Inf values');
+  const centroids = {};
+  const matches = {};
+  for (const side of SIDES) {
+    const member = new Uint8Array(n);
+    let matched = 0;
+    for (const i of search(values, queries[side] ?? '', regex)) {
+      if (finite[i]) {
+        member[i] = 1;
+        matched++;
+      }
+    }
+    matches[side] = matched;
+    centroids[side] = matched ? meanOf(data, n, d, member, matched) : null;
+  }
+  const mean = meanOf(data, n, d, finite, count);
+  const axis = (a, b) => centroids[a] && centroids[b] && centroids[b].map((v, j) => v - centroids[a][j]);
   const axes = [axis('left', 'right'), axis('down', 'up')];
   const coords = new Float32Array(n * 2);
   for (let i = 0; i < n; i++) {
     for (let a = 0; a < 2; a++) {
       const dir = axes[a];
-      if (!dir) continue;
       let s = 0;
-      for (let j = 0; j < d; j++) s += data[i * d + j] * dir[j];
-      coords[i * 2 + a] = s;
+      if (dir) for (let j = 0; j < d; j++) s += (data[i * d + j] - mean[j]) * dir[j];
+      coords[i * 2 + a] = finite[i] ? s : NaN;
     }
   }
-  const matches = Object.fromEntries(Object.entries(found).map(([key, list]) => [key, list.length]));
   return { coords, matches };
 }

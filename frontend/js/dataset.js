@@ -136,12 +136,8 @@ export async function datasetFromFiles(tensorFile, metadataFile, onProgress) {
         `${metadataFile.name}: ${metadata.nRows} rows for ${tensor.n} points; a single-column file has no header line, so remove it`,
       );
     }
-    if (metadata.nRows < tensor.n) {
+    if (metadata.nRows !== tensor.n) { // as the server: one row per point, no more, no fewer
       throw new ParseError(`${metadataFile.name}: ${metadata.nRows} rows for ${tensor.n} points`);
-    }
-    if (metadata.nRows > tensor.n) {
-      metadata.columns = metadata.columns.map((c) => c.slice(0, tensor.n));
-      metadata.nRows = tensor.n;
     }
   }
   return new Dataset({

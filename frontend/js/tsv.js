@@ -6,10 +6,14 @@ export class ParseError extends Error {}
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const SPECIAL = /^[+-]?(inf|infinity|nan)$/i;
+// The spaces the server's number pattern allows around a number (RE2's \s): not the other
+// Unicode spaces String.trim() removes, so " 5" is a number and "\u00a05" is text on both.
+const SPACES = /^[ \t\n\f\r]+|[ \t\n\f\r]+$/g;
+const RESERVED_COLUMNS = ['__index__'];
 
 /** Parses one metadata cell as a number the way Python's float() would; NaN when it is not one. */
 export function parseNumber(text) {
-  const s = text.trim();
+  const s = text.replace(SPACES, '');
   if (NUMBER.test(s)) return Number(s);
   if (SPECIAL.test(s)) {
     if (/nan/i.test(s)) return NaN;
@@ -19,43 +23,78 @@ export function parseNumber(text) {
 }
 
 function isNumberText(text) {
-  const s = text.trim();
+  const s = text.replace(SPACES, '');
   return NUMBER.test(s) || SPECIAL.test(s);
 }
 
-function splitLines(text) {
-  const lines = text.split(/\r?\n/);
-  if (lines.length && lines[lines.length - 1] === '') lines.pop();
-  return lines;
+/**
+ * The text without a leading BOM and without the blank lines after its last non-blank
+ * character (they are not rows); '' when the text is blank. The server's rule (_bounds).
+ */
+function content(text) {
+  const body = text.startsWith('\ufeff') ? text.slice(1) : text;
+  const last = body.search(/[ \t\r\n\v\f]*$/);
+  if (last === 0) return '';
+  const end = body.indexOf('\n', last);
+  const cut = end < 0 ? body : body.slice(0, end);
+  return cut.endsWith('\r') ? cut.slice(0, -1) : cut; // a CRLF's CR, or a last line's CR
 }
 
-/**
- * Metadata TSV -> { names, columns, nRows }. `header: 'auto'` follows TensorBoard's rule (a
- * first line with a tab is a header, otherwise one unnamed column called "label");
- * `header: true` is for the server's /api/metadata, which always writes one.
- */
-export function parseMetadataTsv(text, { header = 'auto', file = 'metadata.tsv' } = {}) {
-  const lines = splitLines(text);
-  if (lines.length === 0) throw new ParseError(`${file}: the file is empty`);
-  const hasHeader = header === true || (header === 'auto' && lines[0].includes('\t'));
-  const names = hasHeader ? lines[0].split('\t') : ['label'];
+/** Lines taken whole (a tab is part of the value), CRLF or LF ended. */
+function wholeLines(text) {
+  return text.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+}
+
+function checkNames(names, file) {
   const seen = new Set();
   for (const name of names) {
     if (seen.has(name)) throw new ParseError(`${file} line 1: duplicate column name "${name}"`);
+    if (RESERVED_COLUMNS.includes(name)) {
+      throw new ParseError(`${file} line 1: column name "${name}" is reserved by the projector; rename it`);
+    }
     seen.add(name);
   }
+}
+
+/**
+ * Metadata TSV -> { names, columns, nRows }, by the server's rules (tests/cases/metadata.json
+ * pins both). `header: 'auto'` follows TensorBoard's rule (a first line with a tab is a header,
+ * otherwise one unnamed column called "label" whose lines are taken whole); `header: true` is
+ * for the server's /api/metadata, which always writes one. A blank line inside a multi-column
+ * body is an error; a short row is padded with empty cells.
+ */
+export function parseMetadataTsv(text, { header = 'auto', file = 'metadata.tsv' } = {}) {
+  const body = content(text);
+  if (body === '') throw new ParseError(`${file}: the file is empty`);
+  const firstEnd = body.indexOf('\n');
+  const first = (firstEnd < 0 ? body : body.slice(0, firstEnd)).replace(/\r+$/, '');
+  const hasHeader = header === true || (header === 'auto' && first.includes('\t'));
+  if (!hasHeader) {
+    const values = wholeLines(body);
+    return { names: ['label'], columns: [values], nRows: values.length };
+  }
+  const names = first.split('\t');
+  checkNames(names, file);
+  const rest = firstEnd < 0 ? '' : body.slice(firstEnd + 1);
+  if (names.length === 1) {
+    const values = firstEnd < 0 ? [] : wholeLines(rest);
+    return { names, columns: [values], nRows: values.length };
+  }
+  const lines = firstEnd < 0 ? [] : rest.split(/\r\n|\r|\n/);
   const columns = names.map(() => []);
-  const start = hasHeader ? 1 : 0;
-  for (let i = start; i < lines.length; i++) {
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === '') {
+      throw new ParseError(`${file} line ${i + 2}: an empty line, but the header names ${names.length} columns`);
+    }
     const cells = lines[i].split('\t');
     if (cells.length > names.length) {
       throw new ParseError(
-        `${file} line ${i + 1}: ${cells.length} cells but the header has ${names.length} columns`,
+        `${file} line ${i + 2}: ${cells.length} cells but the header has ${names.length} columns`,
       );
     }
     for (let c = 0; c < names.length; c++) columns[c].push(c < cells.length ? cells[c] : '');
   }
-  return { names, columns, nRows: lines.length - start };
+  return { names, columns, nRows: lines.length };
 }
 
 /** Float64Array of a column's values (NaN where missing), or null when a value is not a number. */
@@ -75,13 +114,20 @@ export function numericColumn(values) {
   return present > 0 ? out : null;
 }
 
-/** Tensor TSV (one vector per line, tab-separated floats, no header) -> { data, n, d }. */
+/**
+ * Tensor TSV (one vector per line, tab-separated floats, no header) -> { data, n, d }, by the
+ * server's rules (tests/cases/tensors.json): a BOM dropped, blank lines skipped wherever they
+ * are (a line of spaces is not blank), every row as long as the first.
+ */
 export function parseTensorTsv(text, { file = 'tensor.tsv' } = {}) {
-  const lines = splitLines(text);
-  if (lines.length === 0) throw new ParseError(`${file}: the file is empty`);
-  const d = lines[0].split('\t').length;
-  const data = new Float32Array(lines.length * d);
+  const lines = (text.startsWith('\ufeff') ? text.slice(1) : text).split(/\r?\n/);
+  const n = lines.reduce((count, line) => count + (line === '' ? 0 : 1), 0);
+  if (n === 0) throw new ParseError(`${file}: the file is empty`);
+  const d = lines.find((line) => line !== '').split('\t').length;
+  const data = new Float32Array(n * d);
+  let row = 0;
   for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === '') continue;
     const cells = lines[i].split('\t');
     if (cells.length !== d) {
       throw new ParseError(`${file} line ${i + 1}: ${cells.length} values, expected ${d}`);
@@ -91,13 +137,25 @@ export function parseTensorTsv(text, { file = 'tensor.tsv' } = {}) {
       if (!isNumberText(cell)) {
         throw new ParseError(`${file} line ${i + 1}: "${cell.slice(0, 40)}" is not a number`);
       }
-      data[i * d + j] = parseNumber(cell);
+      data[row * d + j] = parseNumber(cell);
     }
+    row++;
   }
-  return { data, n: lines.length, d };
+  return { data, n, d };
+}
+
+/** An IEEE half-precision float from its 16 bits (DataView has no getFloat16 in every browser yet). */
+function float16(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
+  if (exponent === 31) return fraction ? NaN : sign * Infinity;
+  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
 }
 
 const NPY_READERS = {
+  f2: (view, offset, little) => float16(view.getUint16(offset, little)),
   f4: (view, offset, little) => view.getFloat32(offset, little),
   f8: (view, offset, little) => view.getFloat64(offset, little),
   i1: (view, offset) => view.getInt8(offset),
@@ -137,6 +195,7 @@ export function parseNpy(buffer, { file = 'tensor.npy' } = {}) {
   const little = descr[0] !== '>';
   const size = Number(kind[1]);
   const [n, d] = shape;
+  if (n === 0 || d === 0) throw new ParseError(`${file}: is empty (shape (${shapeText}))`);
   const offset = headerStart + headerLen;
   if (buffer.byteLength - offset < n * d * size) {
     throw new ParseError(`${file}: truncated, expected ${n * d * size} bytes of data`);

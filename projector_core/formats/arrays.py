@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ class PlainEmbedding:
     name: str
     vectors: np.ndarray  # float32 (N, D), C-contiguous, maybe a read-only memmap
     metadata_columns: dict[str, list[str]] | None
+    path: Path | None = None  # the file it was read from (messages name it)
 
 
 def plain_array_files(folder: Path) -> list[Path]:
@@ -53,7 +54,7 @@ def read_plain_array(path: Path, vector_column: str | None = None) -> list[Plain
         return [found for file in files for found in read_plain_array(file, vector_column)]
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        return [PlainEmbedding(path.stem, read_npy(path, str(path)), None)]
+        return [PlainEmbedding(path.stem, read_npy(path, str(path)), None, path)]
     if suffix == ".npz":
         return _read_npz(path)
     if suffix == ".parquet":
@@ -113,7 +114,7 @@ def _read_npz(path: Path) -> list[PlainEmbedding]:
         }
         if matrix.dtype != np.dtype("<f4") or not matrix.flags.c_contiguous:
             matrix = np.ascontiguousarray(matrix, dtype="<f4")
-        embeddings.append(PlainEmbedding(f"{path.stem}/{key}", matrix, matching or None))
+        embeddings.append(PlainEmbedding(f"{path.stem}/{key}", matrix, matching or None, path))
     return embeddings
 
 
@@ -176,7 +177,7 @@ def _read_parquet(path: Path, vector_column: str | None) -> PlainEmbedding:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise DataError(f"is not a readable parquet file: {error}", file=display) from None
-    return embedding_from_table(table, path.stem, vector_column, display)
+    return replace(embedding_from_table(table, path.stem, vector_column, display), path=path)
 
 
 def embedding_from_table(table, name: str, vector_column: str | None, display: str) -> PlainEmbedding:

@@ -11,7 +11,6 @@ serve it must not kill the server with SIGBUS. zarr is imported only when a zarr
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from projector_core.errors import DataError
+from projector_core.fingerprint import fingerprint
 from projector_core.formats.tensor_files import read_npy_header
 
 ZARR_MARKERS = ("zarr.json", ".zarray")  # zarr v3, zarr v2
@@ -209,8 +209,7 @@ def chunked_fingerprint(path: Path) -> str:
             stat = os.stat(os.path.join(folder, name))
             entries.append(f"{os.path.relpath(os.path.join(folder, name), path)}|{stat.st_size}|"
                            f"{stat.st_mtime_ns}")
-    key = f"chunked|{path.resolve()}|" + "\n".join(entries)
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    return fingerprint("chunked", path.resolve(), *entries)
 
 
 def open_chunked(path: Path, display: str) -> ChunkedVectors:

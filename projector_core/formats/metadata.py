@@ -14,9 +14,9 @@ per-column checks run vectorised over those.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import io
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from projector_core.errors import DataError
+from projector_core.fingerprint import fingerprint
 
 SEQUENCE_COLUMNS = ("__next__", "__seq_next__")
 RESERVED_COLUMNS = ("__index__",)
@@ -66,7 +67,6 @@ class Metadata:
     arrays: dict[str, pa.Array | pa.ChunkedArray]
     has_header: bool
     raw: bytes | bytearray
-    digest: str = ""
     warnings: list[str] = field(default_factory=list)
     _numeric: dict[str, np.ndarray | None] = field(default_factory=dict)
 
@@ -86,14 +86,25 @@ class Metadata:
     def is_numeric(self, name: str) -> bool:
         return self.numeric(name) is not None
 
+    @cached_property
+    def digest(self) -> str:
+        """What changes when the metadata does (part of the embedding's fingerprint)."""
+        return fingerprint(self.raw)
+
     @classmethod
-    def from_columns(cls, columns: dict[str, list[str]]) -> Metadata:
-        """Metadata that came with the vectors (a parquet table, .npz members), not from a TSV."""
+    def from_columns(cls, columns: dict[str, list[str]], display: str = "") -> Metadata:
+        """Metadata that came with the vectors (a parquet table, .npz members, data in memory),
+        not from a TSV; checked as a TSV's columns are, lines counted in the TSV it is served as."""
         names = list(columns)
+        for name in names:
+            if name in RESERVED_COLUMNS:
+                raise _reserved_name(name, display, field=name)
         rows = zip(*(columns[name] for name in names), strict=True)
         text = "\t".join(names) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
         arrays = {name: pa.array(list(values), pa.string()) for name, values in columns.items()}
-        return cls(names=names, arrays=arrays, has_header=True, raw=text.encode())
+        metadata = cls(names=names, arrays=arrays, has_header=True, raw=text.encode())
+        _check_columns(metadata, display, 2)
+        return metadata
 
     def to_tsv(self) -> str:
         """Always with a header line; the file's own text when it had one."""
@@ -103,16 +114,14 @@ class Metadata:
         return "\n".join([DEFAULT_COLUMN, *self.column(DEFAULT_COLUMN)]) + "\n"
 
 
-def _scan(stream: BinaryIO, display: str) -> tuple[bytearray, str]:
-    """The stream's bytes and their SHA-256, read a chunk at a time: a line over
+def _scan(stream: BinaryIO, display: str) -> bytearray:
+    """The stream's bytes, read a chunk at a time: a line over
     ``ROW_LIMIT_BYTES`` or a byte sequence that is not UTF-8 is refused, naming the line, when
     its chunk is read, so a file with one enormous line costs one chunk of memory."""
-    digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder("utf-8")()
     out = bytearray()
     line, run = 1, 0  # line number at the chunk's start; bytes of that line before the chunk
     while chunk := stream.read(READ_CHUNK_BYTES):
-        digest.update(chunk)
         try:
             decoder.decode(chunk)
         except UnicodeDecodeError as exc:
@@ -136,19 +145,19 @@ def _scan(stream: BinaryIO, display: str) -> tuple[bytearray, str]:
     except UnicodeDecodeError:
         raise DataError("is not valid UTF-8 (the file ends inside a character)", file=display,
                         line=line) from None
-    return out, digest.hexdigest()  # a bytearray: bytes(out) would copy the whole file
+    return out  # a bytearray: bytes(out) would copy the whole file
 
 
 def read_metadata(path: Path, display: str, n_points: int | None) -> Metadata:
     """Read and parse a metadata file in bounded memory (see the module's docstring)."""
     try:
         with path.open("rb") as handle:
-            raw, digest = _scan(handle, display)
+            raw = _scan(handle, display)
     except FileNotFoundError:
         raise DataError("file not found", file=display) from None
     except OSError as exc:
         raise DataError(f"cannot be read: {exc.strerror}", file=display) from None
-    return _parse(raw, digest, display, n_points)
+    return _parse(raw, display, n_points)
 
 
 def _row_count_error(rows: int, n_points: int, has_header: bool, display: str) -> DataError:
@@ -169,8 +178,8 @@ def _row_count_error(rows: int, n_points: int, has_header: bool, display: str) -
 
 def parse_metadata(raw: bytes, display: str, n_points: int | None) -> Metadata:
     """Parse metadata bytes; ``n_points`` (when known) must equal the number of data rows."""
-    raw, digest = _scan(io.BytesIO(raw), display)
-    return _parse(raw, digest, display, n_points)
+    raw = _scan(io.BytesIO(raw), display)
+    return _parse(raw, display, n_points)
 
 
 def _bounds(raw: bytes | bytearray) -> tuple[int, int, int]:
@@ -236,7 +245,13 @@ def _bad_row(body: memoryview, width: int, display: str) -> DataError:
                      file=display, line=2 + index)
 
 
-def _parse(raw: bytes | bytearray, digest: str, display: str, n_points: int | None) -> Metadata:
+def _reserved_name(name: str, display: str, line: int | None = None,
+                   field: str | None = None) -> DataError:
+    return DataError(f"column name {name!r} is reserved by the projector; rename it",
+                     file=display or None, line=line, field=field)
+
+
+def _parse(raw: bytes | bytearray, display: str, n_points: int | None) -> Metadata:
     start, last, end = _bounds(raw)
     if last == start:
         raise DataError("is empty", file=display)
@@ -251,8 +266,7 @@ def _parse(raw: bytes | bytearray, digest: str, display: str, n_points: int | No
                 raise DataError(f"column {col} repeats the column name {name!r}", file=display,
                                 line=1)
             if name in RESERVED_COLUMNS:
-                raise DataError(f"column name {name!r} is reserved by the projector; rename it",
-                                file=display, line=1)
+                raise _reserved_name(name, display, line=1)
             seen[name] = col
         body = end if first_end < 0 else first_end + 1
         empty_line = (raw.startswith((b"\n", b"\r\n"), body, end)
@@ -265,7 +279,7 @@ def _parse(raw: bytes | bytearray, digest: str, display: str, n_points: int | No
     if n_points is not None and rows != n_points:
         raise _row_count_error(rows, n_points, has_header, display)
     metadata = Metadata(names=names, arrays=dict(zip(names, arrays, strict=True)),
-                        has_header=has_header, raw=raw, digest=digest)
+                        has_header=has_header, raw=raw)
     _check_columns(metadata, display, 2 if has_header else 1)
     return metadata
 
@@ -280,15 +294,17 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
     for name in metadata.names:
         values = metadata.arrays[name]
         present = _mask(pc.not_equal(values, ""))
-        if name in SEQUENCE_COLUMNS:
-            short = pc.if_else(pc.match_substring_regex(values, r"^[0-9]{1,18}$"), values, "-1")
+        if name in SEQUENCE_COLUMNS:  # the rule of frontend/js/sequences.js, which draws them
+            cells = pc.utf8_trim_whitespace(values)
+            short = pc.if_else(pc.match_substring_regex(cells, r"^[0-9]{1,18}$"), cells, "-1")
             index = pc.cast(short, pa.int64()).to_numpy(zero_copy_only=False)
-            bad = np.flatnonzero(present & ((index < 0) | (index >= n)))
+            linked = _mask(pc.not_equal(cells, ""))
+            bad = np.flatnonzero(linked & ((index < 0) | (index >= n) | (index == np.arange(n))))
             if bad.size:  # one bad link must not hide the embedding: the plot skips it
                 row = int(bad[0])
                 metadata.warnings.append(
                     f"{display} line {first_data_line + row}: column {name!r} must hold point "
-                    f"indices 0..{n - 1}, found {values[row].as_py()!r}; {bad.size} such "
+                    f"indices 0..{n - 1}, found {cells[row].as_py()!r}; {bad.size} such "
                     f"cell{'s' if bad.size > 1 else ''} not drawn as sequence links")
             continue
         limit = max(1, int(present.sum()) // 100)

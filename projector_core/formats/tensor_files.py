@@ -341,4 +341,5 @@ def as_vectors(array: np.ndarray, display: str) -> np.ndarray:
         raise DataError(f"is empty (shape {list(array.shape)})", file=display)
     if array.dtype == np.dtype("<f4") and array.flags.c_contiguous:
         return array
-    return np.ascontiguousarray(array, dtype="<f4")
+    with np.errstate(over="ignore"):  # beyond float32's range is inf, as a TSV reads it
+        return np.ascontiguousarray(array, dtype="<f4")

@@ -6,6 +6,7 @@
 
 import { Api, ApiError } from '../api.js';
 import { gradientCss } from '../colors.js';
+import { search } from '../compute.js';
 import { $, el, setOptions } from '../dom.js';
 import { parseMetadataTsv } from '../tsv.js';
 import { LinkedPlots } from './linked.js';
@@ -211,17 +212,9 @@ class ComparePage {
   }
 
   async search() {
-    const query = $('compare-search').value.trim();
     const column = this.metadata?.names?.indexOf($('compare-search-column').value) ?? -1;
-    if (!query || column < 0) {
-      this.plots.select([]);
-      return;
-    }
-    const needle = query.toLowerCase();
-    const values = this.metadata.columns[column];
-    const found = [];
-    for (let i = 0; i < values.length; i++) if (values[i].toLowerCase().includes(needle)) found.push(i);
-    this.plots.select(found);
+    // The main page's substring search (compute.js, pinned against the server's by tests/cases).
+    this.plots.select(column < 0 ? [] : search(this.metadata.columns[column], $('compare-search').value, false));
   }
 
   async togglePlay() {
