@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from projector_core.errors import DataError
 from projector_core.formats.metadata import Metadata
@@ -90,7 +91,10 @@ class Embedding:
         if metadata is not None:
             return metadata
         n = self.shape[0] if self.shape else 0
-        return Metadata.from_columns({INDEX_COLUMN: [str(i) for i in range(n)]})
+        # Made here, not parsed: nothing in it to check, and it is fast for millions of rows.
+        text = INDEX_COLUMN + "\n" + "".join(f"{i}\n" for i in range(n))
+        return Metadata(names=[INDEX_COLUMN], has_header=True, raw=text.encode(),
+                        arrays={INDEX_COLUMN: pa.array(np.arange(n)).cast(pa.string())})
 
     def metadata_columns(self) -> list[str]:
         return list(self._metadata.names) if self._metadata is not None else []
