@@ -28,9 +28,10 @@ from sklearn.datasets import make_blobs
 from projector_core.jobs import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.knn import ExactIndex
+from projector_core.methods.fitting import KERNEL_THREADS
 from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams, TsneRequest, UmapParams, UmapRequest
-from projector_core.projections import KERNEL_THREADS, compute
+from projector_core.projections import compute
 
 CASES = {"1m": (1_000_000, 50, 30), "70k": (70_000, 784, 10), "200k": (200_000, 50, 30),
          "50k": (50_000, 50, 30)}

@@ -26,9 +26,10 @@ from sklearn.datasets import make_blobs
 from projector_core.jobs import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.tsne import early_exaggeration_iterations
+from projector_core.methods.fitting import KERNEL_THREADS
 from projector_core.model import Embedding
 from projector_core.projection_params import TsneParams, TsneRequest
-from projector_core.projections import KERNEL_THREADS, compute
+from projector_core.projections import compute
 
 
 def reference(data: np.ndarray, n_iter: int, threads: int) -> dict[str, float]:

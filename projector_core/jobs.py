@@ -68,7 +68,9 @@ class Job:
         self.progress = 0.0
         self.iteration: int | None = None
         self.error: str | None = None
-        self.error_is_input = False  # the error is about the request or data (422), not a bug
+        # What the work raised: the server maps it to a status (a ValueError is the
+        # request's or the data's fault). The type only: an exception would hold its frames.
+        self.failed_with: type[BaseException] | None = None
         self.paused = False
         self.result: Any = None
         self.source: Any = None  # what the job computed from (an Embedding), for analyses of it
@@ -121,13 +123,27 @@ class Job:
         while not self.status.finished:
             seen = await self.changed(seen, 1.0)
 
-    # -- writing (worker thread or API) ----------------------------------------------------
-    def _notify(self, **changes: Any) -> None:
-        with self._lock:
-            waiters = self._apply(changes)
-        self._wake(waiters)
+    # -- controlling (API) ---------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Cancel at once: the status says so now, the work stops at its next checkpoint."""
+        self._cancel.set()
+        self._finish(JobStatus.CANCELLED)
 
-    def _start(self) -> bool:
+    def pause(self) -> None:
+        """Hold the work at its next checkpoint (a finished job stays as it is)."""
+        with self._lock:
+            if self.status.finished:
+                return
+            self._resume.clear()
+        self._notify(paused=True)
+
+    def resume(self) -> None:
+        self._resume.set()
+        if self.paused:
+            self._notify(paused=False)
+
+    # -- running (worker thread) ----------------------------------------------------------------
+    def start(self) -> bool:
         """Queued -> running, unless cancelled meanwhile."""
         with self._lock:
             if self.status.finished:
@@ -135,6 +151,38 @@ class Job:
             waiters = self._apply({"status": JobStatus.RUNNING})
         self._wake(waiters)
         return True
+
+    def checkpoint(self) -> None:
+        """Raise JobCancelled if cancelled; block here while paused."""
+        while not self._resume.is_set() and not self._cancel.is_set():
+            self._resume.wait(PAUSE_POLL)
+        if self._cancel.is_set():
+            raise JobCancelled(self.id)
+
+    def report(self, iteration: int | None, progress: float, frame: Frame | None = None,
+               notify: bool = True) -> None:
+        """Record progress (and a frame); ``notify`` wakes the followers, else they see it
+        with the next change."""
+        if notify or frame is not None:
+            self._notify(iteration=iteration, progress=progress,
+                         **({} if frame is None else {"frame": frame}))
+        else:
+            self.iteration, self.progress = iteration, progress
+
+    def succeed(self, result: Any) -> None:
+        self._finish(JobStatus.DONE, progress=1.0, result=result)
+
+    def fail(self, error: BaseException) -> None:
+        """Failed with ``error``: a ValueError (bad request or data, found while computing)
+        says itself; anything else (a bug, a resource problem) is named by its type."""
+        message = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+        self._finish(JobStatus.FAILED, error=message, failed_with=type(error))
+
+    # -- internals -------------------------------------------------------------------------------
+    def _notify(self, **changes: Any) -> None:
+        with self._lock:
+            waiters = self._apply(changes)
+        self._wake(waiters)
 
     def _finish(self, status: JobStatus, **changes: Any) -> bool:
         """Move to a final status unless already there (a cancel wins over a late result)."""
@@ -176,27 +224,21 @@ class JobContext:
 
     def check(self) -> None:
         """Raise JobCancelled if cancelled; block here while paused."""
-        job = self.job
-        while not job._resume.is_set() and not job._cancel.is_set():
-            job._resume.wait(PAUSE_POLL)
-        if job._cancel.is_set():
-            raise JobCancelled(job.id)
+        self.job.checkpoint()
 
     def step(self, iteration: int | None, progress: float,
              frame: Callable[[], np.ndarray] | None = None) -> None:
         """Report progress; publish ``frame()`` if one is due. Cheap enough for every iteration."""
-        self.check()
+        self.job.checkpoint()
         now = time.monotonic()
-        job = self.job
         if frame is not None and now - self._last_frame >= self.frame_interval:
             self._last_frame = self._last_notify = now
-            published = Frame(frame(), iteration, next(self._seq))
-            job._notify(iteration=iteration, progress=progress, frame=published)
+            self.job.report(iteration, progress, Frame(frame(), iteration, next(self._seq)))
         elif now - self._last_notify >= NOTIFY_INTERVAL:
             self._last_notify = now
-            job._notify(iteration=iteration, progress=progress)
+            self.job.report(iteration, progress)
         else:
-            job.iteration, job.progress = iteration, progress
+            self.job.report(iteration, progress, notify=False)
 
 
 Work = Callable[[JobContext], Any]
@@ -237,7 +279,7 @@ class JobManager:
         """A job that is already done (a cached result), so callers handle one kind of thing."""
         with self._lock:
             job = self._add(key)
-        job._finish(JobStatus.DONE, progress=1.0, result=result)
+        job.succeed(result)
         return job
 
     def get(self, job_id: str) -> Job:
@@ -252,24 +294,17 @@ class JobManager:
     def cancel(self, job_id: str) -> Job:
         """Cancel at once: the status says so now, the work stops at its next step."""
         job = self.get(job_id)
-        job._cancel.set()
-        job._finish(JobStatus.CANCELLED)
+        job.cancel()
         return job
 
     def pause(self, job_id: str) -> Job:
         job = self.get(job_id)
-        with job._lock:
-            if job.status.finished:
-                return job
-            job._resume.clear()
-        job._notify(paused=True)
+        job.pause()
         return job
 
     def resume(self, job_id: str) -> Job:
         job = self.get(job_id)
-        job._resume.set()
-        if job.paused:
-            job._notify(paused=False)
+        job.resume()
         return job
 
     def shutdown(self) -> None:
@@ -315,16 +350,14 @@ class JobManager:
             if item is None:
                 return
             job, work = item
-            if not job._start():  # cancelled while queued
+            if not job.start():  # cancelled while queued
                 continue
             try:
                 result = work(JobContext(job, self.frame_interval))
             except JobCancelled:
-                job._finish(JobStatus.CANCELLED)
-            except ValueError as error:  # bad request or data discovered while computing
-                job._finish(JobStatus.FAILED, error=str(error), error_is_input=True)
+                job.cancel()
             except BaseException as error:  # a bug, a resource problem, even SystemExit: the
                 # job fails and this worker lives on (a dead one would leave it "running")
-                job._finish(JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
+                job.fail(error)
             else:
-                job._finish(JobStatus.DONE, progress=1.0, result=result)
+                job.succeed(result)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from projector_core.errors import DataError
 from projector_core.formats.metadata import Metadata
@@ -20,6 +21,8 @@ from projector_core.formats.sprite import Sprite
 from projector_core.loading import Loading, StillLoading
 
 __all__ = ["Embedding", "Metadata", "Run"]
+
+INDEX_COLUMN = "index"  # the column of data without metadata
 
 
 @dataclass
@@ -80,6 +83,18 @@ class Embedding:
         self.raise_if_loading()
         self._raise_if_broken("metadata")
         return self._metadata
+
+    def metadata_or_index(self) -> Metadata:
+        """The metadata, or for data without a metadata file the one column TensorBoard then
+        shows: ``index``, each row's number (what /api/metadata serves and search reads)."""
+        metadata = self.metadata()
+        if metadata is not None:
+            return metadata
+        n = self.shape[0] if self.shape else 0
+        # Made here, not parsed: nothing in it to check, and it is fast for millions of rows.
+        text = INDEX_COLUMN + "\n" + "".join(f"{i}\n" for i in range(n))
+        return Metadata(names=[INDEX_COLUMN], has_header=True, raw=text.encode(),
+                        arrays={INDEX_COLUMN: pa.array(np.arange(n)).cast(pa.string())})
 
     def metadata_columns(self) -> list[str]:
         return list(self._metadata.names) if self._metadata is not None else []

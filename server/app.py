@@ -19,6 +19,7 @@ from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
+from projector_core.projection_jobs import ProjectionJobs
 from projector_core.result_cache import ResultCache
 from projector_core.session import SessionState
 from projector_core.uploads import Uploads
@@ -110,7 +111,7 @@ def create_app(
     app.state.device = device
     app.state.cluster = cluster
     app.state.jobs = JobManager()
-    app.state.results = ResultCache(catalog.cache.directory)
+    app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.state.max_upload_bytes = max_upload_bytes

@@ -12,9 +12,11 @@ from projector_core.kernels.tsne import (
     default_perplexity,
     early_exaggeration_iterations,
     gradient_method,
-    max_perplexity,
     tsne,
 )
+from projector_core.limits import max_perplexity
+from projector_core.methods.tsne import Tsne
+from projector_core.projection_params import TsneParams, TsneRequest
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +101,19 @@ def test_raising_during_the_neighbour_search_stops_it(digits):
     assert calls == [0.0, 0.0]  # the PCA start, then the first report (adding points)
 
 
+def _method(**params) -> Tsne:
+    """The registry's t-SNE for these parameters: it holds the limits the data puts on them."""
+    return Tsne(TsneRequest(method="tsne", run="r", embedding="e", params=TsneParams(**params)))
+
+
 def test_perplexity_limits():
     assert max_perplexity(91) == 30
     assert default_perplexity(1000) == 30 and default_perplexity(31) == 10
     data = np.random.default_rng(0).normal(size=(40, 5)).astype(np.float32)
     with pytest.raises(ValueError, match=r"perplexity 20 is too large for 40 points"):
-        tsne(data, perplexity=20)
+        _method(perplexity=20).check_fit(data.shape[0])
     with pytest.raises(ValueError, match="at least 4 points"):
-        tsne(data[:3])
+        _method().check_fit(data[:3].shape[0])
     assert tsne(data, n_iter=30, n_jobs=1).coordinates.shape == (40, 2)  # default fits N
 
 

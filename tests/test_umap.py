@@ -10,6 +10,8 @@ from sklearn.datasets import load_digits
 from sklearn.manifold import trustworthiness
 
 from projector_core.kernels.umap import default_epochs, umap
+from projector_core.methods.umap import Umap
+from projector_core.projection_params import UmapRequest
 
 
 @pytest.fixture(scope="module")
@@ -88,5 +90,5 @@ def test_precomputed_neighbors_and_limits(digits):
     assert result.coordinates.shape == (200, 2) and result.neighbors == "exact"
     with pytest.raises(ValueError, match="n_neighbors 15 must be smaller than the number of "
                                          r"points \(10\)"):
-        umap(data[:10])
+        Umap(UmapRequest(method="umap", run="r", embedding="e")).check_fit(data[:10].shape[0])
     assert default_epochs(10_000) == 500 and default_epochs(10_001) == 200

@@ -265,12 +265,22 @@ const after = (a, b) => a.distance > b.distance || (a.distance === b.distance &&
  * what GET /api/neighbors refuses: k below 1 or above the N - 1 other rows, an index out of
  * range, a row holding NaN/Inf.
  */
+/**
+ * The range of k for a point among n: the server's limit (projector_core/limits.py,
+ * sent as `limits.neighbors.k` for server data), kept here for local data; the shared cases
+ * pin the refusal beyond it.
+ */
+export function neighborLimit(n) {
+  return { minimum: 1, maximum: n - 1 };
+}
+
 export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
   if (!Number.isInteger(index) || index < 0 || index >= n) {
     throw new RangeError(`index ${index} out of range: the data set has ${n} points`);
   }
+  const most = neighborLimit(n).maximum;
   if (!(k >= 1)) throw new RangeError(`k must be positive, got ${k}`);
-  if (k > n - 1) throw new RangeError(`k ${k} is more than the ${n - 1} other points of the data set`);
+  if (k > most) throw new RangeError(`k ${k} is more than the ${most} other points of the data set`);
   if (!finiteRow(data, d, index)) throw new RangeError(`row ${index} holds NaN or Inf values and has no neighbours`);
   const q = data.subarray(index * d, index * d + d);
   let qNorm = 0;

@@ -14,30 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector_core.distributed.custom import sharded_custom_projection
 from projector_core.distributed.knn import ShardedIndex
-from projector_core.distributed.pca import sharded_pca
-from projector_core.distributed.sample_fit import sampled_embedding
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.kernels.ann import EXACT_BUDGET, ApproximateIndex, neighbor_index
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.knn import ExactIndex, Metric
-from projector_core.kernels.precomputed import check_columns
+from projector_core.methods import method_for
+from projector_core.methods.base import Reporter
 from projector_core.model import Embedding
-from projector_core.projection_params import (
-    PcaRequest,
-    PrecomputedRequest,
-    ProjectionRequest,
-    TsneRequest,
-    UmapRequest,
-)
-from projector_core.projections import (
-    PCA_COMPONENTS,
-    ProjectionResult,
-    Reporter,
-    check,
-    compute,
-)
+from projector_core.projection_params import ProjectionRequest
+from projector_core.projections import ProjectionResult, check, compute, finished
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -80,7 +66,8 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
     the rest placed by the workers); precomputed ones, and all without a cluster, as before
     (``reference``: see :func:`projections.compute`; the cluster path does not align)."""
     vectors = _on_cluster(cluster, embedding)
-    if vectors is None or isinstance(request, PrecomputedRequest):
+    method = method_for(request)
+    if vectors is None or not method.runs_on_cluster:
         return compute(request, embedding, backend, reporter, reference)
     assert cluster is not None
     started = time.perf_counter()
@@ -88,29 +75,6 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
                             "device": backend.device, "cluster": cluster.address}
     if reporter is not None:
         reporter.step(None, 0.0)
-    if isinstance(request, TsneRequest | UmapRequest):
-        coordinates, details = sampled_embedding(request, vectors, cluster, reporter)
-        info.update(details)
-        if isinstance(request, TsneRequest):
-            info["supervised"] = False  # the cluster's sample fit does not read labels
-    elif isinstance(request, PcaRequest):
-        result = sharded_pca(vectors, cluster, PCA_COMPONENTS, request.params.spherize)
-        coordinates = result.coordinates
-        info["explained_variance_ratio"] = result.explained_variance_ratio
-    else:
-        params = request.params
-        metadata = embedding.metadata()
-        check_columns(metadata, [params.column], numeric=False)
-        assert metadata is not None
-        custom = sharded_custom_projection(vectors, cluster, metadata.column(params.column),
-                                           params.left, params.right, params.up, params.down,
-                                           params.regex)
-        coordinates = custom.coordinates
-        info["matches"] = custom.matches
-    coordinates = np.asarray(coordinates, np.float32)
-    placeable = np.isfinite(coordinates).all(axis=1)
-    coordinates[~placeable] = np.nan
-    info["dims"] = int(coordinates.shape[1])
-    info["invalid_rows"] = int(coordinates.shape[0] - placeable.sum())
-    info["seconds"] = round(time.perf_counter() - started, 3)
-    return ProjectionResult(coordinates, info)
+    coordinates, details = method.run_on_cluster(embedding, vectors, cluster, reporter)
+    info.update(details)
+    return finished(coordinates, info, started)

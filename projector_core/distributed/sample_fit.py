@@ -21,7 +21,7 @@ from projector_core.projection_params import TsneRequest, UmapRequest
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
-    from projector_core.projections import Reporter
+    from projector_core.methods.base import Reporter
 
 SAMPLE_ROWS = 20_000  # fitted on one worker: t-SNE/UMAP of this many take well under a minute
 FIT_SHARE = 0.3  # progress reported once the sample is fitted

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from projector_core.formats.metadata import Metadata
+from projector_core.limits import data_dimensions
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,7 @@ def precomputed(
         coords = np.stack([metadata.numeric(name) for name in columns], axis=1)
         return PrecomputedResult(coords.astype(np.float32), list(columns))
     dim = data.shape[1]
-    if dim > 3:
-        raise ValueError(
-            f"the data has {dim} dimensions; plotting it as it is needs at most 3 "
-            "(or name 2-3 numeric metadata columns)"
-        )
+    data_dimensions().check(dim)
     coords = np.array(data, dtype=np.float32)
     if dim == 1:
         coords = np.hstack([coords, np.zeros_like(coords)])

@@ -24,6 +24,7 @@ from openTSNE.nearest_neighbors import Annoy, KNNIndex, PrecomputedNeighbors
 from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
 from projector_core.kernels.supervision import supervise_affinities
+from projector_core.limits import max_perplexity
 
 StepCallback = Callable[[int, float, "np.ndarray | None"], None]
 """``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep; it
@@ -46,11 +47,6 @@ class TsneResult:
     gradient_method: str  # "bh" or "fft"
     # openTSNE's embedding, which can place new points (``transform``); not compared or shown.
     embedding: openTSNE.TSNEEmbedding | None = field(default=None, repr=False, compare=False)
-
-
-def max_perplexity(n_points: int) -> float:
-    """openTSNE uses 3 x perplexity neighbours, so it needs N - 1 >= 3 x perplexity."""
-    return (n_points - 1) / 3
 
 
 def default_perplexity(n_points: int) -> float:
@@ -83,6 +79,8 @@ def tsne(
 ) -> TsneResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
+    The data must fit the parameters (at least 4 rows, perplexity at most (N - 1) / 3):
+    :class:`projector_core.methods.tsne.Tsne` checks that before a fit.
     ``neighbors`` optionally gives precomputed (indices, distances) of each row's
     ``3 x perplexity`` nearest other rows (e.g. exact ones from a GPU); otherwise openTSNE
     finds them (exact on small data, Annoy on large). ``on_step`` first receives the PCA
@@ -93,15 +91,8 @@ def tsne(
     n = data.shape[0]
     if dims not in (2, 3):
         raise ValueError(f"t-SNE makes 2-D or 3-D embeddings, not {dims}-D")
-    if n < 4:
-        raise ValueError(f"t-SNE needs at least 4 points, got {n}")
     if perplexity is None:
         perplexity = default_perplexity(n)
-    if perplexity > max_perplexity(n):
-        raise ValueError(
-            f"perplexity {perplexity:g} is too large for {n} points: "
-            f"it must be at most (N - 1) / 3 = {max_perplexity(n):.4g}"
-        )
 
     if init is None:  # else a given start layout [n, dims] (the comparison view's steps)
         init = initialization.pca(data, n_components=dims, random_state=seed)

@@ -71,8 +71,9 @@ def umap(
 ) -> UmapResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
-    ``neighbors`` optionally gives precomputed (indices, distances) of each row's
-    ``n_neighbors - 1`` nearest other rows; ``on_step`` receives a ``preview`` (the first
+    ``n_neighbors`` must be below the number of rows (:class:`projector_core.methods.umap.Umap`
+    checks that before a fit). ``neighbors`` optionally gives precomputed (indices, distances)
+    of each row's ``n_neighbors - 1`` nearest other rows; ``on_step`` receives a ``preview`` (the first
     principal components, a picture at once: the neighbour graph may take minutes), the
     initial layout (both epoch 0) and the layout after every epoch.
     """
@@ -89,8 +90,6 @@ def umap(
     n = data.shape[0]
     if dims not in (2, 3):
         raise ValueError(f"UMAP makes 2-D or 3-D embeddings, not {dims}-D")
-    if n_neighbors >= n:
-        raise ValueError(f"n_neighbors {n_neighbors} must be smaller than the number of points ({n})")
     epochs = n_epochs or default_epochs(n)
     random_state = check_random_state(seed)
     if on_step is not None and preview:

@@ -24,7 +24,7 @@ from projector_core.pairs import comparable_pairs
 from projector_core.projections import ProjectionResult
 from projector_core.steps import timelines
 from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
-from server.routes.jobs import JobCreated, JobsDep
+from server.job_responses import JobCreated, JobsDep
 
 router = APIRouter(prefix="/api", tags=["compare"])
 

@@ -10,9 +10,11 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel
 
-from projector_core.errors import DataError
+from projector_core.methods import data_limits
 from projector_core.model import Embedding
 from server.deps import CatalogDep, EmbeddingDep
+from server.error_responses import EMBEDDING_ERRORS, ErrorOut, ProgressOut
+from server.limits_models import DataLimitsOut
 
 router = APIRouter(prefix="/api", tags=["data"])
 
@@ -26,12 +28,6 @@ class SpriteOut(BaseModel):
     single_image_dim: tuple[int, int]
 
 
-class ProgressOut(BaseModel):
-    fraction: float
-    bytes_done: int
-    bytes_total: int
-
-
 class EmbeddingOut(BaseModel):
     name: str
     status: Literal["loading", "ready"]
@@ -43,6 +39,7 @@ class EmbeddingOut(BaseModel):
     error: str | None
     warnings: list[str]
     sources: dict[str, str]
+    limits: DataLimitsOut | None  # what the data allows each method's parameters (shape known)
 
     @classmethod
     def of(cls, embedding: Embedding) -> EmbeddingOut:
@@ -61,6 +58,8 @@ class EmbeddingOut(BaseModel):
             error=embedding.error,
             warnings=embedding.warnings,
             sources=embedding.sources,
+            limits=None if embedding.shape is None else DataLimitsOut(**data_limits(
+                *embedding.shape)),
         )
 
 
@@ -72,30 +71,6 @@ class RunOut(BaseModel):
 
 class Health(BaseModel):
     status: str
-
-
-class ErrorOut(BaseModel):
-    detail: str
-
-
-class StillLoadingOut(BaseModel):
-    detail: str
-    status: Literal["loading"]
-    progress: ProgressOut
-
-
-EMBEDDING_ERRORS: dict[int | str, dict] = {
-    404: {"model": ErrorOut, "description": "Unknown run or embedding"},
-    503: {"model": StillLoadingOut, "description": "The tensor is still loading: the body has its "
-                                            "progress, Retry-After when to ask again"},
-    422: {"model": ErrorOut, "description": "A missing or bad parameter, or a broken file (the "
-                                            "message names the file and the line or field)"},
-}
-
-
-def unprocessable(exc: DataError) -> HTTPException:
-    """A broken input file, reported with the file and line in the message."""
-    return HTTPException(422, str(exc))
 
 
 @router.get("/health")
@@ -129,10 +104,7 @@ def _float32_chunks(vectors: np.ndarray) -> Iterator[memoryview]:
                      "description": "float32 little-endian, row-major, N x D"}},
 )
 def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
-    try:
-        vectors = embedding.vectors()
-    except DataError as exc:
-        raise unprocessable(exc) from None
+    vectors = embedding.vectors()  # DataError: the app answers 422 naming the file
     n, d = vectors.shape
     return StreamingResponse(
         _float32_chunks(vectors),
@@ -147,15 +119,7 @@ def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
     responses={**EMBEDDING_ERRORS, 200: {"content": {"text/tab-separated-values": {}}}},
 )
 def get_metadata(embedding: EmbeddingDep) -> Response:
-    try:
-        metadata = embedding.metadata()
-    except DataError as exc:
-        raise unprocessable(exc) from None
-    if metadata is None:
-        n = embedding.shape[0] if embedding.shape else 0
-        text = "index\n" + "".join(f"{i}\n" for i in range(n))
-    else:
-        text = metadata.to_tsv()
+    text = embedding.metadata_or_index().to_tsv()  # DataError: a 422 naming the file
     return Response(text, media_type="text/tab-separated-values; charset=utf-8")
 
 
@@ -178,16 +142,10 @@ def get_sprite(embedding: EmbeddingDep) -> Response:
         raise HTTPException(409, f"{embedding.sources['sprite']}: the sprite is {width}x{height} "
                                  "px, too large for a browser to decode as one image; load "
                                  "/api/sprite/atlas and /api/sprite/page instead")
-    try:
-        image = embedding.sprite.read(embedding.sources["sprite"])
-    except DataError as exc:
-        raise unprocessable(exc) from None
+    image = embedding.sprite.read(embedding.sources["sprite"])  # DataError: a 422
     return Response(image, media_type=embedding.sprite.content_type)
 
 
 @router.get("/bookmarks", responses=EMBEDDING_ERRORS)
 def get_bookmarks(embedding: EmbeddingDep) -> list[dict]:
-    try:
-        return embedding.bookmarks()
-    except DataError as exc:
-        raise unprocessable(exc) from None
+    return embedding.bookmarks()  # DataError: a 422

@@ -18,17 +18,24 @@ in the message (425 Too Early is about TLS early data, so it does not fit).
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
-from fastapi import APIRouter, Depends, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from projector_core.jobs import Job, JobManager, JobStatus
-from projector_core.projections import ProjectionResult
+from projector_core.jobs import Job, JobStatus
+from projector_core.projection_jobs import projection_result
+from server.job_responses import (
+    JobsDep,
+    ProjectionOut,
+    find_job,
+    not_done,
+    result_response,
+    wants_binary,
+)
 
 router = APIRouter(prefix="/api", tags=["jobs"],
                    responses={404: {"description": "Unknown job (finished jobs are kept for a "
@@ -49,83 +56,32 @@ class JobOut(BaseModel):
     paused: bool = Field(description="A running job that waits for resume")
 
 
-class JobCreated(BaseModel):
-    job: str
-
-
-class ProjectionOut(BaseModel):
-    coordinates: list[list[float] | None] = Field(
-        description="One row per point; null where the point has no coordinates (NaN/Inf input)")
-    info: dict[str, Any]
-
-
-def get_jobs(request: Request) -> JobManager:
-    return request.app.state.jobs
-
-
-JobsDep = Annotated[JobManager, Depends(get_jobs)]
-
-
-def _job(jobs: JobManager, job_id: str) -> Job:
-    try:
-        return jobs.get(job_id)
-    except KeyError:
-        raise HTTPException(404, f"unknown job {job_id!r} (finished jobs are kept for a "
-                                 "while, then forgotten)") from None
-
-
-def wants_binary(request: Request) -> bool:
-    return "application/octet-stream" in request.headers.get("accept", "")
-
-
-def result_response(job: Job, binary: bool) -> Response:
-    """A done job's result: float32 bytes (X-Shape, X-Info headers) or JSON with nulls."""
-    result: ProjectionResult = job.result
-    coordinates = result.coordinates
-    n, k = coordinates.shape
-    if binary:
-        return Response(
-            np.ascontiguousarray(coordinates, dtype="<f4").tobytes(),
-            media_type="application/octet-stream",
-            headers={"X-Shape": f"{n},{k}", "X-Job": job.id,
-                     "X-Info": json.dumps(result.info, ensure_ascii=True)})
-    rows: list[Any] = coordinates.tolist()
-    for i in np.flatnonzero(~np.isfinite(coordinates).all(axis=1)):
-        rows[i] = None
-    body = json.dumps({"coordinates": rows, "info": result.info}, separators=(",", ":"))
-    return Response(body, media_type="application/json", headers={"X-Job": job.id})
-
-
-def not_done(job: Job) -> HTTPException:
-    if job.status is JobStatus.FAILED:
-        return HTTPException(409, f"job {job.id} failed: {job.error}")
-    return HTTPException(409, f"job {job.id} is {job.status.value} (progress "
-                              f"{job.progress:.0%}); its result is not available")
-
-
 @router.get("/jobs/{job_id}")
 def get_job(job_id: str, jobs: JobsDep) -> JobOut:
-    return JobOut(**_job(jobs, job_id).snapshot())
+    return JobOut(**find_job(jobs, job_id).snapshot())
 
 
 @router.delete("/jobs/{job_id}")
 def cancel_job(job_id: str, jobs: JobsDep) -> JobOut:
     """Cancel: the status is "cancelled" at once (unless already finished)."""
-    _job(jobs, job_id)
-    return JobOut(**jobs.cancel(job_id).snapshot())
+    job = find_job(jobs, job_id)
+    job.cancel()
+    return JobOut(**job.snapshot())
 
 
 @router.post("/jobs/{job_id}/pause")
 def pause_job(job_id: str, jobs: JobsDep) -> JobOut:
     """Hold a running t-SNE/UMAP at its next step (its status stays "running", paused true)."""
-    _job(jobs, job_id)
-    return JobOut(**jobs.pause(job_id).snapshot())
+    job = find_job(jobs, job_id)
+    job.pause()
+    return JobOut(**job.snapshot())
 
 
 @router.post("/jobs/{job_id}/resume")
 def resume_job(job_id: str, jobs: JobsDep) -> JobOut:
-    _job(jobs, job_id)
-    return JobOut(**jobs.resume(job_id).snapshot())
+    job = find_job(jobs, job_id)
+    job.resume()
+    return JobOut(**job.snapshot())
 
 
 @router.get(
@@ -140,7 +96,7 @@ def resume_job(job_id: str, jobs: JobsDep) -> JobOut:
     },
 )
 def get_result(job_id: str, request: Request, jobs: JobsDep) -> Response:
-    job = _job(jobs, job_id)
+    job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     return result_response(job, wants_binary(request))
@@ -179,8 +135,9 @@ async def _follow(websocket: WebSocket, job: Job) -> None:
             sent_seq, sent_at = frame.seq, now
     final: dict[str, Any] = {"type": "status", **job.snapshot()}
     if job.status is JobStatus.DONE:
-        await _send_frame(websocket, job, job.result.coordinates, final=True)
-        final["info"] = job.result.info
+        result = projection_result(job)
+        await _send_frame(websocket, job, result.coordinates, final=True)
+        final["info"] = result.info
     await websocket.send_json(final)
     await websocket.close(1000)
 

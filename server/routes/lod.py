@@ -23,12 +23,12 @@ import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 
-from projector_core.errors import DataError
 from projector_core.jobs import JobStatus
 from projector_core.kernels.lod import lod_order
+from projector_core.projection_jobs import projection_result
 from server.deps import EmbeddingDep
-from server.routes.data import EMBEDDING_ERRORS, unprocessable
-from server.routes.jobs import JobsDep, _job, not_done
+from server.error_responses import EMBEDDING_ERRORS
+from server.job_responses import JobsDep, find_job, not_done
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
@@ -86,10 +86,10 @@ def _axes(text: str | None, cols: int) -> list[int]:
 def get_lod(job_id: str, request: Request, jobs: JobsDep,
             axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1,2")] = None,
             ) -> Response:
-    job = _job(jobs, job_id)
+    job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    coordinates = job.result.coordinates
+    coordinates = projection_result(job).coordinates
     chosen = _axes(axes, coordinates.shape[1])
     order = _cache(request, "lod_orders").get(
         (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
@@ -117,10 +117,7 @@ def get_metadata_column(
     kind: Annotated[Literal["auto", "categorical", "numeric"],
                     Query(description="auto: numeric for a column of numbers")] = "auto",
 ) -> Response:
-    try:
-        metadata = embedding.metadata()
-    except DataError as exc:
-        raise unprocessable(exc) from None
+    metadata = embedding.metadata()  # DataError: the app answers 422 naming the file
     if metadata is None or column not in metadata.names:
         names = ", ".join(metadata.names) if metadata else "none"
         raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")

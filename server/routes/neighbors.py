@@ -19,6 +19,7 @@ from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.knn import ExactIndex, Metric
 from projector_core.kernels.search import search
+from projector_core.limits import neighbor_count
 from projector_core.model import Embedding
 from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
 
@@ -59,8 +60,10 @@ class SearchOut(BaseModel):
 
 def _check_k(k: int, others: int) -> None:
     """More neighbours than there are other points is a bad request (issue 5), not clamped."""
-    if k > others:
-        raise HTTPException(422, f"k {k} is more than the {others} other points of the embedding")
+    try:
+        neighbor_count(others).check(k)
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None
 
 
 NeighborQuery = Callable[[ExactIndex | ApproximateIndex | ShardedIndex], tuple[np.ndarray, np.ndarray]]
@@ -134,19 +137,11 @@ def search_metadata(
     An embedding without a metadata file has one column, ``index``, as /api/metadata
     serves it.
     """
-    try:
-        metadata = embedding.metadata()
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
-    if metadata is None:
-        n = embedding.shape[0] if embedding.shape else 0
-        names = ["index"]
-        values = [str(i) for i in range(n)] if column == "index" else None
-    else:
-        names = list(metadata.names)
-        values = metadata.column(column) if column in names else None
-    if values is None:
-        raise HTTPException(422, f"unknown metadata column {column!r}: the columns are {', '.join(names)}")
+    metadata = embedding.metadata_or_index()  # DataError: the app answers 422
+    if column not in metadata.names:
+        raise HTTPException(422, f"unknown metadata column {column!r}: the columns are "
+                                 f"{', '.join(metadata.names)}")
+    values = metadata.column(column)
     try:
         return SearchOut(indices=search(values, query, regex))
     except ValueError as error:

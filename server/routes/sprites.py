@@ -8,7 +8,6 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel
 
-from projector_core.errors import DataError
 from projector_core.formats.sprite import Sprite, SpriteImage
 from projector_core.model import Embedding
 from projector_core.sprite_atlas import (
@@ -19,7 +18,7 @@ from projector_core.sprite_atlas import (
     plan_atlas,
 )
 from server.deps import EmbeddingDep
-from server.routes.data import EMBEDDING_ERRORS, ErrorOut
+from server.error_responses import EMBEDDING_ERRORS, ErrorOut
 
 router = APIRouter(prefix="/api/sprite", tags=["data"])
 
@@ -87,8 +86,6 @@ def get_page(request: Request, embedding: EmbeddingDep,
             return Response(found.read(), media_type="image/png")
     except IndexError:
         raise HTTPException(404, f"the atlas has no page {page} at max_px={max_px}") from None
-    except DataError as exc:
-        raise HTTPException(422, str(exc)) from None
     except OSError as exc:  # the cache folder is full or not writable
         raise HTTPException(503, f"the atlas page cannot be cut into the cache: {exc}") from None
     return FileResponse(found, media_type="image/png")

@@ -23,7 +23,8 @@ from projector_core.kernels.cluster_labels import cluster_labels
 from projector_core.kernels.clusters import cluster_points, default_min_cluster_size
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE, projection_quality
 from projector_core.model import Embedding
-from server.routes.jobs import JobsDep, not_done
+from projector_core.projection_jobs import projection_result
+from server.job_responses import JobsDep, find_job, not_done
 
 router = APIRouter(prefix="/api", tags=["structure"])
 
@@ -64,11 +65,7 @@ def _answers(request: Request) -> _Answers:
 
 
 def _done_job(jobs: Any, job_id: str) -> Job:
-    try:
-        job = jobs.get(job_id)
-    except KeyError:
-        raise HTTPException(404, f"unknown job {job_id!r} (finished jobs are kept for a "
-                                 "while, then forgotten)") from None
+    job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     return job
@@ -76,8 +73,8 @@ def _done_job(jobs: Any, job_id: str) -> Job:
 
 def _picture(job: Job) -> np.ndarray:
     """The coordinates the map shows: PCA's first two components, every column otherwise."""
-    coordinates = job.result.coordinates
-    return coordinates[:, :2] if job.result.info.get("method") == "pca" else coordinates
+    result = projection_result(job)
+    return result.coordinates[:, :2] if result.info.get("method") == "pca" else result.coordinates
 
 
 def _source(job: Job, need: str) -> Embedding:

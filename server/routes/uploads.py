@@ -15,7 +15,6 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 
-from projector_core.errors import DataError
 from projector_core.uploads import Uploads
 
 router = APIRouter(prefix="/api", tags=["uploads"])
@@ -72,10 +71,8 @@ async def upload(
     else:
         tensor = await _raw_body(request, limit)
     uploads: Uploads = request.app.state.uploads
-    try:
-        run = await run_in_threadpool(uploads.add, tensor, name, metadata, metadata_name)
-    except DataError as exc:
-        raise HTTPException(422, str(exc)) from None
+    # DataError (a file that cannot be used): the app answers 422 naming the file and line.
+    run = await run_in_threadpool(uploads.add, tensor, name, metadata, metadata_name)
     embedding = run.embeddings[0]
     assert embedding.shape is not None
     return UploadOut(run=run.name, embedding=embedding.name, shape=embedding.shape)

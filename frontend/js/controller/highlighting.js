@@ -3,8 +3,9 @@
 // lasso, neighbours of the focus, search).
 
 import { columnColoring, neighborShade, uniformColoring } from '../colors.js';
-import { nearestNeighbors, search as localSearch } from '../compute.js';
+import { nearestNeighbors, neighborLimit, search as localSearch } from '../compute.js';
 import { formatCount } from '../dom.js';
+import { clampToLimit, limitFor, withinLimit } from '../limits.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
 
 const LABEL_LIMIT = 10000;
@@ -115,8 +116,10 @@ export class Highlighting {
     const token = ++this.neighborToken;
     if (focus === null || !ds) return;
     const { metric } = this.state.neighbors;
-    const k = Math.min(this.state.neighbors.k, ds.n - 1); // the API refuses k >= N
-    if (k < 1) return;
+    // k >= N is refused: by the API for server data, by the browser's kernel for local data.
+    const limit = ds.local ? neighborLimit(ds.n) : limitFor(ds, 'neighbors', 'k');
+    const k = clampToLimit(this.state.neighbors.k, limit);
+    if (k < 1 || !withinLimit(k, limit)) return;
     try {
       let list;
       if (ds.local) list = nearestNeighbors(ds.vectors, ds.n, ds.d, focus, k, metric);

@@ -3,6 +3,7 @@
 
 import { COLUMNS_ABOVE, fetchMetadataColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
+import { clampToLimit, limitFor } from '../limits.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
@@ -122,7 +123,8 @@ export class DatasetLoading {
     if (!restore) {
       const defaults = datasetDefaults(dataset.n, dataset.d);
       base.pca.spherize = defaults.spherize;
-      base.tsne.perplexity = defaults.perplexity;
+      // TensorBoard's default for N, inside what the server allows this data.
+      base.tsne.perplexity = clampToLimit(defaults.perplexity, limitFor(dataset, 'tsne', 'perplexity'));
     }
     return base;
   }

@@ -3,6 +3,7 @@
 
 import { formatCount } from '../dom.js';
 import { fitPositions } from '../geometry.js';
+import { clampToLimit, limitFor } from '../limits.js';
 import { is3d } from '../state.js';
 import { superviseColumn } from '../supervision.js';
 
@@ -14,17 +15,15 @@ export class Projecting {
       case 'pca':
         return { params: { spherize: state.pca.spherize }, dims: 3 };
       case 'tsne': {
-        // openTSNE needs perplexity <= (N - 1) / 3; TensorBoard's slider goes to 100.
-        const n = this.dataset?.n ?? Infinity;
-        const perplexity = Math.max(2, Math.min(state.tsne.perplexity, Math.floor((n - 1) / 3)));
+        // The server's limit for this data (perplexity <= (N - 1) / 3); TensorBoard's slider goes to 100.
+        const perplexity = clampToLimit(state.tsne.perplexity, limitFor(this.dataset, 'tsne', 'perplexity'));
         const params = { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter };
         const supervise = superviseColumn(state.tsne, this.dataset);
         if (supervise) Object.assign(params, { supervise_column: supervise, supervise_weight: state.tsne.superviseWeight });
         return { params, dims: state.tsne.is3d ? 3 : 2 };
       }
       case 'umap': {
-        const n = this.dataset?.n ?? Infinity;
-        const nNeighbors = Math.max(2, Math.min(state.umap.nNeighbors, n - 1));
+        const nNeighbors = clampToLimit(state.umap.nNeighbors, limitFor(this.dataset, 'umap', 'n_neighbors'));
         return { params: { n_neighbors: nNeighbors, min_dist: state.umap.minDist }, dims: state.umap.is3d ? 3 : 2 };
       }
       default: {

@@ -3,7 +3,14 @@
 
 import { $, formatCount, setOptions } from '../dom.js';
 import { CUSTOM_SIDES } from '../state.js';
+import { limitFor } from '../limits.js';
 import { superviseChoices } from '../supervision.js';
+
+/** A range slider's maximum: its own, lowered to the data's limit (never below its minimum). */
+function sliderWithin(slider, limit, ownMax) {
+  const max = Math.max(Number(slider.min), Math.min(ownMax, Math.floor(limit?.maximum ?? ownMax)));
+  if (slider.max !== String(max)) slider.max = String(max);
+}
 
 export function createProjectionsPanel(app) {
   const panel = $('projections-panel');
@@ -32,6 +39,8 @@ export function createProjectionsPanel(app) {
     run: $('umap-run'),
     stop: $('umap-stop'),
   };
+  // The sliders' own ranges (TensorBoard's, in the page); the server's limits narrow them.
+  const ownMax = { perplexity: Number(tsne.perplexity.max), neighbors: Number(umap.neighbors.max) };
   const customColumn = $('custom-column');
   const customInputs = Object.fromEntries(CUSTOM_SIDES.map((side) => [side, $(`custom-${side}`)]));
 
@@ -113,6 +122,7 @@ export function createProjectionsPanel(app) {
     const s = app.state.tsne;
     const p = app.projections.tsne;
     tsne.threeD.checked = s.is3d;
+    sliderWithin(tsne.perplexity, limitFor(app.dataset, 'tsne', 'perplexity'), ownMax.perplexity);
     if (document.activeElement !== tsne.perplexity) tsne.perplexity.value = s.perplexity;
     tsne.perplexityValue.textContent = s.perplexity;
     if (document.activeElement !== tsne.learningRate) tsne.learningRate.value = s.learningRate ?? '';
@@ -133,6 +143,7 @@ export function createProjectionsPanel(app) {
     const s = app.state.umap;
     const p = app.projections.umap;
     umap.threeD.checked = s.is3d;
+    sliderWithin(umap.neighbors, limitFor(app.dataset, 'umap', 'n_neighbors'), ownMax.neighbors);
     if (document.activeElement !== umap.neighbors) umap.neighbors.value = s.nNeighbors;
     umap.neighborsValue.textContent = s.nNeighbors;
     if (document.activeElement !== umap.minDist) umap.minDist.value = s.minDist;

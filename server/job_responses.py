@@ -1,0 +1,83 @@
+"""What the job routes share: the job manager dependency, a job by id, and job answers.
+
+A job's failure becomes an HTTP status here, not in the core: a ValueError (DataError
+included) is the request's or the data's fault, a 422; anything else is ours, a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import Depends, HTTPException, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+from projector_core.jobs import Job, JobManager, JobStatus
+from projector_core.projection_jobs import ProjectionJobs, projection_result
+
+
+class JobCreated(BaseModel):
+    job: str
+
+
+class ProjectionOut(BaseModel):
+    coordinates: list[list[float] | None] = Field(
+        description="One row per point; null where the point has no coordinates (NaN/Inf input)")
+    info: dict[str, Any]
+
+
+def get_jobs(request: Request) -> JobManager:
+    return request.app.state.jobs
+
+
+def get_projection_jobs(request: Request) -> ProjectionJobs:
+    return request.app.state.projection_jobs
+
+
+JobsDep = Annotated[JobManager, Depends(get_jobs)]
+ProjectionJobsDep = Annotated[ProjectionJobs, Depends(get_projection_jobs)]
+
+
+def find_job(jobs: JobManager, job_id: str) -> Job:
+    """The job, or a 404 saying it is unknown or forgotten."""
+    try:
+        return jobs.get(job_id)
+    except KeyError:
+        raise HTTPException(404, f"unknown job {job_id!r} (finished jobs are kept for a "
+                                 "while, then forgotten)") from None
+
+
+def failure_status(job: Job) -> int:
+    """The HTTP status of a failed job: 422 for bad input, 500 for anything else."""
+    return 422 if job.failed_with is not None and issubclass(job.failed_with, ValueError) else 500
+
+
+def wants_binary(request: Request) -> bool:
+    return "application/octet-stream" in request.headers.get("accept", "")
+
+
+def result_response(job: Job, binary: bool) -> Response:
+    """A done job's result: float32 bytes (X-Shape, X-Info headers) or JSON with nulls."""
+    result = projection_result(job)
+    coordinates = result.coordinates
+    n, k = coordinates.shape
+    if binary:
+        return Response(
+            np.ascontiguousarray(coordinates, dtype="<f4").tobytes(),
+            media_type="application/octet-stream",
+            headers={"X-Shape": f"{n},{k}", "X-Job": job.id,
+                     "X-Info": json.dumps(result.info, ensure_ascii=True)})
+    rows: list[Any] = coordinates.tolist()
+    for i in np.flatnonzero(~np.isfinite(coordinates).all(axis=1)):
+        rows[i] = None
+    body = json.dumps({"coordinates": rows, "info": result.info}, separators=(",", ":"))
+    return Response(body, media_type="application/json", headers={"X-Job": job.id})
+
+
+def not_done(job: Job) -> HTTPException:
+    if job.status is JobStatus.FAILED:
+        return HTTPException(409, f"job {job.id} failed: {job.error}")
+    return HTTPException(409, f"job {job.id} is {job.status.value} (progress "
+                              f"{job.progress:.0%}); its result is not available")
