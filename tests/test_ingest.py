@@ -31,6 +31,23 @@ def test_tsv_values_are_the_float32_of_each_decimal_as_before(tmp_path):
     assert read_tsv(path, "t.tsv").tobytes() == expected.tobytes()
 
 
+@pytest.mark.parametrize(("text", "fast"), [
+    (" 1\t+2.5\t-.5\n1e400\t-1e-400\tnan\n-inf\tInfinity\t3.\nNaN\tINF\t-nan\n", True),
+    ("1\t2\t3\r\n4\t5\t6\r\n", True),
+    ("1\t2\t3\n\n4\t5\t6\n", False),  # polars reads a blank line as a row of nulls
+    ("1 \t2\t3\n4\t5\t6 \n", False),  # polars refuses trailing spaces
+])
+def test_tsv_blocks_polars_refuses_are_parsed_exactly_to_the_same_bytes(text, fast):
+    """Clean blocks go to polars, the others to the exact path: the same float32 bytes."""
+    data = text.encode()
+    exact = tensor_files._parse_chunk_exactly(data, 1, 3, "t.tsv")
+    by_polars = tensor_files._parse_clean_chunk(data, 3)
+    assert (by_polars is not None) == fast
+    assert tensor_files._parse_chunk(data, 1, 3, "t.tsv").tobytes() == exact.tobytes()
+    if fast:
+        assert by_polars.tobytes() == exact.tobytes()
+
+
 @pytest.mark.parametrize("layout", ["float64", "fortran", "one-column", "int16"])
 def test_every_npy_layout_becomes_float32_rows(tmp_path, layout):
     matrix = np.random.default_rng(1).normal(size=(500, 3)) * 100
