@@ -8,9 +8,12 @@ Big files in bounded memory: the file is read in chunks, and a line over ``ROW_L
 refused (naming it) as soon as it is seen, without reading on; UTF-8 is checked chunk by chunk.
 The rows are split by pyarrow's multi-threaded CSV reader (quoting off: a TSV cell is taken as
 written) into Arrow string columns, a few bytes a cell instead of a Python string each; the
-per-column checks run vectorised over those. No Python object is ever handed to pyarrow and
-no result leaves through its ``to_numpy``: either makes pyarrow import pandas, when installed,
-which cost 0.3 s of every start with the sample data.
+per-column checks run vectorised over those.
+
+Start-up: pyarrow is imported where metadata is read (a LOGDIR without any never pays for it),
+and no Python object is ever handed to pyarrow nor a result taken out by its ``to_numpy``:
+either makes pyarrow import pandas, when installed, which cost 0.3 s of every start with the
+sample data.
 """
 
 from __future__ import annotations
@@ -21,14 +24,14 @@ import hashlib
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from projector_core.errors import DataError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SEQUENCE_COLUMNS = ("__next__", "__seq_next__")
 RESERVED_COLUMNS = ("__index__",)
@@ -41,6 +44,8 @@ _NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
 @functools.lru_cache(maxsize=4)
 def _string(text: str) -> pa.Scalar:
     """A string scalar built from buffers (``pa.scalar(text)`` would import pandas)."""
+    import pyarrow as pa
+
     data = text.encode()
     offsets = np.array([0, len(data)], np.int32).tobytes()
     return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets),
@@ -48,6 +53,8 @@ def _string(text: str) -> pa.Scalar:
 
 
 def _chunks(array: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    import pyarrow as pa
+
     return [c for c in (array.chunks if isinstance(array, pa.ChunkedArray) else [array]) if len(c)]
 
 
@@ -68,11 +75,16 @@ def _valid(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A boolean array as numpy; null is False."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     return _numpy(pc.cast(array, pa.uint8()), "u1").astype(bool) & _valid(array)
 
 
 def _bad_numbers(values: pa.Array | pa.ChunkedArray) -> int:
     """How many present cells are not numbers."""
+    import pyarrow.compute as pc
+
     present = pc.not_equal(values, _string(""))
     return int(pc.sum(pc.and_(present, pc.invert(pc.match_substring_regex(values, _NUMBER))))
                .as_py() or 0)
@@ -82,6 +94,9 @@ def _as_floats(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     """float64 of a column of number strings ("" = NaN), or None if any other text is in it.
     Arrow's cast is correctly rounded, like float(), but slow to fail, so a column of text is
     told by its first rows first."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if _bad_numbers(values[:1000]):
         return None
     trimmed = pc.utf8_trim_whitespace(values)
@@ -128,6 +143,8 @@ class Metadata:
     @classmethod
     def from_columns(cls, columns: dict[str, list[str]]) -> Metadata:
         """Metadata that came with the vectors (a parquet table, .npz members), not from a TSV."""
+        import pyarrow as pa
+
         names = list(columns)
         rows = zip(*(columns[name] for name in names), strict=True)
         text = "\t".join(names) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
@@ -226,6 +243,8 @@ def _bounds(raw: bytes | bytearray) -> tuple[int, int, int]:
 def _lines_as_strings(content: memoryview) -> pa.ChunkedArray:
     """Each line whole (no header: a tab inside is part of the label), as one Arrow array
     built from the file's bytes without a Python string per line."""
+    import pyarrow as pa
+
     buf = np.frombuffer(content, np.uint8)
     newlines = np.flatnonzero(buf == 10)
     starts = np.concatenate([[0], newlines + 1])
@@ -241,6 +260,9 @@ def _lines_as_strings(content: memoryview) -> pa.ChunkedArray:
 def _split_columns(body: memoryview, width: int, display: str,
                    empty_line: bool) -> list[pa.ChunkedArray]:
     """The data rows split at tabs by pyarrow's CSV reader, every cell a string as written."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     if not body:
         return [pa.chunked_array([], pa.string()) for _ in range(width)]
     names = [f"c{i}" for i in range(width)]
@@ -311,6 +333,9 @@ def _parse(raw: bytes | bytearray, digest: str, display: str, n_points: int | No
 
 def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> None:
     """Sequence cells that are not point indices and near-numeric columns get a warning."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     n = metadata.n_rows
     for name in metadata.names:
         values = metadata.arrays[name]
