@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +107,27 @@ def test_tsv_cells_that_are_not_numbers_name_line_and_cell(tmp_path, text, messa
     with pytest.raises(DataError) as error:
         read_tsv(path, "t.tsv")
     assert str(error.value) == message
+
+
+def test_a_tensor_replaced_keeping_its_size_and_time_is_read_again(tmp_path):
+    """The cache is keyed by a stat (never by reading the file): the inode tells a file put in
+    place by a copy that keeps the modification time (cp -p, rsync -t)."""
+    from projector_core.catalog import Catalog
+
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    (logdir / "projector_config.pbtxt").write_text('embeddings { tensor_name: "t" tensor_path: "t.tsv" }')
+    tsv = logdir / "t.tsv"
+    tsv.write_text("1\t2\n")
+    first = Catalog(logdir, cache_dir=tmp_path / "cache")
+    first.refresh()
+    assert first.embedding(".", "t").vectors().tolist() == [[1, 2]]
+    stat = tsv.stat()
+    replacement = tmp_path / "new.tsv"
+    replacement.write_text("3\t4\n")
+    os.utime(replacement, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    os.replace(replacement, tsv)
+    assert (tsv.stat().st_size, tsv.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    second = Catalog(logdir, cache_dir=tmp_path / "cache")
+    second.refresh()
+    assert second.embedding(".", "t").vectors().tolist() == [[3, 4]]
