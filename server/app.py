@@ -23,7 +23,6 @@ from projector_core.result_cache import ResultCache
 from projector_core.session import SessionState
 from projector_core.uploads import Uploads
 from projector_core.warmup import start_warm_up, use_numba_cache
-from server import SAMPLE_DATA
 from server.deps import still_loading
 from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from server.routes import (
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 log = logging.getLogger("projector")
 
 

@@ -94,12 +94,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> int:
-    """The LOGDIR is scanned before the web framework is imported: big tensors then start
-    loading in the background while it is."""
+    import uvicorn
+
     from projector_core.catalog import Catalog, PlainOptions
     from projector_core.errors import DataError
     from projector_core.formats.arrays import PLAIN_SUFFIXES
-    from server import SAMPLE_DATA
+    from server.app import SAMPLE_DATA, create_app
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
     if not logdir.exists():
@@ -141,10 +141,6 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
     cluster = connect_cluster(args.dask, args.dask_timeout) if args.dask else None
     if args.dask and cluster is None:
         return 2
-    import uvicorn
-
-    from server.app import create_app
-
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
