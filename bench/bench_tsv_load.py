@@ -8,9 +8,10 @@ Each server is a subprocess started as a user starts it; the clock runs from the
 until the tensor route answers with the whole tensor (154 MB at 50k x 768, read by http.client:
 ``serving.py``). Warm, the cache entry is found by a stat of the TSV (path, size, mtime_ns,
 inode; the file is never read) and memory-mapped: a warm start is the start-up plus the
-download. The file is read once before timing, so every contender finds it in the page cache. The parser contenders (ours: polars on blocks
-with pyarrow as the exact path; that exact path alone; pandas' C engine; polars reading the
-whole file; numpy.loadtxt) are timed in-process on the same file.
+download. The file is read once before timing, so every contender finds it in the page cache.
+The parser contenders (ours: polars on blocks with pyarrow as the exact path; that exact path
+alone; pandas' C engine; polars reading the whole file; numpy.loadtxt) are timed in-process on
+the same file.
 TensorBoard and tensorboardX are benchmark/test dependencies (the ``test`` extra). tensorboardX
 takes minutes to write a 50k x 768 file: ``--keep DIR`` keeps the LOGDIR it wrote in DIR and
 reuses it on the next run with the same size.
