@@ -30,7 +30,7 @@ import numpy as np
 
 from projector_core.errors import DataError
 
-CHUNK_BYTES = 4 * 1024 * 1024  # measured: smaller blocks stay in the CPU caches
+CHUNK_BYTES = 32 * 2**20  # measured: 4 MiB blocks parsed at about half the speed (polars has a per-call cost)
 MAX_LINE_BYTES = 256 * 1024 * 1024  # one row of 20M+ floats: anything longer is not a tensor row
 PARSE_THREADS = max(1, min(8, os.cpu_count() or 1))
 
