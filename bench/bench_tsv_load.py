@@ -85,7 +85,7 @@ def parsers(tsv: Path, matrix: np.ndarray, with_loadtxt: bool) -> dict[str, floa
 
     def exact_path_alone() -> np.ndarray:
         fast = tensor_files._parse_clean_chunk
-        tensor_files._parse_clean_chunk = lambda chunk, cols: None
+        tensor_files._parse_clean_chunk = lambda *args: None
         try:
             return read_tsv(tsv, tsv.name)
         finally:
@@ -149,20 +149,19 @@ def main() -> None:
         warm_cache = tmp / "warm"
         time_projector(logs, warm_cache, tmp, nbytes)
         warm = median(lambda: time_projector(logs, warm_cache, tmp, nbytes))
+        print("\nstart to tensor served (seconds)")
+        print(f"  {'ours, cold (parse + cache)':40} {cold:8.2f}")
+        print(f"  {'ours, warm (from the cache)':40} {warm:8.2f}")
+        if tensorboard is not None:
+            print(f"  {'TensorBoard (parses on every start)':40} {tensorboard:8.2f}")
+            print(f"  ratio TensorBoard / ours: cold {tensorboard / cold:.1f}x (goal 10x), "
+                  f"warm {tensorboard / warm:.1f}x (goal 50x)", flush=True)
         parse_times = parsers(tsv, matrix, args.loadtxt)
 
-    print("\nstart to tensor served (seconds)")
-    print(f"  {'ours, cold (parse + cache)':40} {cold:8.2f}")
-    print(f"  {'ours, warm (from the cache)':40} {warm:8.2f}")
-    if tensorboard is not None:
-        print(f"  {'TensorBoard (parses on every start)':40} {tensorboard:8.2f}")
-        print(f"  ratio TensorBoard / ours: cold {tensorboard / cold:.1f}x (goal 10x), "
-              f"warm {tensorboard / warm:.1f}x (goal 50x)")
     print("\nparsing the same file in-process (seconds; exact float32 values checked)")
     ours = next(iter(parse_times.values()))
     for name, seconds in parse_times.items():
         print(f"  {name:40} {seconds:8.2f}   {seconds / ours:5.2f}x ours")
-
 
 if __name__ == "__main__":
     main()
