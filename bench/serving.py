@@ -3,10 +3,13 @@ process start to the moment a route answers."""
 
 from __future__ import annotations
 
+import http.client
+import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,8 +25,13 @@ def free_port() -> int:
 
 
 def start(command: list[str], log: Path) -> subprocess.Popen:
+    """The server as a user runs it: with Python's bytecode cache (pip writes it at install).
+    A shell with PYTHONDONTWRITEBYTECODE set, as in some CI images, would otherwise compile
+    every module of a source checkout from source on each start: 0.14 s of CPU here."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with log.open("w") as handle:
-        return subprocess.Popen(command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
+        return subprocess.Popen(command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT,
+                                env=env)
 
 
 def projector_command(logdir: Path | None, port: int, cache: Path, *extra: str) -> list[str]:
@@ -47,8 +55,8 @@ def until(process: subprocess.Popen, started: float, answered: Callable[[], bool
         try:
             if answered():
                 return time.perf_counter() - started
-        except httpx.TransportError:
-            pass
+        except (httpx.TransportError, http.client.HTTPException, OSError):
+            pass  # not listening yet, or the connection dropped
         time.sleep(every)
     raise SystemExit(f"no answer within {timeout:.0f} s")
 
@@ -63,10 +71,19 @@ def stop(process: subprocess.Popen) -> None:
 
 
 def served_bytes(url: str, params: dict, expected: int) -> Callable[[], bool]:
-    """True once ``url`` answers 200 with the whole tensor."""
+    """True once ``url`` answers 200 with the whole tensor. Read by the standard library's
+    http.client into one buffer: httpx spends most of a second of Python on 150 MB (measured:
+    0.9 s against 0.25 s, and curl 0.15 s), which would hide the servers' own time."""
+    parts = urllib.parse.urlsplit(url)
+    target = f"{parts.path}?{urllib.parse.urlencode(params)}"
 
     def answered() -> bool:
-        response = httpx.get(url, params=params, timeout=600)
-        return response.status_code == 200 and len(response.content) == expected
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+        try:
+            connection.request("GET", target)
+            response = connection.getresponse()
+            return response.status == 200 and len(response.read()) == expected
+        finally:
+            connection.close()
 
     return answered

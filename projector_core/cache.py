@@ -1,8 +1,8 @@
 """A binary cache of parsed tensors, outside LOGDIR (LOGDIR is read-only to us).
 
 A 100k x 768 TSV takes seconds to parse; its ``.npy`` copy memory-maps in milliseconds. Entries
-are keyed by the source file's resolved path, size and modification time, so a rewritten file is
-parsed again and never served stale.
+are keyed by the source file's resolved path, size, modification time and inode, so a rewritten
+or replaced file is parsed again and never served stale.
 
 Entries are only ever replaced by rename, so a memory map of one stays valid; a map of the
 user's own file would not (a rewrite truncates it, and the next read is SIGBUS for the whole
@@ -48,9 +48,14 @@ def default_cache_dir() -> Path:
 
 
 def file_fingerprint(path: Path) -> str:
-    """A short hash that changes whenever the file at ``path`` is replaced or rewritten."""
+    """A short hash that changes whenever the file at ``path`` is replaced or rewritten: from
+    its path, size, modification time and inode (a file put in place by a copy that keeps the
+    time, ``cp -p`` or ``rsync -t``, has another inode), never from its content, so a cached
+    start costs one ``stat``, not a read of the file."""
     stat = path.stat()
-    return fingerprint(_FORMAT_VERSION, path.resolve(), stat.st_size, stat.st_mtime_ns)
+    return fingerprint(
+        _FORMAT_VERSION, path.resolve(), stat.st_size, stat.st_mtime_ns, stat.st_ino
+    )
 
 
 class TensorCache:

@@ -73,7 +73,8 @@ def _copy_in(cache: TensorCache, fingerprint: str, path: Path, display: str,
             if vectors.size == shape[0] * shape[1]:
                 vectors = vectors.reshape(shape)
     after = path.stat()
-    unchanged = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+    unchanged = ((before.st_size, before.st_mtime_ns, before.st_ino)
+                 == (after.st_size, after.st_mtime_ns, after.st_ino))
     if not unchanged or vectors.shape != shape or vectors.dtype != np.dtype("<f4"):
         cache.discard(fingerprint)
         raise DataError("changed while being read; it is read again once it settles",

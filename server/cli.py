@@ -1,28 +1,28 @@
-"""``projector serve``: load a LOGDIR (or the bundled sample data), say what was found, serve it."""
+"""``projector serve``: load a LOGDIR (or the bundled sample data), say what was found, serve it.
+
+The listening socket is bound first, before the web framework and the data are loaded (most
+of a start): a browser opened at once waits in the socket's queue instead of being refused,
+and a port already in use is said at once.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import uvicorn
-
-from projector_core.catalog import Catalog, PlainOptions
-from projector_core.errors import DataError
-from projector_core.formats.arrays import PLAIN_SUFFIXES
-from projector_core.model import Embedding, Run
-from server.app import SAMPLE_DATA, create_app
-
 # Tensor files from this size on (not yet cached) are read after the server is up: a 16 MiB
 # TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
 BACKGROUND_BYTES = 16 * 2**20
+BACKLOG = 2048  # uvicorn's default
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
+    from projector_core.model import Embedding, Run
 
 
 class ProgressLine:
@@ -75,7 +75,32 @@ def _loaded(embedding: Embedding) -> None:
     print(f"loaded run {embedding.run}:\n{describe_embedding(embedding)}", flush=True)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening (IPv6 for an IPv6 address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=BACKLOG)
+
+
 def _serve(args: argparse.Namespace) -> int:
+    try:
+        early = listen(args.host, args.port)
+    except OSError:
+        early = None  # tried again once the LOGDIR is checked, and said then, as before
+    try:
+        return _load_and_serve(args, early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> int:
+    import uvicorn
+
+    from projector_core.catalog import Catalog, PlainOptions
+    from projector_core.errors import DataError
+    from projector_core.formats.arrays import PLAIN_SUFFIXES
+    from server.app import SAMPLE_DATA, create_app
+
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
     if not logdir.exists():
         print(f"projector: LOGDIR {logdir} does not exist", file=sys.stderr)
@@ -120,15 +145,22 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
                      cluster=cluster)
-    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
-    print(f"Projector serving {logdir} at http://{host}:{args.port}/  (Ctrl+C to stop)", flush=True)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                    timeout_keep_alive=30)
+        sock = early or listen(args.host, args.port)
+    except OSError as exc:
+        print(f"projector: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+    port = sock.getsockname()[1]
+    print(f"Projector serving {logdir} at http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30))
+    try:
+        server.run(sockets=[sock])
     finally:
         if cluster is not None:
             cluster.close()
-    return 0
+    return 0 if server.started else 1
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -78,3 +78,14 @@ def test_missing_or_empty_logdir_is_a_clear_message(tmp_path, make, code, messag
     assert result.returncode == code
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_port_in_use_is_a_clear_message(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run([*PROJECTOR, "serve", "--port", str(port), "--cache-dir",
+                                 str(tmp_path / "cache")], capture_output=True, text=True,
+                                timeout=60)
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr

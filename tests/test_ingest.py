@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,23 @@ def test_tsv_values_are_the_float32_of_each_decimal_as_before(tmp_path):
         expected = np.array([[np.float32(float(cell)) for cell in line.split("\t")]
                              for line in lines])
     assert read_tsv(path, "t.tsv").tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("text", "fast"), [
+    (" 1\t+2.5\t-.5\n1e400\t-1e-400\tnan\n-inf\tInfinity\t3.\nNaN\tINF\t-nan\n", True),
+    ("1\t2\t3\r\n4\t5\t6\r\n", True),
+    ("1\t2\t3\n\n4\t5\t6\n", False),  # polars reads a blank line as a row of nulls
+    ("1 \t2\t3\n4\t5\t6 \n", False),  # polars refuses trailing spaces
+])
+def test_tsv_blocks_polars_refuses_are_parsed_exactly_to_the_same_bytes(text, fast):
+    """Clean blocks go to polars, the others to the exact path: the same float32 bytes."""
+    data = text.encode()
+    exact = tensor_files._parse_chunk_exactly(data, 1, 3, "t.tsv")
+    by_polars = tensor_files._parse_clean_chunk(data, 3)
+    assert (by_polars is not None) == fast
+    assert tensor_files._parse_chunk(data, 1, 3, "t.tsv").tobytes() == exact.tobytes()
+    if fast:
+        assert by_polars.tobytes() == exact.tobytes()
 
 
 @pytest.mark.parametrize("layout", ["float64", "fortran", "one-column", "int16"])
@@ -89,3 +107,27 @@ def test_tsv_cells_that_are_not_numbers_name_line_and_cell(tmp_path, text, messa
     with pytest.raises(DataError) as error:
         read_tsv(path, "t.tsv")
     assert str(error.value) == message
+
+
+def test_a_tensor_replaced_keeping_its_size_and_time_is_read_again(tmp_path):
+    """The cache is keyed by a stat (never by reading the file): the inode tells a file put in
+    place by a copy that keeps the modification time (cp -p, rsync -t)."""
+    from projector_core.catalog import Catalog
+
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    (logdir / "projector_config.pbtxt").write_text('embeddings { tensor_name: "t" tensor_path: "t.tsv" }')
+    tsv = logdir / "t.tsv"
+    tsv.write_text("1\t2\n")
+    first = Catalog(logdir, cache_dir=tmp_path / "cache")
+    first.refresh()
+    assert first.embedding(".", "t").vectors().tolist() == [[1, 2]]
+    stat = tsv.stat()
+    replacement = tmp_path / "new.tsv"
+    replacement.write_text("3\t4\n")
+    os.utime(replacement, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    os.replace(replacement, tsv)
+    assert (tsv.stat().st_size, tsv.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    second = Catalog(logdir, cache_dir=tmp_path / "cache")
+    second.refresh()
+    assert second.embedding(".", "t").vectors().tolist() == [[3, 4]]

@@ -19,7 +19,8 @@ from projector_core.catalog import Catalog
 from projector_core.formats import tensor_files
 from tests.builders import vectors, write_pbtxt_run
 
-COMPUTE_LIBRARIES = ("sklearn", "openTSNE", "umap", "numba", "pynndescent", "torch", "scipy")
+COMPUTE_LIBRARIES = ("sklearn", "openTSNE", "umap", "numba", "pynndescent", "torch", "scipy",
+                     "pandas")  # pyarrow imports pandas on a Python object's conversion: 0.3 s
 
 
 def test_serving_imports_no_compute_library(tmp_path):

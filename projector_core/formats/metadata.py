@@ -9,24 +9,30 @@ refused (naming it) as soon as it is seen, without reading on; UTF-8 is checked 
 The rows are split by pyarrow's multi-threaded CSV reader (quoting off: a TSV cell is taken as
 written) into Arrow string columns, a few bytes a cell instead of a Python string each; the
 per-column checks run vectorised over those.
+
+Start-up: pyarrow is imported where metadata is read (a LOGDIR without any never pays for it),
+and no Python object is ever handed to pyarrow nor a result taken out by its ``to_numpy``:
+either makes pyarrow import pandas, when installed, which cost 0.3 s of every start with the
+sample data.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from projector_core.errors import DataError
 from projector_core.fingerprint import fingerprint
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SEQUENCE_COLUMNS = ("__next__", "__seq_next__")
 RESERVED_COLUMNS = ("__index__",)
@@ -36,9 +42,51 @@ READ_CHUNK_BYTES = 8 * 2**20
 _NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
 
 
+@functools.lru_cache(maxsize=4)
+def _string(text: str) -> pa.Scalar:
+    """A string scalar built from buffers (``pa.scalar(text)`` would import pandas)."""
+    import pyarrow as pa
+
+    data = text.encode()
+    offsets = np.array([0, len(data)], np.int32).tobytes()
+    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets),
+                                                   pa.py_buffer(data)])[0]
+
+
+def _chunks(array: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    import pyarrow as pa
+
+    return [c for c in (array.chunks if isinstance(array, pa.ChunkedArray) else [array]) if len(c)]
+
+
+def _numpy(array: pa.Array | pa.ChunkedArray, dtype: str) -> np.ndarray:
+    """Numbers as numpy, read from the arrays' buffers (what a null holds is undefined)."""
+    size = np.dtype(dtype).itemsize
+    parts = [np.frombuffer(c.buffers()[1], dtype, len(c), c.offset * size) for c in _chunks(array)]
+    return np.concatenate(parts) if parts else np.empty(0, dtype)
+
+
+def _valid(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Where the array is not null, read from its validity bitmaps."""
+    parts = [np.ones(len(c), bool) if c.buffers()[0] is None else
+             np.unpackbits(np.frombuffer(c.buffers()[0], np.uint8), bitorder="little")
+             [c.offset:c.offset + len(c)].astype(bool) for c in _chunks(array)]
+    return np.concatenate(parts) if parts else np.empty(0, bool)
+
+
+def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A boolean array as numpy; null is False."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return _numpy(pc.cast(array, pa.uint8()), "u1").astype(bool) & _valid(array)
+
+
 def _bad_numbers(values: pa.Array | pa.ChunkedArray) -> int:
     """How many present cells are not numbers."""
-    present = pc.not_equal(values, "")
+    import pyarrow.compute as pc
+
+    present = pc.not_equal(values, _string(""))
     return int(pc.sum(pc.and_(present, pc.invert(pc.match_substring_regex(values, _NUMBER))))
                .as_py() or 0)
 
@@ -47,16 +95,22 @@ def _as_floats(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     """float64 of a column of number strings ("" = NaN), or None if any other text is in it.
     Arrow's cast is correctly rounded, like float(), but slow to fail, so a column of text is
     told by its first rows first."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if _bad_numbers(values[:1000]):
         return None
     trimmed = pc.utf8_trim_whitespace(values)
-    if not pc.any(pc.not_equal(trimmed, "")).as_py():
+    if not pc.any(pc.not_equal(trimmed, _string(""))).as_py():
         return None
     try:
-        cast = pc.cast(pc.if_else(pc.equal(trimmed, ""), None, trimmed), pa.float64())
+        cast = pc.cast(pc.if_else(pc.equal(trimmed, _string("")), pa.nulls(1, pa.string())[0],
+                                  trimmed), pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    return cast.to_numpy(zero_copy_only=False).astype(np.float64)
+    floats = _numpy(cast, "<f8").copy()
+    floats[~_valid(cast)] = np.nan
+    return floats
 
 
 @dataclass
@@ -95,6 +149,8 @@ class Metadata:
     def from_columns(cls, columns: dict[str, list[str]], display: str = "") -> Metadata:
         """Metadata that came with the vectors (a parquet table, .npz members, data in memory),
         not from a TSV; checked as a TSV's columns are, lines counted in the TSV it is served as."""
+        import pyarrow as pa
+
         names = list(columns)
         for name in names:
             if name in RESERVED_COLUMNS:
@@ -196,6 +252,8 @@ def _bounds(raw: bytes | bytearray) -> tuple[int, int, int]:
 def _lines_as_strings(content: memoryview) -> pa.ChunkedArray:
     """Each line whole (no header: a tab inside is part of the label), as one Arrow array
     built from the file's bytes without a Python string per line."""
+    import pyarrow as pa
+
     buf = np.frombuffer(content, np.uint8)
     newlines = np.flatnonzero(buf == 10)
     starts = np.concatenate([[0], newlines + 1])
@@ -211,6 +269,9 @@ def _lines_as_strings(content: memoryview) -> pa.ChunkedArray:
 def _split_columns(body: memoryview, width: int, display: str,
                    empty_line: bool) -> list[pa.ChunkedArray]:
     """The data rows split at tabs by pyarrow's CSV reader, every cell a string as written."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     if not body:
         return [pa.chunked_array([], pa.string()) for _ in range(width)]
     names = [f"c{i}" for i in range(width)]
@@ -284,21 +345,21 @@ def _parse(raw: bytes | bytearray, display: str, n_points: int | None) -> Metada
     return metadata
 
 
-def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    return array.to_numpy(zero_copy_only=False).astype(bool)
-
-
 def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> None:
     """Sequence cells that are not point indices and near-numeric columns get a warning."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     n = metadata.n_rows
     for name in metadata.names:
         values = metadata.arrays[name]
-        present = _mask(pc.not_equal(values, ""))
+        present = _mask(pc.not_equal(values, _string("")))
         if name in SEQUENCE_COLUMNS:  # the rule of frontend/js/sequences.js, which draws them
             cells = pc.utf8_trim_whitespace(values)
-            short = pc.if_else(pc.match_substring_regex(cells, r"^[0-9]{1,18}$"), cells, "-1")
-            index = pc.cast(short, pa.int64()).to_numpy(zero_copy_only=False)
-            linked = _mask(pc.not_equal(cells, ""))
+            short = pc.if_else(pc.match_substring_regex(cells, r"^[0-9]{1,18}$"), cells,
+                               _string("-1"))
+            index = _numpy(pc.cast(short, pa.int64()), "<i8")
+            linked = _mask(pc.not_equal(cells, _string("")))
             bad = np.flatnonzero(linked & ((index < 0) | (index >= n) | (index == np.arange(n))))
             if bad.size:  # one bad link must not hide the embedding: the plot skips it
                 row = int(bad[0])

@@ -18,10 +18,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import scipy.sparse as sp
 
 MISSING = -1
@@ -29,6 +28,9 @@ MISSING = -1
 
 def label_codes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """int64 code per row, equal codes for equal labels, MISSING for an empty cell."""
+    import pyarrow as pa  # on first use: the server starts without it
+    import pyarrow.compute as pc
+
     trimmed = pc.utf8_trim_whitespace(values)
     encoded = pc.dictionary_encode(pc.if_else(pc.equal(trimmed, ""), None, trimmed))
     if isinstance(encoded, pa.ChunkedArray):

@@ -6,33 +6,44 @@ Static files are served by a plain route rather than a mounted StaticFiles app s
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse
-from fastapi.templating import Jinja2Templates
+
+if TYPE_CHECKING:
+    from fastapi.templating import Jinja2Templates
 
 FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend"
 TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "templates"
 
-templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
 router = APIRouter(include_in_schema=False)
 
 # Browsers refuse ES modules served with a non-JavaScript type; some systems map .js oddly.
 mimetypes.add_type("text/javascript", ".js")
 
 
+@functools.cache
+def templates() -> Jinja2Templates:
+    """Loaded with the first page, not at start-up (importing jinja2 takes about 25 ms)."""
+    from fastapi.templating import Jinja2Templates
+
+    return Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request) -> HTMLResponse:
     """The single page of the app; everything else is fetched from /api by the front end."""
-    return templates.TemplateResponse(request, "index.html")
+    return templates().TemplateResponse(request, "index.html")
 
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request) -> HTMLResponse:
     """Two embeddings of the same points side by side (frontend/js/compare/)."""
-    return templates.TemplateResponse(request, "compare.html")
+    return templates().TemplateResponse(request, "compare.html")
 
 
 @router.get("/static/{path:path}")
