@@ -19,9 +19,9 @@ from projector_core.distributed.knn import ShardedIndex
 from projector_core.distributed.pca import sharded_pca
 from projector_core.distributed.sample_fit import sampled_embedding
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.kernels.ann import EXACT_BUDGET, ApproximateIndex, neighbor_index
+from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
-from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.kernels.precomputed import check_columns
 from projector_core.model import Embedding
 from projector_core.projection_params import (
@@ -53,7 +53,7 @@ def _on_cluster(cluster: Cluster | None, embedding: Embedding) -> ChunkedVectors
 
 
 def neighbor_index_for(cluster: Cluster | None, embedding: Embedding, metric: Metric,
-                       backend: Backend) -> ExactIndex | ApproximateIndex | ShardedIndex:
+                       backend: Backend) -> NeighborIndex:
     """What answers a neighbour query on ``embedding``."""
     vectors = embedding.vectors()
     if isinstance(vectors, ChunkedVectors):
