@@ -74,7 +74,8 @@ class CellIndex:
         def part(share: float, offset: float) -> Progress:
             return lambda done: progress(offset + share * done) if progress else None
 
-        cells = self._cells_for(metric, part(_PARTITION_SHARE, 0.0))
+        # Not kept: the sorted copy is as large as the embedding, and a graph is built once.
+        cells = self._cells.get(metric) or self._partition(metric, part(_PARTITION_SHARE, 0.0))
         graph = self._scan(cells, k, metric, part(1 - _PARTITION_SHARE, _PARTITION_SHARE))
         position = np.empty(self.n, np.int64)
         position[cells.rows] = np.arange(cells.rows.size)
@@ -87,7 +88,7 @@ class CellIndex:
         q, k, excluded = self.exact.validated(queries, k, metric, exclude)
         if k == 0 or q.shape[0] == 0:
             return np.zeros((q.shape[0], k), np.int64), np.zeros((q.shape[0], k), np.float32)
-        cells = self._cells_for(metric, lambda done: None)
+        cells = self._cells_for(metric)
         scores = _centre_scores(_prepared(q, metric), cells.centres)
         nearest = np.argsort(scores, axis=1)[:, :cells.probes.shape[1]]
         indices, distances = [], []
@@ -107,10 +108,10 @@ class CellIndex:
         self.exact.check_rows(rows)
         return self.query(np.asarray(self.exact.host[rows]), k, metric, exclude=rows)
 
-    def _cells_for(self, metric: Metric, progress: Progress) -> _Cells:
+    def _cells_for(self, metric: Metric) -> _Cells:
+        """The cells for ``metric``, made on first use and kept for further queries."""
         if metric not in self._cells:
-            self._cells[metric] = self._partition(metric, progress)
-        progress(1.0)
+            self._cells[metric] = self._partition(metric, lambda done: None)
         return self._cells[metric]
 
     def _partition(self, metric: Metric, progress: Progress) -> _Cells:

@@ -1,14 +1,15 @@
 """How much each point's neighbourhood changed between two embeddings of the same points.
 
-For every row finite in both A and B: its ``k`` nearest other rows in A and in B (the
-project's kNN indexes, :mod:`knn` or :mod:`ann`), then the Jaccard overlap of the two sets
-(1 = same neighbours, 0 = none shared) and a rank-displacement summary (the mean, over the
-union of the two lists, of how far a neighbour moved in rank; a neighbour missing from one
-list counts at rank ``k``). The dimensions of A and B may differ: only rows are paired.
+For every row finite in both A and B: its ``k`` nearest other rows in A and in B (the kNN
+graph that any :class:`~projector_core.kernels.neighbor_index.NeighborIndex` builds), then
+the Jaccard overlap of the two sets (1 = same neighbours, 0 = none shared) and a
+rank-displacement summary (the mean, over the union of the two lists, of how far a neighbour
+moved in rank; a neighbour missing from one list counts at rank ``k``).
+The dimensions of A and B may differ: only rows are paired.
 
 All-pairs kNN costs N^2 x D, so above ``EXACT_ALL_KNN_BUDGET`` on the CPU the neighbours come
-from the approximate (HNSW) index, and the answer carries its recall measured on a sample of
-rows against the exact index.
+from an approximate index (:mod:`cells`, chosen in :mod:`projector_core.comparison`), and the
+answer carries its recall measured on a sample of rows against the exact index.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import numpy as np
 
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress
 
-# N^2 x D multiply-adds above which an exact all-kNN scan is slower than building and
-# querying an HNSW graph on a CPU: ~16,000 x 16,000 x 128 (bench/bench_compare.py: at
-# 30,000 x 128 on 2 busy cores the exact scan of both took 162 s, the graphs ~45 s).
-EXACT_ALL_KNN_BUDGET = 2**35
+# N^2 x D multiply-adds above which the exact all-kNN gives way to k-means cells: ~32,000 x
+# 32,000 x 128. The cells scan ~PROBES x CELL_ROWS = 6,000 rows per row, so at 4 x that many
+# rows they cost a quarter of the exact scan (at 50,000 x 128: 10.7 CPU-seconds per embedding,
+# the exact scan ~2x that; bench/bench_compare.py).
+EXACT_ALL_KNN_BUDGET = 2**37
 RECALL_SAMPLE = 256
 _PAIR_BYTES = 32 * 2**20  # bound on the [rows, k, k] equality block of the set comparison
 
