@@ -13,6 +13,7 @@ missed, so callers report recall on a sample against the exact index.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ PROBES = 6
 _TRAIN_PER_CELL = 32  # k-means is fitted on a sample of this many rows per cell
 _KMEANS_ITERATIONS = 10
 _ASSIGN_BYTES = 64 * 2**20  # bound on one block of row-to-centre scores
+_WORKERS = 2  # threads scanning cells
 _PARTITION_SHARE = 0.15  # of build progress: k-means and assignment, before the cell scans
 
 
@@ -147,37 +149,41 @@ class CellIndex:
         return _Cells(sorted_rows, starts, probes, centres, be.asarray(vectors), be.asarray(sq_norms))
 
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
-        """Each cell's rows against the rows of its probe cells: graph in sorted positions,
-        holding embedding rows."""
-        be, xp = self.backend, self.backend.xp
-        total = cells.rows.size
-        graph = np.full((total, k), -1, np.int64)
-        starts = cells.starts
-        for cell, probe in enumerate(cells.probes.tolist()):
-            first, last = starts[cell], starts[cell + 1]
-            if last == first:
-                continue
-            spans = [(starts[c], starts[c + 1]) for c in probe]
-            positions = np.concatenate([np.arange(a, b) for a, b in spans])
-            candidates = xp.concat([cells.vectors[a:b] for a, b in spans])
-            dots = xp.matmul(cells.vectors[first:last], xp.matrix_transpose(candidates))
-            if metric == "cosine":
-                scores = -dots
-            else:
-                norms = xp.concat([cells.sq_norms[a:b] for a, b in spans])
-                scores = norms[None, :] - 2.0 * dots
-            own = xp.arange(last - first, device=cells.vectors.device)
-            scores[own, own] = xp.inf  # a row is not its own neighbour; its cell comes first
-            width = min(k, positions.size - 1)
-            if width <= 0:
-                continue
-            values, columns = be.smallest_k(scores, width)
-            values, columns = be.to_numpy(values), be.to_numpy(columns)
-            order = np.argsort(values, axis=1, kind="stable")
-            picked = positions[np.take_along_axis(columns, order, axis=1)]
-            graph[first:last, :width] = cells.rows[picked]
-            progress(last / total)
+        """Every cell's rows against the rows of its probe cells: the graph by sorted
+        position, holding embedding rows. Cells go to ``_WORKERS`` threads (the products
+        release the GIL), so a core that the machine takes away stalls one cell, not all."""
+        graph = np.full((cells.rows.size, k), -1, np.int64)
+        with ThreadPoolExecutor(_WORKERS, thread_name_prefix="cells") as pool:
+            done = pool.map(lambda cell: self._scan_cell(cells, cell, k, metric),
+                            range(len(cells.starts) - 1))
+            for first, last, found in done:
+                graph[first:last, :found.shape[1]] = found
+                progress(last / max(1, cells.rows.size))
         return graph
+
+    def _scan_cell(self, cells: _Cells, cell: int, k: int, metric: Metric
+                   ) -> tuple[int, int, np.ndarray]:
+        """(first, last, the k nearest embedding rows of sorted positions [first, last))."""
+        be, xp = self.backend, self.backend.xp
+        starts = cells.starts
+        first, last = starts[cell], starts[cell + 1]
+        spans = [(starts[c], starts[c + 1]) for c in cells.probes[cell].tolist()]
+        positions = np.concatenate([np.arange(a, b) for a, b in spans])
+        width = min(k, positions.size - 1)
+        if last == first or width <= 0:
+            return first, last, np.empty((last - first, 0), np.int64)
+        candidates = xp.concat([cells.vectors[a:b] for a, b in spans])
+        # Scores written once by the product: -dot (cosine), |c|^2 - 2 q.c (euclidean).
+        queries = cells.vectors[first:last] * (-1.0 if metric == "cosine" else -2.0)
+        scores = xp.matmul(queries, xp.matrix_transpose(candidates))
+        if metric == "euclidean":
+            scores += xp.concat([cells.sq_norms[a:b] for a, b in spans])[None, :]
+        own = xp.arange(last - first, device=cells.vectors.device)
+        scores[own, own] = xp.inf  # a row is not its own neighbour; its cell comes first
+        values, columns = be.smallest_k(scores, width)
+        values, columns = be.to_numpy(values), be.to_numpy(columns)
+        order = np.argsort(values, axis=1, kind="stable")
+        return first, last, cells.rows[positions[np.take_along_axis(columns, order, axis=1)]]
 
 
 def _search_backend(backend: Backend) -> Backend:
