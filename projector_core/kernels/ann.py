@@ -42,14 +42,11 @@ _GRAPH_BATCH = 4096  # rows per graph search in build: bounds the candidate copi
 
 class ApproximateIndex:
     """An HNSW graph over an embedding's finite rows, for one metric (a
-    :class:`~projector_core.kernels.neighbor_index.NeighborIndex`).
-
-    ``progress`` (0..1) follows the graph build, which takes minutes on large data.
-    """
+    :class:`~projector_core.kernels.neighbor_index.NeighborIndex`)."""
 
     approximate = True
 
-    def __init__(self, exact: ExactIndex, metric: Metric, progress: Progress | None = None) -> None:
+    def __init__(self, exact: ExactIndex, metric: Metric) -> None:
         from usearch.index import Index
 
         if exact.n_valid < 2:
@@ -80,8 +77,6 @@ class ApproximateIndex:
             stop = min(self.rows.size, start + step)
             chunk = exact.host[start:stop] if all_finite else exact.host[self.rows[start:stop]]
             self._graph.add(np.arange(start, stop), np.asarray(chunk, np.float32))
-            if progress is not None:
-                progress(stop / self.rows.size)
 
     def query(
         self,
