@@ -13,6 +13,7 @@ from projector_core.chunked_writer import write_zarr
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats.chunked import ChunkedVectors, open_chunked
 from projector_core.kernels.ann import ApproximateIndex
+from projector_core.kernels.backend import get_backend
 from projector_core.kernels.cells import CellIndex
 from projector_core.kernels.compare import compare
 from projector_core.kernels.knn import ExactIndex
@@ -79,3 +80,14 @@ def test_cells_skip_non_finite_rows_and_compare_reports_recall() -> None:
     assert cells.neighbors == "approximate" and cells.recall >= 0.95
     assert np.isnan(cells.per_point[7]) and 7 not in cells.most_changed
     assert np.nanmean(np.abs(cells.per_point - exact.per_point)) < 0.05
+
+
+def test_cells_give_the_same_graph_with_numpy_as_with_torch() -> None:
+    pytest.importorskip("torch")
+    data = clustered(2000, 16, seed=4)
+    graphs = []
+    for device in ("cpu", "torch"):
+        cells = CellIndex(ExactIndex(data), cell_rows=100, probes=4)
+        cells.backend = get_backend(device)  # the search backend; torch by default when installed
+        graphs.append(cells.build(10, "euclidean"))
+    assert (graphs[0] == graphs[1]).mean() > 0.99  # float32 sums in another order may swap ties
