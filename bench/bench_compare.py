@@ -9,7 +9,7 @@ approach, an HNSW graph (usearch) built and queried for every row, timed on the 
 ``--hnsw-rows`` rows and scaled linearly (a lower bound: HNSW grows faster than N). Recall@k
 is measured on a sample against the exact index, as the API reports it.
 
-    python bench/bench_compare.py [--n 1000000] [--d 128] [--k 10] [--metric cosine]
+    python bench/bench_compare.py [--n 1000000] [--d 128] [--k 10] [--metric cosine] [--probes 6]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from bench_ann import make_data
 from harness import machine_info
 
 from projector_core.kernels.ann import ApproximateIndex
-from projector_core.kernels.cells import CellIndex
+from projector_core.kernels.cells import PROBES, CellIndex
 from projector_core.kernels.compare import compare, needs_approximate
 from projector_core.kernels.knn import ExactIndex
 
@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=128)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--metric", default="cosine", choices=["cosine", "euclidean"])
+    parser.add_argument("--probes", type=int, default=PROBES, help="cells scanned per cell")
     parser.add_argument("--hnsw-rows", type=int, default=50_000, help="0: skip the HNSW reference")
     args = parser.parse_args()
     print(machine_info())
@@ -67,7 +68,8 @@ def main() -> None:
     start, cpu_start = time.perf_counter(), time.process_time()
     exact_a, exact_b = ExactIndex(a), ExactIndex(b)
     approximate = needs_approximate(args.n, args.d, args.d)
-    index_a, index_b = (CellIndex(exact_a), CellIndex(exact_b)) if approximate else (exact_a, exact_b)
+    index_a, index_b = ((CellIndex(exact_a, probes=args.probes), CellIndex(exact_b, probes=args.probes))
+                        if approximate else (exact_a, exact_b))
     marks: dict[str, float] = {}
 
     def progress(done: float) -> None:
