@@ -37,8 +37,12 @@ def make_data(n: int, d: int, seed: int = 0) -> np.ndarray:
     labels = rng.integers(0, len(centres), n)
     low = centres[labels] + rng.standard_normal((n, intrinsic))
     rotation, _ = np.linalg.qr(rng.standard_normal((d, intrinsic)))
-    data = low @ rotation.T + 0.05 * rng.standard_normal((n, d))
-    return np.ascontiguousarray(data, dtype=np.float32)
+    data = np.empty((n, d), np.float32)
+    step = 65536  # in row blocks (the same draws as one call): 1M x 128 never holds float64 whole
+    for start in range(0, n, step):
+        block = low[start:start + step]
+        data[start:start + step] = block @ rotation.T + 0.05 * rng.standard_normal((len(block), d))
+    return data
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:

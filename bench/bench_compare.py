@@ -2,17 +2,21 @@
 
 Data as bench_ann.py (clustered points on a 32-dim manifold in D dims); B is A plus noise
 with 1% of the rows permuted among themselves, the shape of two training steps. Above the
-exact budget the compare runs on the approximate (HNSW) indexes, graph builds included in
-the time; the reference beside it is the project's exact all-kNN, timed on a sample of rows
-in the same process and scaled to N (its cost is linear in the rows queried). Recall@k is
-measured on a sample against the exact index, as the API reports it.
+exact budget the compare runs on k-means cells (kernels/cells.py), cells included in the
+time, as the API does. Beside it, in the same process: the exact all-kNN of both, timed on
+a sample of rows and scaled to N (its cost is linear in the rows queried), and the previous
+approach, an HNSW graph (usearch) built and queried for every row, timed on the first
+``--hnsw-rows`` rows and scaled linearly (a lower bound: HNSW grows faster than N). Recall@k
+is measured on a sample against the exact index, as the API reports it.
 
-    python bench/bench_compare.py [--n 1000000] [--d 128] [--k 10] [--metric cosine]
+    python bench/bench_compare.py [--n 1000000] [--d 128] [--k 10] [--metric cosine] [--probes 6]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import time
 
 import numpy as np
@@ -20,11 +24,14 @@ from bench_ann import make_data
 from harness import machine_info
 
 from projector_core.kernels.ann import ApproximateIndex
+from projector_core.kernels.cells import PROBES, CellIndex
 from projector_core.kernels.compare import compare, needs_approximate
 from projector_core.kernels.knn import ExactIndex
 
 GOAL_SECONDS = 60.0
 EXACT_SAMPLE = 512
+# compare()'s progress: A's cells are made in [0, 0.075), scanned to 0.5; B's likewise
+STAGES = {"A cells made": 0.075, "A scanned": 0.5, "B cells made": 0.575, "B scanned": 1.0}
 
 
 def pair(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -36,29 +43,45 @@ def pair(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndar
     return a, b, moved
 
 
+def hnsw_seconds(data: np.ndarray, rows: int, k: int, metric: str) -> float:
+    """Build an HNSW graph of the first ``rows`` rows and find every row's k neighbours."""
+    start = time.perf_counter()
+    index = ApproximateIndex(ExactIndex(np.ascontiguousarray(data[:rows])), metric)
+    index.build(k, metric)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--d", type=int, default=128)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--metric", default="cosine", choices=["cosine", "euclidean"])
+    parser.add_argument("--probes", type=int, default=PROBES, help="cells scanned per cell")
+    parser.add_argument("--hnsw-rows", type=int, default=50_000, help="0: skip the HNSW reference")
     args = parser.parse_args()
     print(machine_info())
     a, b, moved = pair(args.n, args.d)
     print(f"data: 2 x {args.n:,} x {args.d} float32, k = {args.k}, {args.metric}; "
           f"{moved.size:,} rows permuted")
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     exact_a, exact_b = ExactIndex(a), ExactIndex(b)
     approximate = needs_approximate(args.n, args.d, args.d)
-    if approximate:
-        index_a = ApproximateIndex(exact_a, args.metric)
-        index_b = ApproximateIndex(exact_b, args.metric)
-    else:
-        index_a, index_b = exact_a, exact_b
-    built = time.perf_counter() - start
-    result = compare(index_a, index_b, args.k, args.metric, top=2 * moved.size)
+    index_a, index_b = ((CellIndex(exact_a, probes=args.probes), CellIndex(exact_b, probes=args.probes))
+                        if approximate else (exact_a, exact_b))
+    marks: dict[str, float] = {}
+
+    def progress(done: float) -> None:
+        for name, at in STAGES.items():
+            if done >= at and name not in marks:
+                marks[name] = time.perf_counter() - start
+
+    result = compare(index_a, index_b, args.k, args.metric, top=2 * moved.size, progress=progress)
     total = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start  # all threads: what a machine of our own would need
+    load = os.getloadavg()
+    stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in marks.items())
 
     rows = np.random.default_rng(2).choice(args.n, min(EXACT_SAMPLE, args.n), replace=False)
     t0 = time.perf_counter()
@@ -70,12 +93,21 @@ def main() -> None:
     print(f"neighbours: {result.neighbors}"
           + (f", recall@{args.k} {result.recall:.4f} on a sample" if result.recall is not None else ""))
     mean = np.nanmean(result.per_point)
-    print(f"compare: {total:.1f} s (index builds {built:.1f} s); mean overlap {mean:.3f}; "
-          f"{found:.0%} of the permuted rows among the top {moved.size * 2:,} most changed")
+    print(f"compare: {total:.1f} s, {cpu:.1f} CPU-seconds (cumulative: {stages}; then recall and "
+          f"overlap); load average {load[0]:.1f} / {load[1]:.1f} at the end; mean overlap "
+          f"{mean:.3f}; {found:.0%} of the permuted rows among the top {moved.size * 2:,} most changed")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"peak memory of this process: {peak:.2f} GiB")
     print(f"reference, exact all-kNN of both (scaled from {rows.size} rows): {exact_total:.1f} s; "
           f"ratio {exact_total / total:.1f}x faster")
+    if args.hnsw_rows and approximate:
+        sub = min(args.n, args.hnsw_rows)
+        hnsw = (hnsw_seconds(a, sub, args.k, args.metric) + hnsw_seconds(b, sub, args.k, args.metric))
+        scaled = hnsw * args.n / sub
+        print(f"previous approach, HNSW graphs of both built and queried for every row: {hnsw:.1f} s "
+              f"at {sub:,} rows, >= {scaled:.0f} s scaled to {args.n:,}; ratio >= {scaled / total:.1f}x")
     print(f"goal: <= {GOAL_SECONDS:.0f} s at 1M x 128: {'met' if total <= GOAL_SECONDS else 'NOT met'}"
-          f" at this size ({args.n:,} x {args.d})")
+          f" at this size ({args.n:,} x {args.d}), load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Comparing two embeddings of the catalog: indexes chosen, neighbours compared, answers kept.
 
 The kernel (:mod:`kernels.compare`) works on two indexes; this module picks them (the
-cached exact index, or the approximate one, built and waited for, when an exact all-kNN
-would be slow) and keeps the last few answers, since the comparison view asks the same
+cached exact index, or k-means cells (:mod:`kernels.cells`) when an exact all-kNN would be
+slow) and keeps the last few answers, since the comparison view asks the same
 question again for each step it shows.
 """
 
@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from projector_core.kernels.ann import approximate_indexes
 from projector_core.kernels.backend import Backend
-from projector_core.kernels.compare import Comparison, NeighborIndex, Progress, compare, needs_approximate
-from projector_core.kernels.knn import Metric, exact_index
+from projector_core.kernels.cells import CellIndex
+from projector_core.kernels.compare import Comparison, compare, needs_approximate
+from projector_core.kernels.knn import exact_index
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress
 from projector_core.model import Embedding
 
 _KEEP = 8
@@ -39,15 +40,11 @@ def check_comparable(a: Embedding, b: Embedding, k: int) -> int:
     return rows_a
 
 
-def _index(embedding: Embedding, metric: Metric, backend: Backend, approximate: bool) -> NeighborIndex:
+def _index(embedding: Embedding, backend: Backend, approximate: bool) -> NeighborIndex:
     exact = exact_index(embedding.fingerprint, embedding.vectors, backend)
     if not approximate or not backend.is_numpy or exact.n_valid < 2:
         return exact
-    approximate_indexes.ready(embedding.fingerprint, exact, metric)
-    try:
-        return approximate_indexes.wait(embedding.fingerprint, metric)
-    except Exception:  # a failed graph build falls back to the exact scan
-        return exact
+    return CellIndex(exact)  # its cells are made inside compare, with progress
 
 
 class _Answers:
@@ -81,7 +78,7 @@ def compare_embeddings(a: Embedding, b: Embedding, k: int, metric: Metric, backe
     if cached is not None:
         return cached
     approximate = needs_approximate(rows, a.shape[1], b.shape[1])  # type: ignore[index]
-    answer = compare(_index(a, metric, backend, approximate), _index(b, metric, backend, approximate),
+    answer = compare(_index(a, backend, approximate), _index(b, backend, approximate),
                      k, metric, top, progress)
     _answers.put(key, answer)
     return answer

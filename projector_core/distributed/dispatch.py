@@ -16,9 +16,9 @@ import numpy as np
 
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.kernels.ann import EXACT_BUDGET, ApproximateIndex, neighbor_index
+from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
-from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.methods import method_for
 from projector_core.methods.base import Reporter
 from projector_core.model import Embedding
@@ -39,7 +39,7 @@ def _on_cluster(cluster: Cluster | None, embedding: Embedding) -> ChunkedVectors
 
 
 def neighbor_index_for(cluster: Cluster | None, embedding: Embedding, metric: Metric,
-                       backend: Backend) -> ExactIndex | ApproximateIndex | ShardedIndex:
+                       backend: Backend) -> NeighborIndex:
     """What answers a neighbour query on ``embedding``."""
     vectors = embedding.vectors()
     if isinstance(vectors, ChunkedVectors):

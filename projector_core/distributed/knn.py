@@ -17,7 +17,7 @@ import numpy as np
 
 from projector_core.distributed.shard_tasks import merge_knn, rows_of, shard_knn, shards_knn
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.kernels.knn import METRICS, Metric
+from projector_core.kernels.neighbor_index import METRICS, Metric, Progress, graph_by_queries
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -32,7 +32,10 @@ def map_shards(vectors: ChunkedVectors, cluster: Cluster | None,
 
 
 class ShardedIndex:
-    """Exact neighbours over the shards of a chunked embedding."""
+    """Exact neighbours over the shards of a chunked embedding (a
+    :class:`~projector_core.kernels.neighbor_index.NeighborIndex`)."""
+
+    metrics = METRICS
 
     def __init__(self, vectors: ChunkedVectors, cluster: Cluster | None = None,
                  approximate: bool = False) -> None:
@@ -41,6 +44,25 @@ class ShardedIndex:
         self.approximate = approximate  # candidates from an HNSW graph per shard, re-scored
         self.n, self.dim = vectors.shape
         self.last_bytes_moved = 0  # between this process and the workers, for the last query
+        self._finite: np.ndarray | None = None
+
+    @property
+    def finite(self) -> np.ndarray:
+        """Rows without NaN/Inf, read shard by shard here on first use (one pass over the data)."""
+        if self._finite is None:
+            self._finite = np.concatenate(
+                [np.isfinite(shard.read()).all(axis=1) for shard in self.vectors.shards()]
+                or [np.zeros(0, bool)])
+        return self._finite
+
+    @property
+    def exact(self) -> ShardedIndex:
+        return ShardedIndex(self.vectors, self.cluster) if self.approximate else self
+
+    def build(self, k: int, metric: Metric, rows: np.ndarray | None = None,
+              progress: Progress | None = None) -> np.ndarray:
+        """The kNN graph of ``rows`` (default: all), by queries of every shard in batches."""
+        return graph_by_queries(self, k, metric, rows, progress)
 
     def query(self, queries: np.ndarray, k: int, metric: Metric = "cosine",
               exclude: np.ndarray | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:

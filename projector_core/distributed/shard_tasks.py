@@ -17,6 +17,7 @@ import numpy as np
 from projector_core.formats.chunked import Shard
 from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.knn import ExactIndex, Metric, exact_distances
+from projector_core.kernels.neighbor_index import NeighborIndex
 
 
 @dataclass
@@ -39,7 +40,7 @@ _GRAPHS: OrderedDict[tuple, ApproximateIndex] = OrderedDict()
 _GRAPHS_KEPT = 512
 
 
-def _graph(part: HeldShard, metric: Metric) -> ApproximateIndex | ExactIndex:
+def _graph(part: HeldShard, metric: Metric) -> NeighborIndex:
     if part.index.n_valid < 2:
         return part.index
     key = (part.source, part.start, part.stop, metric)

@@ -23,7 +23,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from projector_core.kernels.backend import Backend, get_backend
-from projector_core.kernels.knn import ExactIndex, Metric, candidate_count, exact_index
+from projector_core.kernels.knn import ExactIndex, candidate_count, exact_index
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress, pad_columns
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,14 @@ _CONNECTIVITY = 16
 _EXPANSION_ADD = 64
 _EXPANSION_SEARCH = 64
 _FLOAT16_MAX = 6.0e4  # rows longer than this would overflow float16 storage
+_GRAPH_BATCH = 4096  # rows per graph search in build: bounds the candidate copies (~60 MB)
 
 
 class ApproximateIndex:
-    """An HNSW graph over an embedding's finite rows, for one metric."""
+    """An HNSW graph over an embedding's finite rows, for one metric (a
+    :class:`~projector_core.kernels.neighbor_index.NeighborIndex`)."""
+
+    approximate = True
 
     def __init__(self, exact: ExactIndex, metric: Metric) -> None:
         from usearch.index import Index
@@ -48,6 +53,8 @@ class ApproximateIndex:
             raise ValueError("an approximate index needs at least two finite rows")
         self.exact = exact
         self.metric = metric
+        self.metrics: tuple[Metric, ...] = (metric,)
+        self.n, self.dim = exact.n, exact.dim
         self.rows = np.flatnonzero(exact.valid_host)
         if metric == "cosine":
             kind, dtype = "cos", "i8"  # directions only: int8 after normalising is plenty
@@ -104,14 +111,29 @@ class ApproximateIndex:
         self.exact.check_rows(rows)
         return self.query(np.asarray(self.exact.host[rows]), k, metric, exclude=rows)
 
-    def graph_neighbors_of(self, rows: Sequence[int] | np.ndarray, k: int) -> np.ndarray:
-        """The ``k`` nearest other rows of each of ``rows``: int64 [len(rows), k], nearest
-        first, -1 where the graph came up short. Candidates are re-ranked in float32 (one
-        batched product, not the float64 re-scoring of :meth:`query`), so an all-kNN over
-        every row (comparisons) costs little more than the graph search; the caller
-        reports recall against the exact index."""
-        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    def build(self, k: int, metric: Metric | None = None, rows: np.ndarray | None = None,
+              progress: Progress | None = None) -> np.ndarray:
+        """The kNN graph of ``rows`` (default: every finite row), -1 where the graph came
+        up short. Candidates are re-ranked in float32 (one batched product, not the
+        float64 re-scoring of :meth:`query`), so it costs little more than the graph
+        search; the caller reports recall against the exact index."""
+        if (metric or self.metric) != self.metric:
+            raise ValueError(f"this index was built for {self.metric}, not {metric}")
+        rows = self.rows if rows is None else np.asarray(rows, np.int64).reshape(-1)
         self.exact.check_rows(rows)
+        out = np.empty((rows.size, k), np.int64)
+        for start in range(0, rows.size, _GRAPH_BATCH):
+            batch = rows[start:start + _GRAPH_BATCH]
+            out[start:start + batch.size] = self._graph_rows(batch, k)
+            if progress is not None:
+                progress(min(1.0, (start + batch.size) / max(1, rows.size)))
+        return out
+
+    @property
+    def finite(self) -> np.ndarray:
+        return self.exact.valid_host
+
+    def _graph_rows(self, rows: np.ndarray, k: int) -> np.ndarray:
         width = candidate_count(k + 1, self.rows.size)  # the row itself comes back too
         queries = np.asarray(self.exact.host[rows], np.float32)
         found = self._graph.search(queries, width)
@@ -128,7 +150,7 @@ class ApproximateIndex:
         score[(ids < 0) | (ids == rows[:, None])] = np.inf
         order = np.argsort(score, axis=1, kind="stable")[:, :k]
         ranked = np.take_along_axis(ids, order, axis=1)
-        return np.where(np.take_along_axis(score, order, axis=1) < np.inf, ranked, -1)
+        return pad_columns(np.where(np.take_along_axis(score, order, axis=1) < np.inf, ranked, -1), k)
 
 
 class _ApproximateIndexes:
@@ -174,7 +196,7 @@ def neighbor_index(
     metric: Metric,
     backend: Backend | None = None,
     exact_budget: int = EXACT_BUDGET,
-) -> ExactIndex | ApproximateIndex:
+) -> NeighborIndex:
     """The index to answer a neighbour query on the embedding ``key`` (its fingerprint).
 
     Exact when N x D <= ``exact_budget`` or on a GPU backend; otherwise the approximate

@@ -1,36 +1,32 @@
 """How much each point's neighbourhood changed between two embeddings of the same points.
 
-For every row finite in both A and B: its ``k`` nearest other rows in A and in B (the
-project's kNN indexes, :mod:`knn` or :mod:`ann`), then the Jaccard overlap of the two sets
-(1 = same neighbours, 0 = none shared) and a rank-displacement summary (the mean, over the
-union of the two lists, of how far a neighbour moved in rank; a neighbour missing from one
-list counts at rank ``k``). The dimensions of A and B may differ: only rows are paired.
+For every row finite in both A and B: its ``k`` nearest other rows in A and in B (the kNN
+graph that any :class:`~projector_core.kernels.neighbor_index.NeighborIndex` builds), then
+the Jaccard overlap of the two sets (1 = same neighbours, 0 = none shared) and a
+rank-displacement summary (the mean, over the union of the two lists, of how far a neighbour
+moved in rank; a neighbour missing from one list counts at rank ``k``).
+The dimensions of A and B may differ: only rows are paired.
 
 All-pairs kNN costs N^2 x D, so above ``EXACT_ALL_KNN_BUDGET`` on the CPU the neighbours come
-from the approximate (HNSW) index, and the answer carries its recall measured on a sample of
-rows against the exact index.
+from an approximate index (:mod:`cells`, chosen in :mod:`projector_core.comparison`), and the
+answer carries its recall measured on a sample of rows against the exact index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from projector_core.kernels.ann import ApproximateIndex
-from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress
 
-# N^2 x D multiply-adds above which an exact all-kNN scan is slower than building and
-# querying an HNSW graph on a CPU: ~16,000 x 16,000 x 128 (bench/bench_compare.py: at
-# 30,000 x 128 on 2 busy cores the exact scan of both took 162 s, the graphs ~45 s).
-EXACT_ALL_KNN_BUDGET = 2**35
+# N^2 x D multiply-adds above which the exact all-kNN gives way to k-means cells: ~32,000 x
+# 32,000 x 128. The cells scan ~PROBES x CELL_ROWS = 6,000 rows per row, so at 4 x that many
+# rows they cost a quarter of the exact scan (at 50,000 x 128: 10.7 CPU-seconds per embedding,
+# the exact scan ~2x that; bench/bench_compare.py).
+EXACT_ALL_KNN_BUDGET = 2**37
 RECALL_SAMPLE = 256
-_QUERY_ROWS = 4096  # rows per neighbour query batch: bounds the candidate copies (~60 MB)
 _PAIR_BYTES = 32 * 2**20  # bound on the [rows, k, k] equality block of the set comparison
-
-NeighborIndex = ExactIndex | ApproximateIndex
-Progress = Callable[[float], None]
 
 
 @dataclass(frozen=True)
@@ -46,24 +42,6 @@ class Comparison:
 def needs_approximate(n: int, dim_a: int, dim_b: int, budget: int = EXACT_ALL_KNN_BUDGET) -> bool:
     """True when an exact all-kNN of either embedding would exceed ``budget``."""
     return n * n * max(dim_a, dim_b) > budget
-
-
-def all_neighbors(index: NeighborIndex, rows: np.ndarray, k: int, metric: Metric,
-                  progress: Progress | None = None) -> np.ndarray:
-    """The ``k`` nearest other rows of each of ``rows``: int64 [len(rows), k], nearest first."""
-    out = np.empty((rows.size, k), np.int64)
-    for start in range(0, rows.size, _QUERY_ROWS):
-        batch = rows[start:start + _QUERY_ROWS]
-        if isinstance(index, ApproximateIndex):
-            found = index.graph_neighbors_of(batch, k)
-        else:
-            found, _ = index.neighbors_of(batch, k, metric)
-        if found.shape[1] < k:  # fewer finite rows than k: pad with "no neighbour"
-            found = np.hstack([found, np.full((found.shape[0], k - found.shape[1]), -1)])
-        out[start:start + batch.size] = found
-        if progress is not None:
-            progress(min(1.0, (start + batch.size) / max(1, rows.size)))
-    return out
 
 
 def set_change(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,13 +76,13 @@ def ranked_by_change(per_point: np.ndarray, shift: np.ndarray, top: int) -> np.n
     return usable[order[:top]]
 
 
-def sample_recall(approximate: ApproximateIndex, rows: np.ndarray, found: np.ndarray, k: int,
+def sample_recall(index: NeighborIndex, rows: np.ndarray, found: np.ndarray, k: int,
                   metric: Metric, seed: int = 0) -> float:
     """Mean recall@k of ``found`` (the approximate lists of ``rows``) on a sample, against
     the exact index (``sample`` x N x D: cheap beside the all-kNN)."""
     pick = np.random.default_rng(seed).choice(rows.size, min(RECALL_SAMPLE, rows.size),
                                               replace=False)
-    truth, _ = approximate.exact.neighbors_of(rows[pick], k, metric)
+    truth, _ = index.exact.neighbors_of(rows[pick], k, metric)
     hits = [np.intersect1d(t[t >= 0], f).size / max(1, (t >= 0).sum())
             for t, f in zip(truth, found[pick], strict=True)]
     return float(np.mean(hits))
@@ -112,23 +90,22 @@ def sample_recall(approximate: ApproximateIndex, rows: np.ndarray, found: np.nda
 
 def compare(index_a: NeighborIndex, index_b: NeighborIndex, k: int, metric: Metric,
             top: int = 100, progress: Progress | None = None) -> Comparison:
-    """Compare the neighbourhoods of every row of two embeddings with the same rows."""
-    exact_a = index_a if isinstance(index_a, ExactIndex) else index_a.exact
-    exact_b = index_b if isinstance(index_b, ExactIndex) else index_b.exact
-    if exact_a.n != exact_b.n:
-        raise ValueError(f"the embeddings have different numbers of rows: {exact_a.n} and "
-                         f"{exact_b.n}")
-    n = exact_a.n
-    rows = np.flatnonzero(exact_a.valid_host & exact_b.valid_host)
+    """Compare the neighbourhoods of every row of two embeddings with the same rows: each
+    index's ``build`` gives the kNN graph of the rows finite in both."""
+    if index_a.n != index_b.n:
+        raise ValueError(f"the embeddings have different numbers of rows: {index_a.n} and "
+                         f"{index_b.n}")
+    n = index_a.n
+    rows = np.flatnonzero(index_a.finite & index_b.finite)
     lists = []
     recalls = []
     for part, index in enumerate((index_a, index_b)):
         def report(done: float, part: int = part) -> None:
             if progress is not None:
                 progress((part + done) / 2)
-        found = all_neighbors(index, rows, k, metric, report)
+        found = index.build(k, metric, rows, report) if rows.size else np.empty((0, k), np.int64)
         lists.append(found)
-        if isinstance(index, ApproximateIndex) and rows.size:
+        if index.approximate and rows.size:
             recalls.append(sample_recall(index, rows, found, k, metric))
     per_point = np.full(n, np.nan)
     shift = np.full(n, np.nan)
@@ -138,6 +115,6 @@ def compare(index_a: NeighborIndex, index_b: NeighborIndex, k: int, metric: Metr
         rank_displacement=shift,
         k=k,
         most_changed=ranked_by_change(per_point, shift, top),
-        neighbors="approximate" if recalls else "exact",
+        neighbors="approximate" if index_a.approximate or index_b.approximate else "exact",
         recall=float(np.mean(recalls)) if recalls else None,
     )

@@ -13,14 +13,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Literal
 
 import numpy as np
 
 from projector_core.kernels.backend import Array, Backend, get_backend
-
-Metric = Literal["cosine", "euclidean"]
-METRICS: tuple[Metric, ...] = ("cosine", "euclidean")
+from projector_core.kernels.neighbor_index import METRICS, Metric, Progress, graph_by_queries
 
 # Bounds on temporaries: the score block of one query batch against one data chunk,
 # the float64 candidate rows gathered for re-scoring, and queries per batch.
@@ -39,8 +36,12 @@ def candidate_count(k: int, available: int) -> int:
 class ExactIndex:
     """Data on a backend plus per-row norms and a finite-row mask, computed once.
 
-    Rows holding NaN or Inf are never returned as neighbours.
+    Rows holding NaN or Inf are never returned as neighbours. A
+    :class:`~projector_core.kernels.neighbor_index.NeighborIndex`.
     """
+
+    metrics = METRICS
+    approximate = False
 
     def __init__(self, data: np.ndarray, backend: Backend | None = None) -> None:
         if data.ndim != 2:
@@ -107,6 +108,19 @@ class ExactIndex:
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
         self.check_rows(rows)
         return self.query(np.asarray(self.host[rows]), k, metric, exclude=rows)
+
+    def build(self, k: int, metric: Metric, rows: np.ndarray | None = None,
+              progress: Progress | None = None) -> np.ndarray:
+        """The exact kNN graph of ``rows`` (default: all): a full scan per batch of rows."""
+        return graph_by_queries(self, k, metric, rows, progress)
+
+    @property
+    def finite(self) -> np.ndarray:
+        return self.valid_host
+
+    @property
+    def exact(self) -> ExactIndex:
+        return self
 
     def check_rows(self, rows: np.ndarray) -> None:
         """Raise ValueError unless every row index is in range and its row is finite."""

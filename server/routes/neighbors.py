@@ -14,10 +14,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.distributed.dispatch import neighbor_index_for
-from projector_core.distributed.knn import ShardedIndex
-from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.backend import get_backend
-from projector_core.kernels.knn import ExactIndex, Metric
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.kernels.search import search
 from projector_core.limits import neighbor_count
 from projector_core.model import Embedding
@@ -66,7 +64,7 @@ def _check_k(k: int, others: int) -> None:
         raise HTTPException(422, str(error)) from None
 
 
-NeighborQuery = Callable[[ExactIndex | ApproximateIndex | ShardedIndex], tuple[np.ndarray, np.ndarray]]
+NeighborQuery = Callable[[NeighborIndex], tuple[np.ndarray, np.ndarray]]
 
 
 def _answer(request: Request, embedding: Embedding, metric: Metric, query: NeighborQuery) -> NeighborsOut:
