@@ -3,6 +3,7 @@
 // `onChange(projection)`; the app decides whether it is on screen.
 
 import { customProjection, pca } from './compute.js';
+import { PREVIEW_ABOVE } from './lod_points.js';
 
 export class Projection {
   constructor(method, params, dims) {
@@ -78,6 +79,9 @@ export class JobRunner {
   _wait(p, request, n) {
     return async () => {
       p.status = 'running';
+      // A large set's job id comes first, so that a first picture (a level-of-detail slice)
+      // can be fetched while the whole result is computed and downloaded.
+      if (n > PREVIEW_ABOVE) p.jobId = await this.api.startProjection(request);
       this.onChange(p);
       const result = await this.api.projectNow(request, n);
       Object.assign(p, { data: result.data, cols: result.cols, info: result.info, jobId: result.jobId });

@@ -29,18 +29,26 @@ export class PlotFrames {
     for (const layer of this.layers) layer.render(view);
   }
 
-  /** Draws onto the canvas: the first `count` points of the draw order, then the top pass. */
+  /**
+   * Draws onto the canvas: `count` points (the first of the draw order, or as many of the
+   * points on screen when zoomed in), then the top pass. Returns how many it drew.
+   */
   _drawOnCanvas(view, count) {
     const gl = this.gl;
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     this._clear();
-    view.count = count;
+    const culled = count < this.n && view.t >= 1 ? this.cull.select(this, view.matrix, count) : null;
+    view.count = culled ? culled.count : count;
+    view.elements = culled ? culled.buffer : null;
     view.sampled = count < this.n;
-    view.sampleSize = sampleSize(this.n ? count / this.n : 1);
+    view.sampleSize = sampleSize(culled ? culled.fraction : this.n ? count / this.n : 1);
     this._renderLayers(view, 'base');
     view.sampleSize = 1;
+    view.elements = null;
     this._renderLayers(view, 'top');
+    this.drawn = view.count;
+    return view.count;
   }
 
   _draw() {
@@ -54,10 +62,7 @@ export class PlotFrames {
       this._drawOnCanvas(view, this.n);
       if (moving) this._adaptBudget(start, this.n);
     } else if (moving) {
-      if (this.presentPending || view.t < 1) {
-        this._drawOnCanvas(view, this.budget);
-        this._adaptBudget(start, this.budget);
-      }
+      if (this.presentPending || view.t < 1) this._adaptBudget(start, this._drawOnCanvas(view, this.budget));
       this.detailed = { offset: 0, complete: false };
       setTimeout(() => this._schedule(), STILL_MS);
     } else {
@@ -65,7 +70,7 @@ export class PlotFrames {
     }
     this.presentPending = false;
     if (view.t < 1) this.requestRender();
-    if (this.n && this.firstFrameMs === null) {
+    if ((this.n || this.preview.count) && this.firstFrameMs === null) {
       gl.finish();
       this.firstFrameMs = performance.now();
     }
@@ -93,13 +98,21 @@ export class PlotFrames {
     const d = this.detailed;
     if (!d.complete) {
       this.detail.bind(this.canvas.width, this.canvas.height);
-      if (d.offset === 0) this._clear();
+      if (d.offset === 0) {
+        this._clear();
+        // Zoomed in: every point on screen, and none of those off it.
+        d.culled = view.t >= 1 ? this.cull.select(this, view.matrix, Infinity) : null;
+      }
+      const total = d.culled ? d.culled.count : this.n;
       view.start = d.offset;
+      view.elements = d.culled ? d.culled.buffer : null;
       // No one is dragging: slices twice a moving frame's size still leave hover responsive.
-      view.count = Math.min(this.budget * 2, this.n - d.offset);
+      view.count = Math.min(this.budget * 2, total - d.offset);
       this._renderLayers(view, 'base');
+      view.elements = null;
       d.offset += view.count;
-      d.complete = d.offset >= this.n;
+      d.complete = d.offset >= total;
+      if (d.complete) this.drawn = total;
       gl.bindFramebuffer(gl.FRAMEBUFFER, null);
       if (d.complete) this.presentPending = true;
       else this._schedule();

@@ -10,6 +10,15 @@ parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes``
 padded with spaces to a multiple of 4) followed by N int32 codes into it; a numeric one
 (``kind=numeric``, or ``auto`` for a column of numbers) as N float32, NaN where missing.
 The kind is in ``X-Kind``.
+
+``GET /api/jobs/ID/lod/points`` answers a slice of the points in level-of-detail order with
+their coordinates, so a front end draws a picture from the first slice (coarse first) before
+the whole result has arrived, and fills the rest in chunks (``offset``, ``count``): ``count``
+little-endian int32 point indices (order[offset:offset + count]) followed by count x k
+float32 coordinates of those points over ``axes``. It waits for a running job. Headers:
+``X-Total`` (N), ``X-Count``, ``X-Axes`` (the axes used: those past the result's columns
+become its last, as the front end shows them), ``X-Bounds`` (JSON ``{"lo": [...], "hi":
+[...]}`` over every finite point, so the slice is fitted to the screen like the whole).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from projector_core.errors import DataError
@@ -89,12 +99,64 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
     job = _job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    coordinates = job.result.coordinates
-    chosen = _axes(axes, coordinates.shape[1])
-    order = _cache(request, "lod_orders").get(
-        (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
+    chosen = _axes(axes, job.result.coordinates.shape[1])
+    order = _order(request, job, chosen)
     return Response(order.astype("<i4").tobytes(), media_type="application/octet-stream",
                     headers={"X-Shape": str(order.size)})
+
+
+def _order(request: Request, job, chosen: list[int]) -> np.ndarray:
+    coordinates = job.result.coordinates
+    return _cache(request, "lod_orders").get(
+        (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
+
+
+def _bounds(request: Request, job, chosen: list[int]) -> dict[str, list[float]]:
+    """Per-axis min and max over the points finite on every chosen axis."""
+    def compute() -> dict[str, list[float]]:
+        coordinates = job.result.coordinates[:, chosen]
+        finite = coordinates[np.isfinite(coordinates).all(axis=1)]
+        if not len(finite):
+            return {"lo": [0.0] * len(chosen), "hi": [0.0] * len(chosen)}
+        return {"lo": finite.min(axis=0).tolist(), "hi": finite.max(axis=0).tolist()}
+    return _cache(request, "lod_bounds").get((job.id, tuple(chosen)), compute)
+
+
+@router.get(
+    "/jobs/{job_id}/lod/points",
+    response_class=Response,
+    responses={200: {"content": {"application/octet-stream": {}},
+                     "description": "count int32 indices, then count x k float32 coordinates"},
+               409: {"description": "The job failed or was cancelled"},
+               404: {"description": "Unknown job"}},
+)
+async def get_lod_points(
+    job_id: str, request: Request, jobs: JobsDep,
+    axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1,2")] = None,
+    offset: Annotated[int, Query(ge=0, description="First rank of the slice")] = 0,
+    count: Annotated[int | None, Query(ge=0, description="Points in the slice (default: "
+                                                          "the rest)")] = None,
+) -> Response:
+    job = _job(jobs, job_id)
+    await job.finished()
+    if job.status is not JobStatus.DONE:
+        raise not_done(job)
+    cols = job.result.coordinates.shape[1]
+    if axes:  # axes past the result's columns show its last one, as the front end does
+        axes = ",".join(str(min(int(a), cols - 1)) if a.strip().isdigit() else a
+                        for a in axes.split(","))
+    chosen = _axes(axes, cols)
+
+    def answer() -> Response:
+        order = _order(request, job, chosen)
+        ranks = order[offset: offset + count if count is not None else None]
+        coordinates = job.result.coordinates[ranks][:, chosen]
+        body = ranks.astype("<i4").tobytes() + np.ascontiguousarray(coordinates, "<f4").tobytes()
+        return Response(body, media_type="application/octet-stream", headers={
+            "X-Total": str(order.size), "X-Count": str(ranks.size),
+            "X-Axes": ",".join(map(str, chosen)),
+            "X-Bounds": json.dumps(_bounds(request, job, chosen))})
+    return await run_in_threadpool(answer)
 
 
 def _categorical(values: list[str]) -> tuple[list[str], np.ndarray]:

@@ -69,6 +69,14 @@ def inside(screen: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
     return result & box
 
 
+ZOOM_AND_COUNT = """(factor) => new Promise((resolve) => {
+  // Zooms the 2D view in by `factor`; after the next frame (moving: a budget), the points drawn.
+  const p = window.__projector.app.plot;
+  p.setCamera({ ...p.camera, zoom: p.camera.zoom * factor });
+  requestAnimationFrame(() => requestAnimationFrame(() => resolve([p.drawn, p.budget])));
+})"""
+
+
 def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     labels = write_million(tmp_path / "logs")
     url = serve(tmp_path / "logs")
@@ -129,6 +137,21 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     expected_inside = np.flatnonzero(inside(screen, page.evaluate("window.__region")))
     assert len(chosen) > 1000
     assert np.array_equal(chosen, expected_inside)
+
+    # Zoomed in further, a moving frame draws every point of the region when they fit its
+    # budget (the sample is spent on the view, not on the whole set).
+    for _ in range(8):
+        drawn, budget = page.evaluate(ZOOM_AND_COUNT, 4)
+        screen = screen_of_all(url, page)
+        on_screen = int(((screen[:, 0] >= 0) & (screen[:, 0] <= box["width"])
+                         & (screen[:, 1] >= 0) & (screen[:, 1] <= box["height"])).sum())
+        if on_screen < budget:
+            break
+    assert 0 < on_screen < budget
+    assert on_screen <= drawn < N * 0.7
+    # Still, the full-detail frame too draws every point on screen and few off it.
+    page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=120000)
+    assert on_screen <= page.evaluate("window.__projector.app.plot.drawn") < N * 0.7
 
     # Search: every matching point of the million is selected.
     projector.by("search-column").select_option("label")

@@ -3,6 +3,7 @@
 
 import { COLUMNS_ABOVE, fetchMetadataColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
+import { fetchLodPoints, fitSlice, PREVIEW_ABOVE, PREVIEW_POINTS } from '../lod_points.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
@@ -69,6 +70,27 @@ export class DatasetLoading {
     const selected = this.bookmarks.findIndex((b) => b.isSelected);
     if (!restore && selected >= 0) this.loadBookmark(selected);
     this.render();
+  }
+
+  /**
+   * A first picture of a large server projection before its whole result arrives: the head
+   * of its level-of-detail order (the server waits for the job), then the order itself is
+   * fetched beside the result, so the whole set is put in the plot once, in that order.
+   */
+  async _preview(p) {
+    const ds = this.dataset;
+    if (p.previewRequested || ds.local || ds.n <= PREVIEW_ABOVE || this.state.isolated) return;
+    p.previewRequested = true;
+    const axes = this._axes({ ...p, cols: p.dims });
+    let slice;
+    try {
+      slice = await fetchLodPoints(this.api, p.jobId, axes, 0, PREVIEW_POINTS);
+    } catch {
+      return; // the whole result shows when it comes, as without a preview
+    }
+    if (p !== this.shown || p.displayedOnce || slice.total !== ds.n) return;
+    this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
+    this._lodOrder(p, slice.axes, true);
   }
 
   /** Shows an uploaded data set (tensor + optional metadata files). */

@@ -1,0 +1,110 @@
+// Culling to the view: when a 2D view is zoomed in, a frame's points are spent on the part of
+// the picture on screen. A grid of cells over the plot's unit square lists each cell's points
+// by their rank in the level-of-detail draw order, so the head of a cell's list is an even
+// sample of that cell: a moving frame draws the same share of every visible cell's list (all
+// of them when the visible points fit the budget: zooming into a region draws every point of
+// it), and the still frame draws every visible point and nothing off screen. The lists are
+// drawn through an element buffer of ranks, sorted, so points overlap as in the full frame.
+
+const GRID = 128;
+/** Culling pays when the cells on screen hold less than this share of the points. */
+const WORTH = 0.7;
+
+export class ViewCull {
+  constructor(gl) {
+    this.gl = gl;
+    // Moving frames and the still frame (built over several frames) keep lists of their own.
+    this.lists = [0, 1].map(() => ({ buffer: gl.createBuffer(), key: '', count: 0 }));
+    this.index = null;
+    this.source = null;
+  }
+
+  /** The points or their order changed: the grid is rebuilt when next needed. */
+  invalidate() {
+    this.index = null;
+    for (const list of this.lists) list.key = '';
+  }
+
+  /**
+   * Ranks to draw for a 2D view (`matrix`, an orthographic view-projection): the points of
+   * the cells on screen, at most `budget` (Infinity: every one), in an element buffer.
+   * Returns { buffer, count, fraction } (fraction: the share of the visible points drawn), or null
+   * when most points are on screen (then a prefix of the draw order serves as well).
+   */
+  select(plot, matrix, budget) {
+    if (plot.threeD || !plot.order || plot.n !== plot.order.length) return null;
+    const index = this._index(plot);
+    const [x0, x1] = visibleRange(matrix[0], matrix[12], index.margin);
+    const [y0, y1] = visibleRange(matrix[5], matrix[13], index.margin);
+    const c0 = cellOf(x0);
+    const c1 = cellOf(x1);
+    const r0 = cellOf(y0);
+    const r1 = cellOf(y1);
+    const { start } = index;
+    let visible = 0;
+    for (let r = r0; r <= r1; r++) visible += start[r * GRID + c1 + 1] - start[r * GRID + c0];
+    if (visible > WORTH * plot.n) return null;
+    const fraction = Math.min(1, budget / Math.max(1, visible));
+    const list = this.lists[budget === Infinity ? 1 : 0];
+    const key = `${c0},${c1},${r0},${r1},${fraction}`;
+    if (key === list.key) return { buffer: list.buffer, count: list.count, fraction };
+    const out = new Uint32Array(Math.min(visible, Math.ceil(visible * fraction) + (r1 - r0 + 1) * (c1 - c0 + 1)));
+    let m = 0;
+    for (let r = r0; r <= r1; r++) {
+      for (let c = c0; c <= c1; c++) {
+        const cell = r * GRID + c;
+        const size = start[cell + 1] - start[cell];
+        const take = fraction >= 1 ? size : Math.min(size, Math.ceil(size * fraction));
+        out.set(index.ranks.subarray(start[cell], start[cell] + take), m);
+        m += take;
+      }
+    }
+    const ranks = out.subarray(0, m).sort();
+    const gl = this.gl;
+    gl.bindVertexArray(null);
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, list.buffer);
+    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, ranks, gl.DYNAMIC_DRAW);
+    Object.assign(list, { key, count: m });
+    return { buffer: list.buffer, count: m, fraction };
+  }
+
+  /** The grid over the plot's positions (built once per positions and order). */
+  _index(plot) {
+    if (this.index && this.source === plot.positions) return this.index;
+    const { positions, order, n } = plot;
+    const cells = new Uint16Array(n);
+    const start = new Int32Array(GRID * GRID + 1);
+    for (let r = 0; r < n; r++) {
+      const i = order[r] * 3;
+      const cell = cellOf(positions[i + 1]) * GRID + cellOf(positions[i]);
+      cells[r] = cell;
+      start[cell + 1]++;
+    }
+    for (let c = 0; c < GRID * GRID; c++) start[c + 1] += start[c];
+    const fill = start.slice(0, GRID * GRID);
+    const ranks = new Uint32Array(n);
+    for (let r = 0; r < n; r++) ranks[fill[cells[r]]++] = r;
+    // Points are discs: those just outside the view still show their edge.
+    this.index = { start, ranks, margin: 0.02 };
+    this.source = positions;
+    for (const list of this.lists) list.key = '';
+    return this.index;
+  }
+
+  dispose() {
+    for (const list of this.lists) this.gl.deleteBuffer(list.buffer);
+  }
+}
+
+/** The grid column (or row) of a coordinate of the unit square [-1, 1], clamped. */
+function cellOf(v) {
+  const c = Math.floor(((v + 1) / 2) * GRID);
+  return c < 0 ? 0 : c >= GRID ? GRID - 1 : Number.isNaN(c) ? 0 : c;
+}
+
+/** World coordinates on screen along one axis of an orthographic matrix (clip = a v + b). */
+function visibleRange(a, b, margin) {
+  const lo = (-1 - b) / a;
+  const hi = (1 - b) / a;
+  return [Math.min(lo, hi) - margin, Math.max(lo, hi) + margin];
+}
