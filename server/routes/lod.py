@@ -16,9 +16,10 @@ their coordinates, so a front end draws a picture from the first slice (coarse f
 the whole result has arrived, and fills the rest in chunks (``offset``, ``count``): ``count``
 little-endian int32 point indices (order[offset:offset + count]) followed by count x k
 float32 coordinates of those points over ``axes``. It waits for a running job. Headers:
-``X-Total`` (N), ``X-Count``, ``X-Axes`` (the axes used: those past the result's columns
-become its last, as the front end shows them), ``X-Bounds`` (JSON ``{"lo": [...], "hi":
-[...]}`` over every finite point, so the slice is fitted to the screen like the whole).
+``X-Total`` (N), ``X-Count``, ``X-Axes`` (the axes used, as the front end shows them: 2D
+when three are asked of a result of two columns, one past the last column as the last),
+``X-Bounds`` (JSON ``{"lo": [...], "hi": [...]}`` over every finite point, so the slice is
+fitted to the screen as the whole set will be).
 """
 
 from __future__ import annotations
@@ -122,6 +123,17 @@ def _bounds(request: Request, job, chosen: list[int]) -> dict[str, list[float]]:
     return _cache(request, "lod_bounds").get((job.id, tuple(chosen)), compute)
 
 
+def _as_shown(axes: str | None, cols: int) -> str | None:
+    """The axes the front end shows for `axes` over a result of `cols` columns: 2D when a
+    third is asked of fewer than three, an axis past the last column as the last."""
+    if not axes or not all(a.strip().isdigit() for a in axes.split(",")):
+        return axes  # _axes explains what is wrong
+    asked = [int(a) for a in axes.split(",")]
+    if len(asked) == 3 and cols < 3:
+        asked = asked[:2]
+    return ",".join(str(min(a, cols - 1)) for a in asked)
+
+
 @router.get(
     "/jobs/{job_id}/lod/points",
     response_class=Response,
@@ -142,10 +154,7 @@ async def get_lod_points(
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     cols = job.result.coordinates.shape[1]
-    if axes:  # axes past the result's columns show its last one, as the front end does
-        axes = ",".join(str(min(int(a), cols - 1)) if a.strip().isdigit() else a
-                        for a in axes.split(","))
-    chosen = _axes(axes, cols)
+    chosen = _axes(_as_shown(axes, cols), cols)
 
     def answer() -> Response:
         order = _order(request, job, chosen)
