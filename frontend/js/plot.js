@@ -19,6 +19,7 @@ import { pointsInPolygon, pointsInRect } from './geometry.js';
 import { mixin } from './mixin.js';
 import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
+import { CpuDetail } from './renderer/cpu_detail.js';
 import { ViewCull } from './renderer/cull.js';
 import { DetailBuffer } from './renderer/detail.js';
 import { inverseOrder, randomOrder } from './renderer/lod.js';
@@ -84,6 +85,7 @@ export class Plot {
     this.presentPending = true;
     this.detail = new DetailBuffer(gl);
     this.cull = new ViewCull(gl);
+    this.cpuDetail = new CpuDetail(gl);
     this.layers = [];
     this.points = new PointLayer();
     this.spriteLayer = new SpriteLayer(this.points);

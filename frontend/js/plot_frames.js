@@ -4,7 +4,11 @@
 // animation frame and shown in one copy. Layers render in two passes: 'base' (the points)
 // and 'top' (what must show over any sample: highlighted points, labels, outlines).
 
+import { CPU_SLICE } from './renderer/cpu_detail.js';
 import { sampleSize } from './renderer/lod.js';
+
+/** Still frames of more points than this are rasterised on the CPU (when they can be). */
+const CPU_ABOVE = 200000;
 
 /** The budget follows the measured frame time towards this (ms), within the bounds. */
 const TARGET_FRAME_MS = 70;
@@ -92,37 +96,51 @@ export class PlotFrames {
     this.budget = Math.max(BUDGET_BOUNDS[0], Math.min(BUDGET_BOUNDS[1], next));
   }
 
-  /** One slice of the full-detail frame; the canvas shows it once it is whole. */
+  /**
+   * One slice of the full-detail frame; the canvas shows it once it is whole. Large 2D
+   * frames are rasterised on the CPU (renderer/cpu_detail.js), the rest by the GPU off screen.
+   */
   _refine(view) {
     const gl = this.gl;
     const d = this.detailed;
     if (!d.complete) {
-      this.detail.bind(this.canvas.width, this.canvas.height);
       if (d.offset === 0) {
-        this._clear();
         // Zoomed in: every point on screen, and none of those off it.
         d.culled = view.t >= 1 ? this.cull.select(this, view.matrix, Infinity) : null;
+        d.total = d.culled ? d.culled.count : this.n;
+        d.cpu = d.total > CPU_ABOVE && this.cpuDetail.suits(this, view);
+        if (d.cpu) this.cpuDetail.begin(this, view);
       }
-      const total = d.culled ? d.culled.count : this.n;
-      view.start = d.offset;
-      view.elements = d.culled ? d.culled.buffer : null;
-      // No one is dragging: slices twice a moving frame's size still leave hover responsive.
-      view.count = Math.min(this.budget * 2, total - d.offset);
-      this._renderLayers(view, 'base');
-      view.elements = null;
-      d.offset += view.count;
-      d.complete = d.offset >= total;
-      if (d.complete) this.drawn = total;
-      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-      if (d.complete) this.presentPending = true;
-      else this._schedule();
+      const step = d.cpu ? CPU_SLICE : this.budget * 2; // twice a moving frame: hover stays responsive
+      const count = Math.min(step, d.total - d.offset);
+      if (d.cpu) {
+        this.cpuDetail.draw(this, view, d.culled?.ranks ?? null, d.offset, d.offset + count);
+      } else {
+        this.detail.bind(this.canvas.width, this.canvas.height);
+        if (d.offset === 0) this._clear();
+        view.start = d.offset;
+        view.count = count;
+        view.elements = d.culled ? d.culled.buffer : null;
+        this._renderLayers(view, 'base');
+        view.elements = null;
+        gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      }
+      d.offset += count;
+      d.complete = d.offset >= d.total;
+      if (d.complete) {
+        if (d.cpu) this.cpuDetail.finish(this, view);
+        this.drawn = d.total;
+        this.presentPending = true;
+      } else {
+        this._schedule();
+      }
     }
     if (!this.presentPending) return;
     const top = { ...view, start: 0, count: this.n };
     if (d.complete) {
       gl.viewport(0, 0, this.canvas.width, this.canvas.height);
       this._clear();
-      this.detail.present();
+      (d.cpu ? this.cpuDetail : this.detail).present();
       top.sampled = true; // highlighted points go on top of the finished frame as well
       this._renderLayers(top, 'top');
     } else {

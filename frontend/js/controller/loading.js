@@ -77,10 +77,13 @@ export class DatasetLoading {
    * of its level-of-detail order (the server waits for the job), then the order itself is
    * fetched beside the result, so the whole set is put in the plot once, in that order.
    */
-  async _preview(p) {
+  _preview(p) {
     const ds = this.dataset;
-    if (p.previewRequested || ds.local || ds.n <= PREVIEW_ABOVE || this.state.isolated) return;
-    p.previewRequested = true;
+    if (p.previewLoad || ds.local || ds.n <= PREVIEW_ABOVE || this.state.isolated) return;
+    p.previewLoad = this._loadPreview(p, ds);
+  }
+
+  async _loadPreview(p, ds) {
     const axes = this._axes({ ...p, cols: p.dims });
     let slice;
     try {

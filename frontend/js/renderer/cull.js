@@ -9,12 +9,14 @@
 const GRID = 128;
 /** Culling pays when the cells on screen hold less than this share of the points. */
 const WORTH = 0.7;
+/** Points are discs: those just outside the view (world units) still show their edge. */
+const MARGIN = 0.02;
 
 export class ViewCull {
   constructor(gl) {
     this.gl = gl;
     // Moving frames and the still frame (built over several frames) keep lists of their own.
-    this.lists = [0, 1].map(() => ({ buffer: gl.createBuffer(), key: '', count: 0 }));
+    this.lists = [0, 1].map(() => ({ buffer: gl.createBuffer(), key: '', count: 0, ranks: null }));
     this.index = null;
     this.source = null;
   }
@@ -28,14 +30,16 @@ export class ViewCull {
   /**
    * Ranks to draw for a 2D view (`matrix`, an orthographic view-projection): the points of
    * the cells on screen, at most `budget` (Infinity: every one), in an element buffer.
-   * Returns { buffer, count, fraction } (fraction: the share of the visible points drawn), or null
+   * Returns { buffer, ranks, count, fraction } (fraction: the share of the visible points drawn), or null
    * when most points are on screen (then a prefix of the draw order serves as well).
    */
   select(plot, matrix, budget) {
     if (plot.threeD || !plot.order || plot.n !== plot.order.length) return null;
+    const [x0, x1] = visibleRange(matrix[0], matrix[12], MARGIN);
+    const [y0, y1] = visibleRange(matrix[5], matrix[13], MARGIN);
+    // The whole plot (the unit square) on screen: nothing to cull, no grid to build.
+    if ((x1 - x0) * (y1 - y0) > 4 * WORTH && x0 < -0.5 && x1 > 0.5 && y0 < -0.5 && y1 > 0.5) return null;
     const index = this._index(plot);
-    const [x0, x1] = visibleRange(matrix[0], matrix[12], index.margin);
-    const [y0, y1] = visibleRange(matrix[5], matrix[13], index.margin);
     const c0 = cellOf(x0);
     const c1 = cellOf(x1);
     const r0 = cellOf(y0);
@@ -47,7 +51,7 @@ export class ViewCull {
     const fraction = Math.min(1, budget / Math.max(1, visible));
     const list = this.lists[budget === Infinity ? 1 : 0];
     const key = `${c0},${c1},${r0},${r1},${fraction}`;
-    if (key === list.key) return { buffer: list.buffer, count: list.count, fraction };
+    if (key === list.key) return { buffer: list.buffer, ranks: list.ranks, count: list.count, fraction };
     const out = new Uint32Array(Math.min(visible, Math.ceil(visible * fraction) + (r1 - r0 + 1) * (c1 - c0 + 1)));
     let m = 0;
     for (let r = r0; r <= r1; r++) {
@@ -64,8 +68,8 @@ export class ViewCull {
     gl.bindVertexArray(null);
     gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, list.buffer);
     gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, ranks, gl.DYNAMIC_DRAW);
-    Object.assign(list, { key, count: m });
-    return { buffer: list.buffer, count: m, fraction };
+    Object.assign(list, { key, count: m, ranks });
+    return { buffer: list.buffer, ranks, count: m, fraction };
   }
 
   /** The grid over the plot's positions (built once per positions and order). */
@@ -76,7 +80,12 @@ export class ViewCull {
     const start = new Int32Array(GRID * GRID + 1);
     for (let r = 0; r < n; r++) {
       const i = order[r] * 3;
-      const cell = cellOf(positions[i + 1]) * GRID + cellOf(positions[i]);
+      // cellOf, inlined (ten million calls); NaN (a missing point) goes to cell 0.
+      let cx = Math.floor((positions[i] + 1) * (GRID / 2));
+      let cy = Math.floor((positions[i + 1] + 1) * (GRID / 2));
+      cx = cx >= 0 ? (cx < GRID ? cx : GRID - 1) : 0;
+      cy = cy >= 0 ? (cy < GRID ? cy : GRID - 1) : 0;
+      const cell = cy * GRID + cx;
       cells[r] = cell;
       start[cell + 1]++;
     }
@@ -84,8 +93,7 @@ export class ViewCull {
     const fill = start.slice(0, GRID * GRID);
     const ranks = new Uint32Array(n);
     for (let r = 0; r < n; r++) ranks[fill[cells[r]]++] = r;
-    // Points are discs: those just outside the view still show their edge.
-    this.index = { start, ranks, margin: 0.02 };
+    this.index = { start, ranks };
     this.source = positions;
     for (const list of this.lists) list.key = '';
     return this.index;

@@ -167,6 +167,14 @@ export function permuteRows(values, order, width) {
   return out;
 }
 
+function anyNonZero(bytes) {
+  const whole = bytes.byteOffset % 4 === 0 ? bytes.length >> 2 : 0;
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, whole);
+  for (let i = 0; i < whole; i++) if (words[i] !== 0) return true;
+  for (let i = whole * 4; i < bytes.length; i++) if (bytes[i] !== 0) return true;
+  return false;
+}
+
 function identity(n) {
   const index = new Uint32Array(n);
   for (let i = 0; i < n; i++) index[i] = i;
@@ -244,7 +252,7 @@ export class PointLayer {
 
   /** Draws points [start, start + count) of the draw order, unless the sprite layer draws them. */
   render(view) {
-    if (this.hidden || (view.sprites && view.spriteAtlas)) return;
+    if (view.pass !== 'base' || this.hidden || (view.sprites && view.spriteAtlas)) return;
     this.drawRange(view, null);
   }
 
@@ -275,7 +283,7 @@ export class PointLayer {
   setFlags(flags) {
     this.flags = flags;
     // Usually no point has a flag: then the draw order needs no permutation.
-    const none = flags.length > 65536 && !flags.some((f) => f !== 0);
+    const none = flags.length > 65536 && !anyNonZero(flags);
     this._upload(this.buffers.flags, none ? flags : permuteRows(flags, this.order, 1));
   }
 
