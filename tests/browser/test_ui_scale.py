@@ -102,6 +102,8 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     cursor = np.array(page.evaluate("window.__pointer"))
     distance = np.hypot(*(screen - cursor).T)
     assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
+    # Picked through the grid in the plane: nothing projected all million points.
+    assert page.evaluate("window.__projector.app.plot.picking.stale")
     assert projector.by("tooltip").inner_text() == labels[hovered]
 
     # Click: that point and its neighbours over the whole set.

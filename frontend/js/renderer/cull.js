@@ -6,7 +6,7 @@
 // it), and the still frame draws every visible point and nothing off screen. The lists are
 // drawn through an element buffer of ranks, sorted, so points overlap as in the full frame.
 
-const GRID = 128;
+export const GRID = 128;
 /** Culling pays when the cells on screen hold less than this share of the points. */
 const WORTH = 0.7;
 /** Points are discs: those just outside the view (world units) still show their edge. */
@@ -39,7 +39,7 @@ export class ViewCull {
     const [y0, y1] = visibleRange(matrix[5], matrix[13], MARGIN);
     // The whole plot (the unit square) on screen: nothing to cull, no grid to build.
     if ((x1 - x0) * (y1 - y0) > 4 * WORTH && x0 < -0.5 && x1 > 0.5 && y0 < -0.5 && y1 > 0.5) return null;
-    const index = this._index(plot);
+    const index = this.gridOf(plot);
     const c0 = cellOf(x0);
     const c1 = cellOf(x1);
     const r0 = cellOf(y0);
@@ -72,8 +72,11 @@ export class ViewCull {
     return { buffer: list.buffer, ranks, count: m, fraction };
   }
 
-  /** The grid over the plot's positions (built once per positions and order). */
-  _index(plot) {
+  /**
+   * The grid over the plot's positions (built once per positions and order): { start, ranks },
+   * cell c (row-major, GRID x GRID over [-1, 1]^2) holding ranks[start[c]..start[c + 1]).
+   */
+  gridOf(plot) {
     if (this.index && this.source === plot.positions) return this.index;
     const { positions, order, n } = plot;
     const cells = new Uint16Array(n);
@@ -105,7 +108,7 @@ export class ViewCull {
 }
 
 /** The grid column (or row) of a coordinate of the unit square [-1, 1], clamped. */
-function cellOf(v) {
+export function cellOf(v) {
   const c = Math.floor(((v + 1) / 2) * GRID);
   return c < 0 ? 0 : c >= GRID ? GRID - 1 : Number.isNaN(c) ? 0 : c;
 }
