@@ -3,11 +3,13 @@ points over all of them, whatever sample a frame draws (level of detail)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
+from PIL import Image
 
 from tests.builders import write_pbtxt_run
 
@@ -87,6 +89,21 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
+
+    # The still frame of a million points is rasterised on the CPU, and looks as the GPU's.
+    frames = {}
+    for path in ("cpu", "gpu"):
+        if path == "gpu":
+            page.evaluate("window.__projector.app.plot.cpuDetail.suits = () => false")
+        page.evaluate("window.__projector.app.plot.setCamera({ ...window.__projector.app.plot.camera })")
+        page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=120000)
+        assert page.evaluate("window.__projector.app.plot.detailed.cpu") == (path == "cpu")
+        frames[path] = np.asarray(Image.open(io.BytesIO(projector.by("plot").screenshot()))
+                                  .convert("RGB")).astype(int)
+    page.evaluate("delete window.__projector.app.plot.cpuDetail.suits")
+    difference = np.abs(frames["cpu"] - frames["gpu"]).sum(axis=2)
+    assert difference.mean() < 1 and (difference > 90).mean() < 0.001
+
     page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
         .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
           window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
