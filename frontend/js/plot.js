@@ -136,7 +136,7 @@ export class Plot {
       this.order = order;
       this.rank = order ? inverseOrder(order) : null;
     }
-    this.cull.invalidate();
+    this.cull.invalidate(this);
     for (const layer of this.layers) layer.onPositionsChanged(positions, from, order);
     this.transitionStart = this.fromPositions ? performance.now() : 0;
     this._changed();

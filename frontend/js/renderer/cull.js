@@ -9,6 +9,8 @@
 export const GRID = 128;
 /** Culling pays when the cells on screen hold less than this share of the points. */
 const WORTH = 0.7;
+/** Plots of more points than this build their grid ahead, when the page is idle. */
+const IDLE_BUILD_ABOVE = 500000;
 /** Points are discs: those just outside the view (world units) still show their edge. */
 const MARGIN = 0.02;
 
@@ -21,10 +23,19 @@ export class ViewCull {
     this.source = null;
   }
 
-  /** The points or their order changed: the grid is rebuilt when next needed. */
-  invalidate() {
+  /**
+   * The points or their order changed: the grid is rebuilt when next needed, or once the
+   * page is idle for a large 2D `plot` (the first zoom or hover then finds it ready).
+   */
+  invalidate(plot = null) {
     this.index = null;
+    this.source = null;
     for (const list of this.lists) list.key = '';
+    if (!plot || plot.n < IDLE_BUILD_ABOVE || typeof requestIdleCallback !== 'function') return;
+    const positions = plot.positions;
+    requestIdleCallback(() => {
+      if (plot.positions === positions && !plot.threeD && plot.order?.length === plot.n) this.gridOf(plot);
+    });
   }
 
   /**
