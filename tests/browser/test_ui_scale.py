@@ -87,6 +87,9 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",
                            timeout=120000)
     assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
+    # The first picture came from the head of the level-of-detail order, before the whole.
+    assert page.evaluate("performance.getEntriesByType('resource')"
+                         ".some((e) => e.name.includes('/lod/points?'))")
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
 
