@@ -57,8 +57,8 @@ export class PlotFrames {
 
   _draw() {
     if (!this.theme) return;
-    const start = performance.now();
     const gl = this.gl;
+    const start = performance.now();
     this._resize();
     const view = this._view();
     const moving = view.t < 1 || start - this.lastChange < STILL_MS;
@@ -66,7 +66,11 @@ export class PlotFrames {
       this._drawOnCanvas(view, this.n);
       if (moving) this._adaptBudget(start, this.n);
     } else if (moving) {
-      if (this.presentPending || view.t < 1) this._adaptBudget(start, this._drawOnCanvas(view, this.budget));
+      if (this.presentPending || view.t < 1) {
+        const drawn = this._drawOnCanvas(view, this.budget);
+        // Fewer than the budget (few points on screen) says little about what a frame holds.
+        if (drawn >= this.budget * 0.9) this._adaptBudget(start, drawn);
+      }
       this.detailed = { offset: 0, complete: false };
       setTimeout(() => this._schedule(), STILL_MS);
     } else {
