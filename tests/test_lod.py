@@ -128,6 +128,28 @@ def test_lod_points_route_serves_the_order_in_chunks_with_coordinates(serve, tmp
     assert httpx.get(f"{url}/api/jobs/nope/lod/points").status_code == 404
 
 
+def test_lod_points_early_answers_a_random_sample_until_the_order_is_computed(serve, tmp_path):
+    write_points(tmp_path / "logs" / "run", 3000, ["a"] * 3000)
+    url = serve(tmp_path / "logs")
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 2}
+    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
+                        headers={"Accept": "application/octet-stream"}, timeout=60)
+    job = answer.headers["X-Job"]
+    coords = np.frombuffer(answer.content, "<f4").reshape(3000, -1)
+    params = {"axes": "0,1", "count": 400, "early": "true"}
+    early = httpx.get(f"{url}/api/jobs/{job}/lod/points", params=params, timeout=60)
+    assert early.headers["X-Order"] == "random" and early.headers["X-Count"] == "400"
+    indices = np.frombuffer(early.content[:1600], "<i4")
+    assert len(set(indices.tolist())) == 400 and indices.max() < 3000
+    np.testing.assert_array_equal(np.frombuffer(early.content[1600:], "<f4").reshape(400, 2),
+                                  coords[indices][:, :2])
+    httpx.get(f"{url}/api/jobs/{job}/lod", params={"axes": "0,1"}, timeout=60)  # computes it
+    head = httpx.get(f"{url}/api/jobs/{job}/lod/points", params=params, timeout=60)
+    assert head.headers["X-Order"] == "lod"
+    order = lod_order(coords[:, [0, 1]])
+    assert np.array_equal(np.frombuffer(head.content[:1600], "<i4"), order[:400])
+
+
 def test_lod_route_refuses_a_job_not_done(serve, tmp_path):
     write_points(tmp_path / "logs" / "run", 500, ["a"] * 500)
     url = serve(tmp_path / "logs")

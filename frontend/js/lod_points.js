@@ -10,11 +10,12 @@ export const PREVIEW_POINTS = 200000;
 /**
  * Ranks [offset, offset + count) of a done (or running: the server waits) job's level-of-
  * detail order over `axes`: { indices: Int32Array, coords: Float32Array (count x k), k,
- * axes, total, bounds: { lo, hi } }.
+ * axes, total, bounds: { lo, hi }, order: 'lod' }. `early`: while the server has still to
+ * compute the order, an even random sample at once instead (order: 'random').
  */
-export async function fetchLodPoints(api, jobId, axes, offset, count) {
+export async function fetchLodPoints(api, jobId, axes, offset, count, early = false) {
   const response = await api._fetch(`jobs/${encodeURIComponent(jobId)}/lod/points`, {
-    params: { axes: axes.join(','), offset, count },
+    params: { axes: axes.join(','), offset, count, early: early || undefined },
   });
   const buffer = await response.arrayBuffer();
   const got = Number(response.headers.get('X-Count'));
@@ -26,6 +27,7 @@ export async function fetchLodPoints(api, jobId, axes, offset, count) {
     axes: used,
     total: Number(response.headers.get('X-Total')),
     bounds: JSON.parse(response.headers.get('X-Bounds')),
+    order: response.headers.get('X-Order'),
   };
 }
 

@@ -15,7 +15,9 @@ The kind is in ``X-Kind``.
 their coordinates, so a front end draws a picture from the first slice (coarse first) before
 the whole result has arrived, and fills the rest in chunks (``offset``, ``count``): ``count``
 little-endian int32 point indices (order[offset:offset + count]) followed by count x k
-float32 coordinates of those points over ``axes``. It waits for a running job. Headers:
+float32 coordinates of those points over ``axes``. It waits for a running job; with
+``early=true`` it does not wait for an order still to be computed: it answers an even random
+sample of ``count`` points at once (``X-Order: random``, else ``lod``). Headers:
 ``X-Total`` (N), ``X-Count``, ``X-Axes`` (the axes used, as the front end shows them: 2D
 when three are asked of a result of two columns, one past the last column as the last),
 ``X-Bounds`` (JSON ``{"lo": [...], "hi": [...]}`` over every finite point, so the slice is
@@ -52,6 +54,15 @@ class _Cache:
     def __init__(self) -> None:
         self.items: OrderedDict[tuple, object] = OrderedDict()
         self.lock = threading.Lock()
+
+    def peek(self, key: tuple):
+        """The answer if it is there now, else None (never waits for one being computed)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self.items.get(key)
+        finally:
+            self.lock.release()
 
     def get(self, key: tuple, compute):
         with self.lock:
@@ -148,6 +159,8 @@ async def get_lod_points(
     offset: Annotated[int, Query(ge=0, description="First rank of the slice")] = 0,
     count: Annotated[int | None, Query(ge=0, description="Points in the slice (default: "
                                                           "the rest)")] = None,
+    early: Annotated[bool, Query(description="While the order is still to be computed, "
+                                             "answer an even random sample at once")] = False,
 ) -> Response:
     job = _job(jobs, job_id)
     await job.finished()
@@ -157,12 +170,20 @@ async def get_lod_points(
     chosen = _axes(_as_shown(axes, cols), cols)
 
     def answer() -> Response:
-        order = _order(request, job, chosen)
-        ranks = order[offset: offset + count if count is not None else None]
+        n = job.result.coordinates.shape[0]
+        order = _cache(request, "lod_orders").peek((job.id, tuple(chosen))) if early else None
+        kind = "lod"
+        if order is None and early:
+            kind = "random"  # a uniform sample is an even one too, and costs no sort
+            size = min(n, count if count is not None else n)
+            ranks = np.sort(np.random.default_rng(0).choice(n, size, replace=False))
+        else:
+            order = _order(request, job, chosen) if order is None else order
+            ranks = order[offset: offset + count if count is not None else None]
         coordinates = job.result.coordinates[ranks][:, chosen]
         body = ranks.astype("<i4").tobytes() + np.ascontiguousarray(coordinates, "<f4").tobytes()
         return Response(body, media_type="application/octet-stream", headers={
-            "X-Total": str(order.size), "X-Count": str(ranks.size),
+            "X-Total": str(n), "X-Count": str(ranks.size), "X-Order": kind,
             "X-Axes": ",".join(map(str, chosen)),
             "X-Bounds": json.dumps(_bounds(request, job, chosen))})
     return await run_in_threadpool(answer)

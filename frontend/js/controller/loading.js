@@ -74,8 +74,9 @@ export class DatasetLoading {
 
   /**
    * A first picture of a large server projection before its whole result arrives: the head
-   * of its level-of-detail order (the server waits for the job), then the order itself is
-   * fetched beside the result, so the whole set is put in the plot once, in that order.
+   * of its level-of-detail order (the server waits for the job; a random sample while the
+   * order is still being computed), then the order itself is fetched beside the result, so
+   * the whole set is put in the plot once, in that order.
    */
   _preview(p) {
     const ds = this.dataset;
@@ -87,12 +88,15 @@ export class DatasetLoading {
     const axes = this._axes({ ...p, cols: p.dims });
     let slice;
     try {
-      slice = await fetchLodPoints(this.api, p.jobId, axes, 0, PREVIEW_POINTS);
+      slice = await fetchLodPoints(this.api, p.jobId, axes, 0, PREVIEW_POINTS, true);
     } catch {
       return; // the whole result shows when it comes, as without a preview
     }
     if (p !== this.shown || p.displayedOnce || slice.total !== ds.n) return;
     this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
+    // A head of the order: the whole set waits for the rest of it (one permutation); a
+    // random sample (the order still being computed): the whole set shows when it comes.
+    p.previewInOrder = slice.order === 'lod';
     this._lodOrder(p, slice.axes, true);
   }
 

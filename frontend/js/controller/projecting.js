@@ -140,7 +140,7 @@ export class Projecting {
     const axes = this._axes(p);
     const order = this._lodOrder(p, axes);
     // Over a first picture, the whole set waits for its order: one permutation, not two.
-    if (!order && p.lodPending && this.plot.preview.count) {
+    if (!order && p.lodPending && p.previewInOrder && this.plot.preview.count) {
       p.heldForOrder = true;
       return;
     }
