@@ -5,6 +5,7 @@
 // of them when the visible points fit the budget: zooming into a region draws every point of
 // it), and the still frame draws every visible point and nothing off screen. The lists are
 // drawn through an element buffer of ranks, sorted, so points overlap as in the full frame.
+// The same grid serves hover in large 2D plots (picking.js): no camera move makes it stale.
 
 export const GRID = 128;
 /** Culling pays when the cells on screen hold less than this share of the points. */
@@ -41,8 +42,8 @@ export class ViewCull {
   /**
    * Ranks to draw for a 2D view (`matrix`, an orthographic view-projection): the points of
    * the cells on screen, at most `budget` (Infinity: every one), in an element buffer.
-   * Returns { buffer, ranks, count, fraction } (fraction: the share of the visible points drawn), or null
-   * when most points are on screen (then a prefix of the draw order serves as well).
+   * Returns { buffer, ranks, count, fraction } (fraction: the share of the visible points
+   * drawn), or null when most points are on screen (a prefix of the draw order serves then).
    */
   select(plot, matrix, budget) {
     if (plot.threeD || !plot.order || plot.n !== plot.order.length) return null;
