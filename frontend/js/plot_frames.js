@@ -47,6 +47,13 @@ export class PlotFrames {
     view.elements = culled ? culled.buffer : null;
     view.sampled = count < this.n;
     view.sampleSize = sampleSize(culled ? culled.fraction : this.n ? count / this.n : 1);
+    if (!view.threeD && view.sampled) {
+      // Zoomed in, points are large already: a sample's discs together cover the canvas
+      // about four times at most, so that a frame's cost stays with its number of points.
+      const disc = view.size * view.scale;
+      const cap = Math.sqrt((4 * this.canvas.width * this.canvas.height) / Math.max(1, view.count)) / disc;
+      view.sampleSize = Math.max(1, Math.min(view.sampleSize, cap));
+    }
     this._renderLayers(view, 'base');
     view.sampleSize = 1;
     view.elements = null;
