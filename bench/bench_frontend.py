@@ -15,8 +15,12 @@ Scale cases (`--scale-sizes`, 1M and 10M): precomputed 2D coordinates (a tensor 
 shown as it is) and one categorical column, so the front end alone is measured: time from
 navigation to the first frame, frame times while the mouse pans, and the time until the
 still view shows every point (level of detail: a budget of points a moving frame, the
-full frame built off screen when still). The reference beside them is the same browser
-drawing every point each frame (budget = N), measured in the same page.
+full frame built when still: on the CPU for large 2D plots), then the same zoomed in 16x
+(frames spend their budget on the points on screen). The first picture of a large set is
+the head of its level-of-detail order (GET /api/jobs/ID/lod/points), drawn before the whole
+result arrives. The reference beside them is the same browser drawing every point each
+frame (budget = N), measured in the same page. Times in the page (performance.now) beside
+the screenshot times: on a loaded machine each screenshot round trip costs seconds.
 
     python bench/bench_frontend.py [--sizes 10000 100000 1000000] [--no-tensorboard]
     python bench/bench_frontend.py --sizes --scale-sizes 1000000 10000000
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib.util
 import io
 import json
 import os
@@ -48,6 +53,7 @@ from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.frontend_scale import PAN_FRAMES, ZOOM_IN, print_scale_table, still_detail, write_scale_logdir
 from projector_core.writer import add_embedding
 from server.app import create_app
 
@@ -222,61 +228,7 @@ def fmt(seconds: float | None) -> str:
     return "timeout" if seconds is None else f"{seconds:.2f}"
 
 
-def write_scale_logdir(folder: Path, n: int, seed: int = 0) -> None:
-    """2D coordinates in 20 Gaussian blobs of unequal size and a 10-class column (no header:
-    a single-column metadata file has none), written in chunks to bound memory."""
-    rng = np.random.default_rng(seed)
-    folder.mkdir(parents=True)
-    centres = rng.normal(0, 6, (20, 2))
-    weights = rng.random(20) + 0.1
-    with (folder / "tensors.bytes").open("wb") as tensor, \
-            (folder / "metadata.tsv").open("w") as meta:
-        for start in range(0, n, 1_000_000):
-            m = min(1_000_000, n - start)
-            blob = rng.choice(20, m, p=weights / weights.sum())
-            points = centres[blob] + rng.normal(0, 1, (m, 2)) * (0.3 + blob[:, None] % 4 * 0.3)
-            tensor.write(points.astype("<f4").tobytes())
-            meta.write("".join(f"class{b % 10}\n" for b in blob))
-    (folder / "projector_config.pbtxt").write_text(
-        f'embeddings {{\n  tensor_name: "points"\n  tensor_path: "tensors.bytes"\n'
-        f"  tensor_shape: {n}\n  tensor_shape: 2\n  metadata_path: \"metadata.tsv\"\n}}\n")
-
-
-def still_detail(page: Page, timeout: float) -> tuple[float, list[float]]:
-    """Seconds from the end of a camera move until the still view shows every point, and the
-    intervals (ms) between the animation frames that built it, slice by slice."""
-    page.evaluate("""() => { window.__benchFrames = []; let last = performance.now();
-        const tick = (now) => { window.__benchFrames.push(now - last); last = now;
-          window.__benchRaf = requestAnimationFrame(tick); };
-        window.__benchRaf = requestAnimationFrame(tick);
-        const p = window.__projector.app.plot; p.setCamera({ ...p.camera }); }""")
-    start = time.perf_counter()
-    page.wait_for_function("!window.__projector.app.plot.fullDetail", timeout=timeout * 1000)
-    page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=timeout * 1000)
-    seconds = time.perf_counter() - start
-    return seconds, page.evaluate(
-        "() => { cancelAnimationFrame(window.__benchRaf); return window.__benchFrames.slice(1); }")
-
-
-PAN_FRAMES = """(frames) => new Promise((resolve) => {
-  // Pans the 2D camera one step per animation frame, as a drag does; resolves with the
-  // intervals between frames (ms), which include the GPU work of each frame.
-  const plot = window.__projector.app.plot;
-  const intervals = [];
-  let last = null;
-  const step = (now) => {
-    if (last !== null) intervals.push(now - last);
-    last = now;
-    if (intervals.length >= frames) { resolve(intervals); return; }
-    const c = plot.camera;
-    plot.setCamera({ ...c, target: [c.target[0] + 0.002, c.target[1], c.target[2]] });
-    requestAnimationFrame(step);
-  };
-  requestAnimationFrame(step);
-})"""
-
-
-def measure_scale(browser, logdir: Path, cache: Path) -> dict[str, object]:
+def measure_scale(browser, logdir: Path, cache: Path, n: int) -> dict[str, object]:
     """One scale case: ours with level of detail, then every point every frame (reference)."""
     server = Server(logdir, cache)
     out: dict[str, object] = {}
@@ -298,10 +250,18 @@ def measure_scale(browser, logdir: Path, cache: Path) -> dict[str, object]:
         page.wait_for_function("window.__projector.ready && window.__projector.app.plot.order"
                                " && window.__projector.app.dataset.metadata", timeout=600000)
         out["drag"] = page.evaluate(PAN_FRAMES, 40)
-        out["still"], out["slices"] = still_detail(page, 600)
+        out["still"], out["slices"] = still_detail(page)
         # Reference: the same page drawing every point in every frame.
+        # Zoomed in 16x on a dense spot: frames spend their budget on the points on screen.
+        page.evaluate(ZOOM_IN, 16)
+        out["zoom_drag"] = page.evaluate(PAN_FRAMES, 20)
+        out["zoom_drawn"] = page.evaluate("window.__projector.app.plot.drawn")
+        out["zoom_still"], _ = still_detail(page)
+        out["zoom_still_drawn"] = page.evaluate("window.__projector.app.plot.drawn")
+        page.evaluate("window.__projector.app.plot.resetView()")
+        page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=600000)
         page.evaluate("window.__projector.app.plot.budget = Infinity")
-        out["drag_all"] = page.evaluate(PAN_FRAMES, 4)
+        out["drag_all"] = page.evaluate(PAN_FRAMES, 4 if n <= 2_000_000 else 2)
         page.close()
         return out
     finally:
@@ -316,15 +276,20 @@ def main() -> None:
     parser.add_argument("--no-tensorboard", action="store_true", help="skip the reference")
     parser.add_argument("--tensorboard-timeout", type=float, default=180)
     args = parser.parse_args()
-    use_tb = not args.no_tensorboard and shutil.which("tensorboard") is not None
+    # TensorBoard runs as `python -m tensorboard.main`: the package, not a script on PATH.
+    use_tb = not args.no_tensorboard and importlib.util.find_spec("tensorboard") is not None
+    if not args.no_tensorboard and not use_tb:
+        print("# TensorBoard is not installed: its reference is skipped")
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(f"# {platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB; "
-          "Chromium with SwiftShader (software WebGL)")
+          "Chromium with SwiftShader (software WebGL); load average at start "
+          f"{os.getloadavg()[0]:.1f}")
     print("# first frame: seconds from navigation until the plot shows points "
           "(cold: the server computes PCA; warm: cached)")
     print("# frame ms: median / p95; orbit = one redraw per animation frame (our hook), drag = the "
           "browser's frame intervals while the mouse drags to orbit\n")
     rows = []
+    scale_rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for n in args.sizes:
@@ -351,7 +316,8 @@ def main() -> None:
         for n in args.scale_sizes:
             folder = Path(tmp) / f"scale-{n}"
             write_scale_logdir(folder, n)
-            scale = measure_scale(browser, folder, Path(tmp) / f"cache-scale-{n}")
+            scale = measure_scale(browser, folder, Path(tmp) / f"cache-scale-{n}", n)
+            scale["load"] = os.getloadavg()[0]
             shutil.rmtree(folder)
             speedup = ratio(statistics.median(scale["drag"]), statistics.median(scale["drag_all"]))
             print(f"{n:>9,} points, 2D precomputed + categorical: first frame cold "
@@ -359,8 +325,20 @@ def main() -> None:
                   f"drag frames {summary(scale['drag'])} ms (every point each frame: "
                   f"{summary(scale['drag_all'])} ms, {speedup} faster); "
                   f"still: every point shown {scale['still']:.2f} s after the move "
-                  f"(slice frames {summary(scale['slices'])} ms)", flush=True)
+                  f"(slice frames {summary(scale['slices'])} ms); zoomed 16x: drag frames "
+                  f"{summary(scale['zoom_drag'])} ms drawing {scale['zoom_drawn']:,} points, "
+                  f"every point on screen ({scale['zoom_still_drawn']:,}) shown "
+                  f"{scale['zoom_still']:.2f} s after the move; load average "
+                  f"{scale['load']:.1f}", flush=True)
+            scale_rows.append((n, scale))
         browser.close()
+    if rows:
+        print_table(rows)
+    if scale_rows:
+        print_scale_table(scale_rows)
+
+
+def print_table(rows: list) -> None:
     print("\n| points | first frame, ours cold / warm (s) | TensorBoard cold / warm (s) | "
           "TensorBoard / ours (warm) | ours orbit frame ms | ours drag frame ms | "
           "TensorBoard drag frame ms |")
@@ -371,6 +349,7 @@ def main() -> None:
         print(f"| {n:,} | {fmt(ours['cold'])} / {fmt(ours['warm'])} | {tb_first}{tb_note} | "
               f"{ratio(ours['warm'], tb.get('warm'))} | {summary(ours['orbit'])} | "
               f"{summary(ours['drag'])} | {summary(tb.get('drag', [])) if tb else '–'} |")
+
 
 if __name__ == "__main__":
     main()

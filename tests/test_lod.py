@@ -93,6 +93,63 @@ def test_lod_route_serves_the_order_of_a_done_job(serve, tmp_path):
     assert httpx.get(f"{url}/api/jobs/nope/lod").status_code == 404
 
 
+def test_lod_points_route_serves_the_order_in_chunks_with_coordinates(serve, tmp_path):
+    write_points(tmp_path / "logs" / "run", 3000, ["a"] * 3000)
+    url = serve(tmp_path / "logs")
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 3}
+    job = httpx.post(f"{url}/api/projections", json=request).json()["job"]
+    # Asked at once: the route waits for the job, then answers the head of the order.
+    head = httpx.get(f"{url}/api/jobs/{job}/lod/points",
+                     params={"axes": "0,1,2", "offset": 0, "count": 500}, timeout=60)
+    assert head.status_code == 200
+    assert head.headers["X-Axes"] == "0,1"  # a 2-column result: the third axis is its last
+    assert (head.headers["X-Total"], head.headers["X-Count"]) == ("3000", "500")
+    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
+                        headers={"Accept": "application/octet-stream"}, timeout=60)
+    coords = np.frombuffer(answer.content, "<f4").reshape(3000, -1)
+    order = lod_order(coords[:, [0, 1]])
+    chunks = [head] + [httpx.get(f"{url}/api/jobs/{job}/lod/points",
+                                 params={"axes": "0,1", "offset": offset, "count": 1000})
+                       for offset in (500, 1500, 2500)]
+    ranks, rows = [], []
+    for chunk in chunks:
+        count = int(chunk.headers["X-Count"])
+        ranks.append(np.frombuffer(chunk.content[:count * 4], "<i4"))
+        rows.append(np.frombuffer(chunk.content[count * 4:], "<f4").reshape(count, 2))
+    assert [len(r) for r in ranks] == [500, 1000, 1000, 500]
+    assert np.array_equal(np.concatenate(ranks), order)
+    assert np.array_equal(np.concatenate(rows), coords[order][:, :2])
+    bounds = json.loads(head.headers["X-Bounds"])
+    np.testing.assert_allclose(bounds["lo"], coords.min(0)[:2], rtol=1e-6)
+    np.testing.assert_allclose(bounds["hi"], coords.max(0)[:2], rtol=1e-6)
+    rest = httpx.get(f"{url}/api/jobs/{job}/lod/points", params={"offset": 2900})
+    assert rest.headers["X-Count"] == "100"
+    assert httpx.get(f"{url}/api/jobs/{job}/lod/points", params={"offset": -1}).status_code == 422
+    assert httpx.get(f"{url}/api/jobs/nope/lod/points").status_code == 404
+
+
+def test_lod_points_early_answers_a_random_sample_until_the_order_is_computed(serve, tmp_path):
+    write_points(tmp_path / "logs" / "run", 3000, ["a"] * 3000)
+    url = serve(tmp_path / "logs")
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 2}
+    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
+                        headers={"Accept": "application/octet-stream"}, timeout=60)
+    job = answer.headers["X-Job"]
+    coords = np.frombuffer(answer.content, "<f4").reshape(3000, -1)
+    params = {"axes": "0,1", "count": 400, "early": "true"}
+    early = httpx.get(f"{url}/api/jobs/{job}/lod/points", params=params, timeout=60)
+    assert early.headers["X-Order"] == "random" and early.headers["X-Count"] == "400"
+    indices = np.frombuffer(early.content[:1600], "<i4")
+    assert len(set(indices.tolist())) == 400 and indices.max() < 3000
+    np.testing.assert_array_equal(np.frombuffer(early.content[1600:], "<f4").reshape(400, 2),
+                                  coords[indices][:, :2])
+    httpx.get(f"{url}/api/jobs/{job}/lod", params={"axes": "0,1"}, timeout=60)  # computes it
+    head = httpx.get(f"{url}/api/jobs/{job}/lod/points", params=params, timeout=60)
+    assert head.headers["X-Order"] == "lod"
+    order = lod_order(coords[:, [0, 1]])
+    assert np.array_equal(np.frombuffer(head.content[:1600], "<i4"), order[:400])
+
+
 def test_lod_route_refuses_a_job_not_done(serve, tmp_path):
     write_points(tmp_path / "logs" / "run", 500, ["a"] * 500)
     url = serve(tmp_path / "logs")
@@ -103,6 +160,8 @@ def test_lod_route_refuses_a_job_not_done(serve, tmp_path):
     answer = httpx.get(f"{url}/api/jobs/{job}/lod")
     httpx.delete(f"{url}/api/jobs/{job}")
     assert answer.status_code == 409
+    # The points route waits for the job: a cancelled one is refused.
+    assert httpx.get(f"{url}/api/jobs/{job}/lod/points", timeout=30).status_code == 409
 
 
 def test_metadata_column_as_dictionary_and_codes(serve, tmp_path):

@@ -3,6 +3,10 @@
 // `onChange(projection)`; the app decides whether it is on screen.
 
 import { customProjection, pca } from './compute.js';
+import { PREVIEW_ABOVE } from './lod_points.js';
+
+/** How long the whole result waits for a large set's first slice (see _wait). */
+const PREVIEW_WAIT_MS = 3000;
 
 export class Projection {
   constructor(method, params, dims) {
@@ -78,7 +82,12 @@ export class JobRunner {
   _wait(p, request, n) {
     return async () => {
       p.status = 'running';
+      // A large set's job id comes first, so that a first picture (a level-of-detail slice)
+      // can be fetched while the whole result is computed and downloaded.
+      if (n > PREVIEW_ABOVE) p.jobId = await this.api.startProjection(request);
       this.onChange(p);
+      // The slice goes first when it comes soon (a cached job), not behind the whole result.
+      if (p.previewLoad) await Promise.race([p.previewLoad, new Promise((r) => setTimeout(r, PREVIEW_WAIT_MS))]);
       const result = await this.api.projectNow(request, n);
       Object.assign(p, { data: result.data, cols: result.cols, info: result.info, jobId: result.jobId });
       p.status = 'done';

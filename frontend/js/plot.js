@@ -19,11 +19,14 @@ import { pointsInPolygon, pointsInRect } from './geometry.js';
 import { mixin } from './mixin.js';
 import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
+import { CpuDetail } from './renderer/cpu_detail.js';
+import { ViewCull } from './renderer/cull.js';
 import { DetailBuffer } from './renderer/detail.js';
 import { inverseOrder, randomOrder } from './renderer/lod.js';
 import { LabelLayer } from './renderer/labels.js';
 import { PickingLayer } from './renderer/picking.js';
 import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
+import { PreviewLayer } from './renderer/preview.js';
 import { SelectionLayer } from './renderer/selection.js';
 import { SpriteLayer } from './renderer/sprites.js';
 
@@ -77,15 +80,20 @@ export class Plot {
     this.probe = new Uint8Array(4);
     this.lastChange = 0;
     this.detailed = { offset: 0, complete: false };
+    /** Points the canvas shows now (a sample, those on screen, or all). */
+    this.drawn = 0;
     this.presentPending = true;
     this.detail = new DetailBuffer(gl);
+    this.cull = new ViewCull(gl);
+    this.cpuDetail = new CpuDetail(gl);
     this.layers = [];
     this.points = new PointLayer();
     this.spriteLayer = new SpriteLayer(this.points);
     this.picking = new PickingLayer();
     this.labels = new LabelLayer();
     this.selection = new SelectionLayer(this.points);
-    for (const layer of [this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
+    this.preview = new PreviewLayer();
+    for (const layer of [this.preview, this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
     this.input = new PlotInput(this);
     new ResizeObserver(() => this._changed()).observe(container);
   }
@@ -115,6 +123,7 @@ export class Plot {
    * draw every point.
    */
   setPositions(positions, { animate = false, order = null } = {}) {
+    this.preview.clear();
     const n = positions.length / 3;
     if (!order || order.length !== n) order = this.order?.length === n ? this.order : null;
     if (!order && n > this.budget) order = randomOrder(n);
@@ -127,6 +136,7 @@ export class Plot {
       this.order = order;
       this.rank = order ? inverseOrder(order) : null;
     }
+    this.cull.invalidate(this);
     for (const layer of this.layers) layer.onPositionsChanged(positions, from, order);
     this.transitionStart = this.fromPositions ? performance.now() : 0;
     this._changed();
@@ -151,8 +161,19 @@ export class Plot {
     return out;
   }
 
+  /**
+   * A first picture before the positions: `positions` (count x 3, fitted as the whole set
+   * will be) of the points `indices` (the head of the level-of-detail order) out of `total`.
+   * Shown until setPositions; nothing in it is picked.
+   */
+  setPreview(positions, indices, total) {
+    this.preview.show(positions, indices, total, this.points.colors);
+    this._changed();
+  }
+
   setColors(colors, { plain }) {
     this.plain = plain;
+    this.preview.setColors(colors);
     this.points.setColors(colors);
     this._changed({ moving: false });
   }

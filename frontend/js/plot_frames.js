@@ -4,7 +4,11 @@
 // animation frame and shown in one copy. Layers render in two passes: 'base' (the points)
 // and 'top' (what must show over any sample: highlighted points, labels, outlines).
 
+import { CPU_SLICE } from './renderer/cpu_detail.js';
 import { sampleSize } from './renderer/lod.js';
+
+/** Still frames of more points than this are rasterised on the CPU (when they can be). */
+const CPU_ABOVE = 200000;
 
 /** The budget follows the measured frame time towards this (ms), within the bounds. */
 const TARGET_FRAME_MS = 70;
@@ -29,24 +33,39 @@ export class PlotFrames {
     for (const layer of this.layers) layer.render(view);
   }
 
-  /** Draws onto the canvas: the first `count` points of the draw order, then the top pass. */
+  /**
+   * Draws onto the canvas: `count` points (the first of the draw order, or as many of the
+   * points on screen when zoomed in), then the top pass. Returns how many it drew.
+   */
   _drawOnCanvas(view, count) {
     const gl = this.gl;
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     this._clear();
-    view.count = count;
+    const culled = count < this.n && view.t >= 1 ? this.cull.select(this, view.matrix, count) : null;
+    view.count = culled ? culled.count : count;
+    view.elements = culled ? culled.buffer : null;
     view.sampled = count < this.n;
-    view.sampleSize = sampleSize(this.n ? count / this.n : 1);
+    view.sampleSize = sampleSize(culled ? culled.fraction : this.n ? count / this.n : 1);
+    if (!view.threeD && view.sampled) {
+      // Zoomed in, points are large already: a sample's discs together cover the canvas
+      // about four times at most, so that a frame's cost stays with its number of points.
+      const disc = view.size * view.scale;
+      const cap = Math.sqrt((4 * this.canvas.width * this.canvas.height) / Math.max(1, view.count)) / disc;
+      view.sampleSize = Math.max(1, Math.min(view.sampleSize, cap));
+    }
     this._renderLayers(view, 'base');
     view.sampleSize = 1;
+    view.elements = null;
     this._renderLayers(view, 'top');
+    this.drawn = view.count;
+    return view.count;
   }
 
   _draw() {
     if (!this.theme) return;
-    const start = performance.now();
     const gl = this.gl;
+    const start = performance.now();
     this._resize();
     const view = this._view();
     const moving = view.t < 1 || start - this.lastChange < STILL_MS;
@@ -55,8 +74,9 @@ export class PlotFrames {
       if (moving) this._adaptBudget(start, this.n);
     } else if (moving) {
       if (this.presentPending || view.t < 1) {
-        this._drawOnCanvas(view, this.budget);
-        this._adaptBudget(start, this.budget);
+        const drawn = this._drawOnCanvas(view, this.budget);
+        // Fewer than the budget (few points on screen) says little about what a frame holds.
+        if (drawn >= this.budget * 0.9) this._adaptBudget(start, drawn);
       }
       this.detailed = { offset: 0, complete: false };
       setTimeout(() => this._schedule(), STILL_MS);
@@ -65,7 +85,7 @@ export class PlotFrames {
     }
     this.presentPending = false;
     if (view.t < 1) this.requestRender();
-    if (this.n && this.firstFrameMs === null) {
+    if ((this.n || this.preview.count) && this.firstFrameMs === null) {
       gl.finish();
       this.firstFrameMs = performance.now();
     }
@@ -87,29 +107,51 @@ export class PlotFrames {
     this.budget = Math.max(BUDGET_BOUNDS[0], Math.min(BUDGET_BOUNDS[1], next));
   }
 
-  /** One slice of the full-detail frame; the canvas shows it once it is whole. */
+  /**
+   * One slice of the full-detail frame; the canvas shows it once it is whole. Large 2D
+   * frames are rasterised on the CPU (renderer/cpu_detail.js), the rest by the GPU off screen.
+   */
   _refine(view) {
     const gl = this.gl;
     const d = this.detailed;
     if (!d.complete) {
-      this.detail.bind(this.canvas.width, this.canvas.height);
-      if (d.offset === 0) this._clear();
-      view.start = d.offset;
-      // No one is dragging: slices twice a moving frame's size still leave hover responsive.
-      view.count = Math.min(this.budget * 2, this.n - d.offset);
-      this._renderLayers(view, 'base');
-      d.offset += view.count;
-      d.complete = d.offset >= this.n;
-      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-      if (d.complete) this.presentPending = true;
-      else this._schedule();
+      if (d.offset === 0) {
+        // Zoomed in: every point on screen, and none of those off it.
+        d.culled = view.t >= 1 ? this.cull.select(this, view.matrix, Infinity) : null;
+        d.total = d.culled ? d.culled.count : this.n;
+        d.cpu = d.total > CPU_ABOVE && this.cpuDetail.suits(this, view);
+        if (d.cpu) this.cpuDetail.begin(this, view);
+      }
+      const step = d.cpu ? CPU_SLICE : this.budget * 2; // twice a moving frame: hover stays responsive
+      const count = Math.min(step, d.total - d.offset);
+      if (d.cpu) {
+        this.cpuDetail.draw(this, view, d.culled?.ranks ?? null, d.offset, d.offset + count);
+      } else {
+        this.detail.bind(this.canvas.width, this.canvas.height);
+        if (d.offset === 0) this._clear();
+        view.start = d.offset;
+        view.count = count;
+        view.elements = d.culled ? d.culled.buffer : null;
+        this._renderLayers(view, 'base');
+        view.elements = null;
+        gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      }
+      d.offset += count;
+      d.complete = d.offset >= d.total;
+      if (d.complete) {
+        if (d.cpu) this.cpuDetail.finish(this, view);
+        this.drawn = d.total;
+        this.presentPending = true;
+      } else {
+        this._schedule();
+      }
     }
     if (!this.presentPending) return;
     const top = { ...view, start: 0, count: this.n };
     if (d.complete) {
       gl.viewport(0, 0, this.canvas.width, this.canvas.height);
       this._clear();
-      this.detail.present();
+      (d.cpu ? this.cpuDetail : this.detail).present();
       top.sampled = true; // highlighted points go on top of the finished frame as well
       this._renderLayers(top, 'top');
     } else {

@@ -28,3 +28,39 @@ test('a sample is drawn larger, the whole set at its size', () => {
 test('a column decodes from its dictionary and codes', () => {
   assert.deepEqual(decodeColumn(['a', 'b', ''], Int32Array.from([1, 0, 2, 1])), ['b', 'a', '', 'b']);
 });
+
+test('a slice of the order is fitted to the screen as the whole set is', async () => {
+  const { fitSlice } = await import('../js/lod_points.js');
+  const { fitPositions } = await import('../js/geometry.js');
+  const n = 1000;
+  const coords = new Float32Array(n * 2);
+  for (let i = 0; i < n * 2; i++) coords[i] = Math.sin(i * 12.9898) * 437.5 + (i % 2) * 30;
+  coords[14] = NaN;
+  const whole = fitPositions(coords, n, 2, [0, 1]).positions;
+  const lo = [Infinity, Infinity];
+  const hi = [-Infinity, -Infinity];
+  for (let i = 0; i < n; i++) {
+    if (!Number.isFinite(coords[i * 2]) || !Number.isFinite(coords[i * 2 + 1])) continue;
+    for (let a = 0; a < 2; a++) {
+      lo[a] = Math.min(lo[a], coords[i * 2 + a]);
+      hi[a] = Math.max(hi[a], coords[i * 2 + a]);
+    }
+  }
+  const indices = [7, 999, 0, 500];
+  const slice = new Float32Array(indices.flatMap((i) => [coords[i * 2], coords[i * 2 + 1]]));
+  const fitted = fitSlice({ coords: slice, k: 2, bounds: { lo, hi } });
+  indices.forEach((i, r) => {
+    for (let a = 0; a < 3; a++) assert.equal(fitted[r * 3 + a], whole[i * 3 + a]);
+  });
+});
+
+test('rows follow the draw order whatever their width', async () => {
+  const { permuteRows } = await import('../js/renderer/points.js');
+  const order = Int32Array.from([2, 0, 1]);
+  assert.deepEqual(Array.from(permuteRows(Uint8Array.from([5, 6, 7]), order, 1)), [7, 5, 6]);
+  const rgba = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  assert.deepEqual(Array.from(permuteRows(rgba, order, 4)), [9, 10, 11, 12, 1, 2, 3, 4, 5, 6, 7, 8]);
+  const xyz = Float32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+  assert.deepEqual(Array.from(permuteRows(xyz, order, 3)), [6, 7, 8, 0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(Array.from(permuteRows(Float32Array.from([1, 2, 3, 4, 5, 6]), order, 2)), [5, 6, 1, 2, 3, 4]);
+});

@@ -10,6 +10,18 @@ parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes``
 padded with spaces to a multiple of 4) followed by N int32 codes into it; a numeric one
 (``kind=numeric``, or ``auto`` for a column of numbers) as N float32, NaN where missing.
 The kind is in ``X-Kind``.
+
+``GET /api/jobs/ID/lod/points`` answers a slice of the points in level-of-detail order with
+their coordinates, so a front end draws a picture from the first slice (coarse first) before
+the whole result has arrived, and fills the rest in chunks (``offset``, ``count``): ``count``
+little-endian int32 point indices (order[offset:offset + count]) followed by count x k
+float32 coordinates of those points over ``axes``. It waits for a running job; with
+``early=true`` it does not wait for an order still to be computed: it answers an even random
+sample of ``count`` points at once (``X-Order: random``, else ``lod``). Headers:
+``X-Total`` (N), ``X-Count``, ``X-Axes`` (the axes used, as the front end shows them: 2D
+when three are asked of a result of two columns, one past the last column as the last),
+``X-Bounds`` (JSON ``{"lo": [...], "hi": [...]}`` over every finite point, so the slice is
+fitted to the screen as the whole set will be).
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from projector_core.jobs import JobStatus
@@ -41,6 +54,15 @@ class _Cache:
     def __init__(self) -> None:
         self.items: OrderedDict[tuple, object] = OrderedDict()
         self.lock = threading.Lock()
+
+    def peek(self, key: tuple):
+        """The answer if it is there now, else None (never waits for one being computed)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self.items.get(key)
+        finally:
+            self.lock.release()
 
     def get(self, key: tuple, compute):
         with self.lock:
@@ -89,12 +111,82 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
     job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    coordinates = projection_result(job).coordinates
-    chosen = _axes(axes, coordinates.shape[1])
-    order = _cache(request, "lod_orders").get(
-        (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
+    chosen = _axes(axes, projection_result(job).coordinates.shape[1])
+    order = _order(request, job, chosen)
     return Response(order.astype("<i4").tobytes(), media_type="application/octet-stream",
                     headers={"X-Shape": str(order.size)})
+
+
+def _order(request: Request, job, chosen: list[int]) -> np.ndarray:
+    coordinates = projection_result(job).coordinates
+    return _cache(request, "lod_orders").get(
+        (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
+
+
+def _bounds(request: Request, job, chosen: list[int]) -> dict[str, list[float]]:
+    """Per-axis min and max over the points finite on every chosen axis."""
+    def compute() -> dict[str, list[float]]:
+        coordinates = projection_result(job).coordinates[:, chosen]
+        finite = coordinates[np.isfinite(coordinates).all(axis=1)]
+        if not len(finite):
+            return {"lo": [0.0] * len(chosen), "hi": [0.0] * len(chosen)}
+        return {"lo": finite.min(axis=0).tolist(), "hi": finite.max(axis=0).tolist()}
+    return _cache(request, "lod_bounds").get((job.id, tuple(chosen)), compute)
+
+
+def _as_shown(axes: str | None, cols: int) -> str | None:
+    """The axes the front end shows for `axes` over a result of `cols` columns: 2D when a
+    third is asked of fewer than three, an axis past the last column as the last."""
+    if not axes or not all(a.strip().isdigit() for a in axes.split(",")):
+        return axes  # _axes explains what is wrong
+    asked = [int(a) for a in axes.split(",")]
+    if len(asked) == 3 and cols < 3:
+        asked = asked[:2]
+    return ",".join(str(min(a, cols - 1)) for a in asked)
+
+
+@router.get(
+    "/jobs/{job_id}/lod/points",
+    response_class=Response,
+    responses={200: {"content": {"application/octet-stream": {}},
+                     "description": "count int32 indices, then count x k float32 coordinates"},
+               409: {"description": "The job failed or was cancelled"},
+               404: {"description": "Unknown job"}},
+)
+async def get_lod_points(
+    job_id: str, request: Request, jobs: JobsDep,
+    axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1,2")] = None,
+    offset: Annotated[int, Query(ge=0, description="First rank of the slice")] = 0,
+    count: Annotated[int | None, Query(ge=0, description="Points in the slice (default: "
+                                                          "the rest)")] = None,
+    early: Annotated[bool, Query(description="While the order is still to be computed, "
+                                             "answer an even random sample at once")] = False,
+) -> Response:
+    job = find_job(jobs, job_id)
+    await job.finished()
+    if job.status is not JobStatus.DONE:
+        raise not_done(job)
+    cols = projection_result(job).coordinates.shape[1]
+    chosen = _axes(_as_shown(axes, cols), cols)
+
+    def answer() -> Response:
+        n = projection_result(job).coordinates.shape[0]
+        order = _cache(request, "lod_orders").peek((job.id, tuple(chosen))) if early else None
+        kind = "lod"
+        if order is None and early:
+            kind = "random"  # a uniform sample is an even one too, and costs no sort
+            size = min(n, count if count is not None else n)
+            ranks = np.sort(np.random.default_rng(0).choice(n, size, replace=False))
+        else:
+            order = _order(request, job, chosen) if order is None else order
+            ranks = order[offset: offset + count if count is not None else None]
+        coordinates = projection_result(job).coordinates[ranks][:, chosen]
+        body = ranks.astype("<i4").tobytes() + np.ascontiguousarray(coordinates, "<f4").tobytes()
+        return Response(body, media_type="application/octet-stream", headers={
+            "X-Total": str(n), "X-Count": str(ranks.size), "X-Order": kind,
+            "X-Axes": ",".join(map(str, chosen)),
+            "X-Bounds": json.dumps(_bounds(request, job, chosen))})
+    return await run_in_threadpool(answer)
 
 
 def _categorical(values: list[str]) -> tuple[list[str], np.ndarray]:

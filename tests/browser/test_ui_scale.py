@@ -3,11 +3,13 @@ points over all of them, whatever sample a frame draws (level of detail)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
+from PIL import Image
 
 from tests.builders import write_pbtxt_run
 
@@ -69,6 +71,14 @@ def inside(screen: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
     return result & box
 
 
+ZOOM_AND_COUNT = """(factor) => new Promise((resolve) => {
+  // Zooms the 2D view in by `factor`; after the next frame (moving: a budget), the points drawn.
+  const p = window.__projector.app.plot;
+  p.setCamera({ ...p.camera, zoom: p.camera.zoom * factor });
+  requestAnimationFrame(() => requestAnimationFrame(() => resolve([p.drawn, p.budget])));
+})"""
+
+
 def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     labels = write_million(tmp_path / "logs")
     url = serve(tmp_path / "logs")
@@ -77,8 +87,26 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",
                            timeout=120000)
     assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
+    # The first picture came from the head of the level-of-detail order, before the whole.
+    assert page.evaluate("performance.getEntriesByType('resource')"
+                         ".some((e) => e.name.includes('/lod/points?'))")
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
+
+    # The still frame of a million points is rasterised on the CPU, and looks as the GPU's.
+    frames = {}
+    for path in ("cpu", "gpu"):
+        if path == "gpu":
+            page.evaluate("window.__projector.app.plot.cpuDetail.suits = () => false")
+        page.evaluate("window.__projector.app.plot.setCamera({ ...window.__projector.app.plot.camera })")
+        page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=120000)
+        assert page.evaluate("window.__projector.app.plot.detailed.cpu") == (path == "cpu")
+        frames[path] = np.asarray(Image.open(io.BytesIO(projector.by("plot").screenshot()))
+                                  .convert("RGB")).astype(int)
+    page.evaluate("delete window.__projector.app.plot.cpuDetail.suits")
+    difference = np.abs(frames["cpu"] - frames["gpu"]).sum(axis=2)
+    assert difference.mean() < 1 and (difference > 90).mean() < 0.001
+
     page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
         .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
           window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
@@ -94,6 +122,8 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     cursor = np.array(page.evaluate("window.__pointer"))
     distance = np.hypot(*(screen - cursor).T)
     assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
+    # Picked through the grid in the plane: nothing projected all million points.
+    assert page.evaluate("window.__projector.app.plot.picking.stale")
     assert projector.by("tooltip").inner_text() == labels[hovered]
 
     # Click: that point and its neighbours over the whole set.
@@ -129,6 +159,21 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     expected_inside = np.flatnonzero(inside(screen, page.evaluate("window.__region")))
     assert len(chosen) > 1000
     assert np.array_equal(chosen, expected_inside)
+
+    # Zoomed in further, a moving frame draws every point of the region when they fit its
+    # budget (the sample is spent on the view, not on the whole set).
+    for _ in range(8):
+        drawn, budget = page.evaluate(ZOOM_AND_COUNT, 4)
+        screen = screen_of_all(url, page)
+        on_screen = int(((screen[:, 0] >= 0) & (screen[:, 0] <= box["width"])
+                         & (screen[:, 1] >= 0) & (screen[:, 1] <= box["height"])).sum())
+        if on_screen < budget:
+            break
+    assert 0 < on_screen < budget
+    assert on_screen <= drawn < N * 0.7
+    # Still, the full-detail frame too draws every point on screen and few off it.
+    page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=120000)
+    assert on_screen <= page.evaluate("window.__projector.app.plot.drawn") < N * 0.7
 
     # Search: every matching point of the million is selected.
     projector.by("search-column").select_option("label")

@@ -4,6 +4,7 @@
 import { COLUMNS_ABOVE, fetchMetadataColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampToLimit, limitFor } from '../limits.js';
+import { fetchLodPoints, fitSlice, PREVIEW_ABOVE, PREVIEW_POINTS } from '../lod_points.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
@@ -70,6 +71,34 @@ export class DatasetLoading {
     const selected = this.bookmarks.findIndex((b) => b.isSelected);
     if (!restore && selected >= 0) this.loadBookmark(selected);
     this.render();
+  }
+
+  /**
+   * A first picture of a large server projection before its whole result arrives: the head
+   * of its level-of-detail order (the server waits for the job; a random sample while the
+   * order is still being computed), then the order itself is fetched beside the result, so
+   * the whole set is put in the plot once, in that order.
+   */
+  _preview(p) {
+    const ds = this.dataset;
+    if (p.previewLoad || ds.local || ds.n <= PREVIEW_ABOVE || this.state.isolated) return;
+    p.previewLoad = this._loadPreview(p, ds);
+  }
+
+  async _loadPreview(p, ds) {
+    const axes = this._axes({ ...p, cols: p.dims });
+    let slice;
+    try {
+      slice = await fetchLodPoints(this.api, p.jobId, axes, 0, PREVIEW_POINTS, true);
+    } catch {
+      return; // the whole result shows when it comes, as without a preview
+    }
+    if (p !== this.shown || p.displayedOnce || slice.total !== ds.n) return;
+    this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
+    // A head of the order: the whole set waits for the rest of it (one permutation); a
+    // random sample (the order still being computed): the whole set shows when it comes.
+    p.previewInOrder = slice.order === 'lod';
+    this._lodOrder(p, slice.axes, true);
   }
 
   /** Shows an uploaded data set (tensor + optional metadata files). */

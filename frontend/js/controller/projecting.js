@@ -116,6 +116,8 @@ export class Projecting {
         const first = !p.displayedOnce;
         this.plot.setMode(is3d(this.state) && (p.method !== 'pca' || p.cols >= 3));
         this._display(p, first);
+      } else if (!p.data && p.jobId) {
+        this._preview(p);
       }
     }
     if (p.task) p.task.update(p.progress || null, progressText(p));
@@ -135,9 +137,15 @@ export class Projecting {
   _display(p, animate) {
     const isolated = this.state.isolated ? new Set(this.state.isolated) : null;
     const axes = this._axes(p);
+    const order = this._lodOrder(p, axes);
+    // Over a first picture, the whole set waits for its order: one permutation, not two.
+    if (!order && p.lodPending && p.previewInOrder && this.plot.preview.count) {
+      p.heldForOrder = true;
+      return;
+    }
     const { positions, missing } = fitPositions(p.data, this.dataset.n, p.cols, axes, isolated);
     this.missing = missing;
-    this.plot.setPositions(positions, { animate, order: this._lodOrder(p, axes) });
+    this.plot.setPositions(positions, { animate, order });
     p.displayedData = p.data;
     p.displayedOnce = true;
     this._updateFlags();
@@ -148,9 +156,9 @@ export class Projecting {
    * draw every point: null until it arrives (the plot samples at random meanwhile), then the
    * plot takes it.
    */
-  _lodOrder(p, axes) {
+  _lodOrder(p, axes, done = p.status === 'done') {
     const ds = this.dataset;
-    if (ds.local || ds.n <= this.plot.budget || p.status !== 'done' || !p.jobId) return null;
+    if (ds.local || ds.n <= this.plot.budget || !done || !p.jobId) return null;
     const key = `${p.jobId}:${axes.join(',')}`;
     if (p.lod?.key === key) return p.lod.order;
     if (p.lodPending === key) return null;
@@ -159,13 +167,19 @@ export class Projecting {
       .lod(p.jobId, axes)
       .then((order) => {
         p.lod = { key, order };
-        if (p === this.shown && p.displayedData === p.data && this._axes(p).join(',') === axes.join(',')) {
+        if (!p.heldForOrder && p === this.shown && p.displayedData === p.data && this._axes(p).join(',') === axes.join(',')) {
           this.plot.setPositions(this.plot.positions, { order });
         }
       })
-      .catch((err) => this.setMessage(`Level of detail: ${err.message}`, true))
+      .catch((err) => {
+        this.plot.preview.clear(); // nothing to wait for: the whole set shows in a random order
+        this.setMessage(`Level of detail: ${err.message}`, true);
+      })
       .finally(() => {
         if (p.lodPending === key) p.lodPending = null;
+        if (!p.heldForOrder) return;
+        p.heldForOrder = false;
+        if (p === this.shown && p.data) this._display(p, false);
       });
     return null;
   }

@@ -2,12 +2,17 @@
 // sample or all): all points are projected to the screen once per view and bucketed in a
 // grid of screen cells, so a mouse move looks at a few cells instead of every point, and a
 // box or lasso tests the same projected coordinates. Rebuilt lazily, only after the camera,
-// the points or their flags changed.
+// the points or their flags changed. A large 2D plot is picked through the plot's grid of
+// cells in the plane instead (renderer/cull.js), which no camera move makes stale: only the
+// points of the cells near the cursor are projected, the same way, so the answer is the same.
 
 import { projectPoints } from '../geometry.js';
+import { cellOf, GRID } from './cull.js';
 import { FLAG_HIDDEN } from './points.js';
 
 const CELL = 16; // CSS pixels per grid cell
+/** Above this many points a 2D plot is picked through the grid in the plane. */
+const PLANE_GRID_ABOVE = 500000;
 
 export class PickingLayer {
   constructor() {
@@ -86,7 +91,11 @@ export class PickingLayer {
 
   /** The point nearest to CSS pixel (x, y) within `radius` pixels, or -1. */
   pick(x, y, radius) {
-    if (!this.plot.n) return -1;
+    const plot = this.plot;
+    if (!plot.n) return -1;
+    if (this.stale && !plot.threeD && !plot.fromPositions && plot.order && plot.n > PLANE_GRID_ABOVE) {
+      return this._pickInPlane(x, y, radius);
+    }
     if (this.stale) this._build();
     const { screen, cols, rows, cellStart, items } = this;
     let best = -1;
@@ -105,6 +114,44 @@ export class PickingLayer {
             bestDistance = distance;
             best = i;
           }
+        }
+      }
+    }
+    return best;
+  }
+
+  /** pick() over the points of the plane's cells within `radius` of (x, y): 2D only. */
+  _pickInPlane(x, y, radius) {
+    const plot = this.plot;
+    const { start, ranks } = plot.cull.gridOf(plot);
+    const m = plot.matrix();
+    const width = plot.canvas.clientWidth;
+    const height = plot.canvas.clientHeight;
+    // The cursor and the radius in the plane (an orthographic view: w = 1).
+    const wx = ((x / width) * 2 - 1 - m[12]) / m[0];
+    const wy = (1 - (y / height) * 2 - m[13]) / m[5];
+    const rx = Math.abs((radius * 2) / width / m[0]);
+    const ry = Math.abs((radius * 2) / height / m[5]);
+    const [c0, c1, r0, r1] = [cellOf(wx - rx), cellOf(wx + rx), cellOf(wy - ry), cellOf(wy + ry)];
+    const { positions, order, flags } = plot;
+    const checkFlags = flags.length === plot.n;
+    let best = -1;
+    let bestDistance = radius * radius;
+    for (let r = r0; r <= r1; r++) {
+      for (let k = start[r * GRID + c0]; k < start[r * GRID + c1 + 1]; k++) {
+        const i = order[ranks[k]];
+        if (checkFlags && flags[i] & FLAG_HIDDEN) continue;
+        const px = positions[i * 3];
+        const py = positions[i * 3 + 1];
+        const pz = positions[i * 3 + 2];
+        const w = m[3] * px + m[7] * py + m[11] * pz + m[15];
+        // As projectPoints computes and stores them (float32).
+        const sx = Math.fround(((m[0] * px + m[4] * py + m[8] * pz + m[12]) / w + 1) * 0.5 * width);
+        const sy = Math.fround((1 - (m[1] * px + m[5] * py + m[9] * pz + m[13]) / w) * 0.5 * height);
+        const distance = (sx - x) ** 2 + (sy - y) ** 2;
+        if (distance < bestDistance || (distance === bestDistance && i < best)) {
+          bestDistance = distance;
+          best = i;
         }
       }
     }

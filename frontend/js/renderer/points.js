@@ -137,15 +137,48 @@ void main() {
 
 const ATTRIBUTES = ['a_from', 'a_to', 'a_color', 'a_flags', 'a_index'];
 
-/** `values` (n x width) rearranged into draw order: row r holds row order[r]. */
+/**
+ * `values` (n x width) rearranged into draw order: row r holds row order[r]. Rows of 4 bytes
+ * move as one 32-bit word; each width has its own loop (this runs over millions of rows).
+ */
 export function permuteRows(values, order, width) {
   if (!order) return values;
-  const out = new values.constructor(order.length * width);
-  for (let r = 0; r < order.length; r++) {
-    const i = order[r] * width;
-    for (let k = 0; k < width; k++) out[r * width + k] = values[i + k];
+  const n = order.length;
+  if (width === 4 && values instanceof Uint8Array && values.byteOffset % 4 === 0) {
+    const words = new Uint32Array(values.buffer, values.byteOffset, n);
+    const out = new Uint32Array(n);
+    for (let r = 0; r < n; r++) out[r] = words[order[r]];
+    return new Uint8Array(out.buffer);
+  }
+  const out = new values.constructor(n * width);
+  if (width === 1) {
+    for (let r = 0; r < n; r++) out[r] = values[order[r]];
+  } else if (width === 3) {
+    for (let r = 0; r < n; r++) {
+      const i = order[r] * 3;
+      const o = r * 3;
+      out[o] = values[i];
+      out[o + 1] = values[i + 1];
+      out[o + 2] = values[i + 2];
+    }
+  } else {
+    for (let r = 0; r < n; r++) for (let k = 0; k < width; k++) out[r * width + k] = values[order[r] * width + k];
   }
   return out;
+}
+
+function anyNonZero(bytes) {
+  const whole = bytes.byteOffset % 4 === 0 ? bytes.length >> 2 : 0;
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, whole);
+  for (let i = 0; i < whole; i++) if (words[i] !== 0) return true;
+  for (let i = whole * 4; i < bytes.length; i++) if (bytes[i] !== 0) return true;
+  return false;
+}
+
+function identity(n) {
+  const index = new Uint32Array(n);
+  for (let i = 0; i < n; i++) index[i] = i;
+  return index;
 }
 
 export class PointLayer {
@@ -199,7 +232,8 @@ export class PointLayer {
     const gl = this.gl;
     if (order !== this.order || to.length / 3 !== this.n) {
       this.order = order;
-      const index = order ? Uint32Array.from(order) : Uint32Array.from({ length: to.length / 3 }, (_, i) => i);
+      // The order's int32 words read as uint32 (a permutation holds no negatives): no copy.
+      const index = order ? new Uint32Array(order.buffer, order.byteOffset, order.length) : identity(to.length / 3);
       this._upload(this.buffers.index, index);
       // Colours and flags follow the points into the new draw order.
       if (this.colors?.length === index.length * 4) this.setColors(this.colors);
@@ -218,7 +252,7 @@ export class PointLayer {
 
   /** Draws points [start, start + count) of the draw order, unless the sprite layer draws them. */
   render(view) {
-    if (this.hidden || (view.sprites && view.spriteAtlas)) return;
+    if (view.pass !== 'base' || this.hidden || (view.sprites && view.spriteAtlas)) return;
     this.drawRange(view, null);
   }
 
@@ -248,7 +282,9 @@ export class PointLayer {
   /** One byte of FLAG_* bits (and the neighbour shade) per point (the points' own order). */
   setFlags(flags) {
     this.flags = flags;
-    this._upload(this.buffers.flags, permuteRows(flags, this.order, 1));
+    // Usually no point has a flag: then the draw order needs no permutation.
+    const none = flags.length > 65536 && !anyNonZero(flags);
+    this._upload(this.buffers.flags, none ? flags : permuteRows(flags, this.order, 1));
   }
 
   /** Binds the program, the vertex arrays and the uniforms of `view`; `atlas` for thumbnails. */
@@ -291,7 +327,14 @@ export class PointLayer {
     const count = Math.min(view.count ?? this.n, this.n - (view.start ?? 0));
     if (!this.n || count <= 0) return;
     this.bind(view, atlas);
-    this.gl.drawArrays(this.gl.POINTS, view.start ?? 0, count);
-    this.gl.bindVertexArray(null);
+    const gl = this.gl;
+    if (view.elements) {
+      // Ranks [start, start + count) of a list of ranks (renderer/cull.js), not of the order.
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, view.elements);
+      gl.drawElements(gl.POINTS, count, gl.UNSIGNED_INT, (view.start ?? 0) * 4);
+    } else {
+      gl.drawArrays(gl.POINTS, view.start ?? 0, count);
+    }
+    gl.bindVertexArray(null);
   }
 }

@@ -19,7 +19,7 @@ export class SpriteLayer {
   onPositionsChanged() {}
 
   render(view) {
-    if (view.sprites && this.atlas && !this.points.hidden) this.points.drawRange(view, this.atlas);
+    if (view.pass === 'base' && view.sprites && this.atlas && !this.points.hidden) this.points.drawRange(view, this.atlas);
   }
 
   onResize() {}
