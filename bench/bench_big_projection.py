@@ -137,8 +137,9 @@ def main() -> None:
             t_ours = trustworthiness(data[subset], ours["coordinates"][subset])
             t_ref = trustworthiness(data[subset], reference)
             info = ours["info"]
+            fitted = ours["fitted"] if info["mode"] == "sample" else ours["total"]
             print(f"{case} {method}: first frame {ours['first']:.2f} s, sample fitted "
-                  f"{ours['fitted']:.1f} s, every point placed "
+                  f"{fitted:.1f} s, every point placed "
                   f"{ours['complete']:.1f} s, done {ours['total']:.1f} s "
                   f"(mode {info['mode']}, sample {info['sample_size']}); trustworthiness on "
                   f"{subset.size}: ours {t_ours:.4f}, reference {t_ref:.4f} (fit in "
