@@ -95,11 +95,13 @@ def lod_order(coords: np.ndarray, seed: int = 0) -> np.ndarray:
     # among 1 / 2^(32 - bits k) of the cell's points (its rank, below, moves by that much).
     shift = 32 - bits * k
     composite = cells.astype(np.uint32) << shift
+    del cells
     composite |= rng.integers(0, 1 << shift, n, dtype=np.uint32)
     by_cell = radix_order(composite, 32)
+    sorted_cells = composite[by_cell]
     del composite
-    sorted_cells = cells[by_cell]
-    del cells
+    sorted_cells >>= shift
+    sorted_cells = sorted_cells.view(np.int32)  # cell codes are below 2^31
     starts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
     counts = np.diff(np.r_[starts, n])
     # key = (rank in cell + jitter) / cell count, in place; float32 is exact below 2^24 points.
