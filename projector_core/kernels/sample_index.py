@@ -15,6 +15,8 @@ Distances are euclidean (not squared), as openTSNE's and umap-learn's own search
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 _CONNECTIVITY = 16  # as kernels/ann.py: recall >= 0.99 at the lowest build time measured
@@ -52,13 +54,16 @@ class SampleIndex:
         self._graph.expansion_search = max(_EXPANSION_PLACE, k)
         return self._search(np.asarray(points, np.float32), k, None)
 
-    def self_neighbors(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each sample row's ``k`` nearest other sample rows (the fit's neighbour graph)."""
+    def self_neighbors(self, k: int, on_progress: Callable[[float], None] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """Each sample row's ``k`` nearest other sample rows (the fit's neighbour graph).
+        ``on_progress(fraction searched)`` runs after each batch (and may raise to stop)."""
         self._graph.expansion_search = max(_EXPANSION_SEARCH, k + 1)
-        return self._search(self.sample, k, np.arange(self.n_samples))
+        return self._search(self.sample, k, np.arange(self.n_samples), on_progress)
 
-    def _search(self, points: np.ndarray, k: int,
-                own: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _search(self, points: np.ndarray, k: int, own: np.ndarray | None,
+                on_progress: Callable[[float], None] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, self.n_samples - (0 if own is None else 1))
         width = k + (0 if own is None else 1)  # a row finds itself first: one more
         indices = np.empty((points.shape[0], k), np.int64)
@@ -80,6 +85,8 @@ class SampleIndex:
                 found_ids[short], picked[short] = self._scan(batch[short], k, mine)
             indices[start:start + batch.shape[0]] = found_ids
             distances[start:start + batch.shape[0]] = np.sqrt(np.maximum(picked, 0))
+            if on_progress is not None:
+                on_progress((start + batch.shape[0]) / points.shape[0])
         return indices, distances
 
     def _scan(self, points: np.ndarray, k: int,

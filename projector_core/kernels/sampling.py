@@ -117,7 +117,11 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     from openTSNE.initialization import pca as pca_layout
 
     from projector_core.kernels.sample_index import SampleIndex
-    from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
+    from projector_core.kernels.tsne import (  # openTSNE: on first use
+        AFFINITY_SHARE,
+        default_perplexity,
+        tsne,
+    )
 
     order = even_order(data.shape[0], seed)
     sample_rows = np.sort(order[:m])
@@ -129,7 +133,9 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     index = SampleIndex(sample)
     canvas.report(0, 0.0)  # a cancel during the index build stops here
     perplexity = default_perplexity(m) if perplexity is None else perplexity
-    neighbors = index.self_neighbors(min(m - 1, int(3 * perplexity)))
+    neighbors = index.self_neighbors(  # progress as openTSNE's own search reports it
+        min(m - 1, int(3 * perplexity)),
+        lambda done: canvas.report(0, FIT_SHARE * AFFINITY_SHARE * done))
 
     def on_sample_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
         if live is None:
