@@ -3,12 +3,11 @@
 A sampled t-SNE or UMAP (:mod:`kernels.sampling`) searches twice: each sample point's k nearest
 other sample points (the fit's affinities), and, for every one of the up to millions of points
 placed afterwards, its nearest sample points. One usearch HNSW graph over the sample answers
-both, batched in C++: on 1M x 50 blobs (sample 25k, one thread, loaded machine) a batch of
-8,192 placement queries took 0.6 s against 4.2 s for openTSNE's Annoy (one Python call per
-point) and 7.6 s for the project's :class:`~kernels.ann.ApproximateIndex`, whose exact float64
-re-scoring of a wide candidate list is what a click needs, not a layout. Here the graph's
-``k`` candidates are ranked again in float32 only (bench/bench_big_projection.py; recall@15
-0.99 against the exact search).
+both, batched in C++: on 50-D blobs (sample 25k, one thread, loaded machine) 8,192 placement
+queries took 0.6 s against 4.2 s for openTSNE's Annoy (one Python call per point) and 7.6 s
+for the project's :class:`~kernels.ann.ApproximateIndex`, whose exact float64 re-scoring of a
+wide candidate list is what a click needs, not a layout. Stored as float32, the graph's own
+distances are exact, so nothing is re-scored (bench/bench_sample_neighbors.py).
 
 Distances are euclidean (not squared), as openTSNE's and umap-learn's own searches return.
 """
