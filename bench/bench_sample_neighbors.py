@@ -4,7 +4,8 @@ A sampled fit needs two searches: each sample point's k nearest other sample poi
 for t-SNE at perplexity 30, 14 for UMAP) and, for every point placed afterwards, its nearest
 sample points (15 for openTSNE's transform, 15 for UMAP's). Contenders: openTSNE's Annoy
 index (its default above 1,000 points), umap-learn's NN-descent, and the project's own
-indexes, exact (kernels/knn.py) and usearch HNSW with exact re-scoring (kernels/ann.py).
+indexes, exact (kernels/knn.py), usearch HNSW with exact re-scoring (kernels/ann.py), and
+the float32 usearch graph the sampled fits use (kernels/sample_index.py).
 Printed: seconds of each step, and recall@k against the exact answer (2,000 queries). One
 thread each (the projections run one kernel thread per job on this machine).
 
@@ -24,6 +25,7 @@ from sklearn.utils import check_random_state
 
 from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.knn import ExactIndex
+from projector_core.kernels.sample_index import SampleIndex
 
 CHECKED = 2000  # queries whose recall is measured
 
@@ -59,10 +61,16 @@ def main() -> None:
     hnsw, build_s = timed(lambda: ApproximateIndex(exact, "euclidean"))
     (found, _), s = timed(lambda: hnsw.neighbors_of(rows, 90))
     print(f"  usearch build {build_s:.1f} s + kNN {s:.1f} s, recall {recall(found, self90):.3f}")
+    ours, build_s = timed(lambda: SampleIndex(sample))
+    (found, _), s = timed(lambda: ours.self_neighbors(90))
+    print(f"  sample index build {build_s:.1f} s + kNN {s:.1f} s, "
+          f"recall {recall(found, self90):.3f}", flush=True)
     (self14, _), s = timed(lambda: exact.neighbors_of(rows[:CHECKED], 14, "euclidean"))
     (found, _), s = timed(lambda: hnsw.neighbors_of(rows, 14))
     print(f"sample kNN k=14 (UMAP): usearch (index above) {s:.1f} s, "
           f"recall {recall(found, self14):.3f}", flush=True)
+    (found, _), s = timed(lambda: ours.self_neighbors(14))
+    print(f"  sample index (above) {s:.1f} s, recall {recall(found, self14):.3f}", flush=True)
     from umap.umap_ import nearest_neighbors
 
     nearest_neighbors(sample[:2000], 15, "euclidean", {}, False, check_random_state(0),
@@ -77,6 +85,8 @@ def main() -> None:
     print(f"  openTSNE Annoy (index above) {s:.1f} s, recall {recall(found, near15):.3f}")
     (found, _), s = timed(lambda: hnsw.query(queries, 15))
     print(f"  usearch (index above) {s:.1f} s, recall {recall(found, near15):.3f}")
+    (found, _), s = timed(lambda: ours.query(queries, 15))
+    print(f"  sample index (above) {s:.1f} s, recall {recall(found, near15):.3f}")
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ def test_sampled_tsne_streams_the_sample_first_and_is_as_trustworthy(blobs, monk
 
     result = sampled_tsne(blobs, 1000, 2, None, "auto", 300, 12.0, 0, 1, on_step)
     assert result.coordinates.shape == (4000, 2) and np.isfinite(result.coordinates).all()
-    assert result.sample_size == 1000 and result.details["neighbors"] == "openTSNE"
+    assert result.sample_size == 1000 and result.details["neighbors"] == "usearch"
     # The sample is shown (every fitting step) before anything else is placed, then each batch.
     assert placed_counts[0] == 1000 and placed_counts.count(1000) >= 300
     assert placed_counts[-4:] == [1000, 2000, 3000, 4000]

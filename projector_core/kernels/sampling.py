@@ -109,16 +109,33 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
                  n_jobs: int, on_step: StepCallback | None = None) -> SampledResult:
     """t-SNE of a random sample of ``m`` rows, then openTSNE's ``transform`` for the rest.
 
-    The sample's neighbours come from openTSNE's Annoy index, which then also finds each new
-    point's neighbours among the sample: for k = 90 it beat both project indexes at 50k
-    points (bench/bench_sample_neighbors.py), and reusing it saves building a second index.
+    The first frame is the sample's PCA layout (the fit's own initialisation), shown before
+    any neighbour is searched. One :class:`SampleIndex` over the sample then gives both the
+    fit's neighbours and, installed as the fitted embedding's index, each placed point's
+    neighbours among the sample, a whole batch per call.
     """
-    from projector_core.kernels.tsne import tsne  # openTSNE: on first use
+    from openTSNE.initialization import pca as pca_layout
+
+    from projector_core.kernels.sample_index import SampleIndex
+    from projector_core.kernels.tsne import (  # openTSNE: on first use
+        AFFINITY_SHARE,
+        default_perplexity,
+        tsne,
+    )
 
     order = even_order(data.shape[0], seed)
     sample_rows = np.sort(order[:m])
     sample = np.ascontiguousarray(data[sample_rows], dtype=np.float32)
     canvas = _Canvas(data.shape[0], dims, on_step)
+    init = pca_layout(sample, n_components=dims, random_state=seed)
+    canvas.show(sample_rows, init, 0, 0.0)
+
+    index = SampleIndex(sample)
+    canvas.report(0, 0.0)  # a cancel during the index build stops here
+    perplexity = default_perplexity(m) if perplexity is None else perplexity
+    neighbors = index.self_neighbors(  # progress as openTSNE's own search reports it
+        min(m - 1, int(3 * perplexity)),
+        lambda done: canvas.report(0, FIT_SHARE * AFFINITY_SHARE * done))
 
     def on_sample_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
         if live is None:
@@ -127,9 +144,13 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
             canvas.show(sample_rows, live, iteration, FIT_SHARE * progress)
 
     fitted = tsne(sample, dims, perplexity, learning_rate, n_iter, early_exaggeration, seed,
-                  n_jobs=n_jobs, on_step=on_sample_step)
+                  neighbors=neighbors, n_jobs=n_jobs, on_step=on_sample_step, init=init)
     reference = fitted.embedding
     assert reference is not None
+    reference.affinities.knn_index = index  # transform's neighbour search: batched
+    # openTSNE picks Barnes-Hut for a partial embedding of under 10k points (a last batch),
+    # 10x slower per step there than the interpolation grid it keeps for the reference.
+    reference.gradient_descent_params["negative_gradient_method"] = "fft" if dims == 2 else "bh"
 
     def place(batch: np.ndarray) -> np.ndarray:
         placed = reference.transform(batch, n_iter=TSNE_PLACE_ITERATIONS)
@@ -141,7 +162,7 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     return SampledResult(canvas.coordinates, m, {
         "perplexity": fitted.perplexity, "kl_divergence": fitted.kl_divergence,
         "gradient_method": fitted.gradient_method, "iterations": n_iter,
-        "neighbors": "openTSNE", "place_iterations": TSNE_PLACE_ITERATIONS,
+        "neighbors": "usearch", "place_iterations": TSNE_PLACE_ITERATIONS,
     })
 
 
@@ -151,16 +172,15 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     """UMAP of a random sample of ``m`` rows, then umap-learn's transform for the rest.
 
     The first frame shows the sample's first principal components (before the index is
-    built: a picture at once). One approximate index
-    of the project's (:mod:`ann`), built over the sample, finds both the sample's neighbours
-    for the fit and the new points' neighbours among it: faster than umap-learn's NN-descent
-    (whose first use also compiles for minutes) on the bench data, and one index instead of
-    two. Its build cannot be interrupted: a cancel takes effect when it ends.
+    built: a picture at once). One :class:`SampleIndex` over the sample finds both the
+    sample's neighbours for the fit and the new points' neighbours among it: faster than
+    umap-learn's NN-descent (whose first use also compiles for minutes) on the bench data,
+    and one index instead of two. Its build cannot be interrupted: a cancel takes effect
+    when it ends.
     """
     from openTSNE.initialization import pca as pca_layout
 
-    from projector_core.kernels.ann import ApproximateIndex
-    from projector_core.kernels.knn import ExactIndex
+    from projector_core.kernels.sample_index import SampleIndex
     from projector_core.kernels.umap import place as umap_place
     from projector_core.kernels.umap import umap
 
@@ -170,9 +190,9 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     canvas = _Canvas(data.shape[0], dims, on_step)
     canvas.show(sample_rows, pca_layout(sample, n_components=dims, random_state=seed), 0, 0.0)
 
-    index = ApproximateIndex(ExactIndex(sample), "euclidean")
+    index = SampleIndex(sample)
     canvas.report(0, 0.0)  # a cancel during the index build stops here
-    neighbors = index.neighbors_of(np.arange(m), n_neighbors - 1)
+    neighbors = index.self_neighbors(n_neighbors - 1)
 
     def on_sample_step(epoch: int, progress: float, live: np.ndarray) -> None:
         canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)
@@ -182,7 +202,7 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     reference = fitted.coordinates
 
     def place(batch: np.ndarray) -> np.ndarray:
-        indices, distances = index.query(batch, n_neighbors, "euclidean")
+        indices, distances = index.query(batch, n_neighbors)
         return umap_place(reference, indices, distances, n_neighbors, min_dist, n_epochs, seed)
 
     place_in_batches(data, order, m, canvas, place, fitted.n_epochs)

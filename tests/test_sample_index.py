@@ -1,0 +1,45 @@
+"""The sampled fits' neighbour index: the sample's own neighbours and placed points' ones."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.datasets import make_blobs
+
+from projector_core.kernels.knn import ExactIndex
+from projector_core.kernels.sample_index import SampleIndex
+
+
+def _recall(found: np.ndarray, exact: np.ndarray) -> float:
+    return float(np.mean([len(set(a) & set(b)) / len(b)
+                          for a, b in zip(found, exact, strict=True)]))
+
+
+def test_neighbours_of_new_points_match_an_exact_search():
+    data, _ = make_blobs(3000, 20, centers=8, cluster_std=2.0, random_state=0)
+    data = data.astype(np.float32)
+    index = SampleIndex(data[:2500])
+    indices, distances = index.query(data[2500:], 15)
+    exact, exact_distances = ExactIndex(data[:2500]).query(data[2500:], 15, "euclidean")
+    assert indices.shape == (500, 15) and indices.dtype == np.int64
+    assert distances.dtype == np.float32 and (np.diff(distances, axis=1) >= 0).all()
+    assert _recall(indices, exact) > 0.9
+    # The distances are euclidean (not squared), those of the rows returned.
+    true = np.linalg.norm(data[:2500][indices] - data[2500:, None], axis=2)
+    np.testing.assert_allclose(distances, true, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(distances[:, 0], exact_distances[:, 0], rtol=1e-3, atol=1e-3)
+
+
+def test_a_sample_rows_neighbours_leave_out_the_row_itself():
+    data, _ = make_blobs(2000, 10, centers=5, random_state=1)
+    index = SampleIndex(data)
+    indices, distances = index.self_neighbors(30)
+    assert indices.shape == (2000, 30)
+    assert not (indices == np.arange(2000)[:, None]).any()
+    exact, _ = ExactIndex(data.astype(np.float32)).neighbors_of(np.arange(2000), 30, "euclidean")
+    assert _recall(indices, exact) > 0.9
+    # More neighbours than there are other rows: every other row, nearest first.
+    tiny = SampleIndex(data[:6])
+    indices, distances = tiny.self_neighbors(10)
+    assert indices.shape == (6, 5)
+    assert all(set(row) == set(range(6)) - {i} for i, row in enumerate(indices))
+    assert (np.diff(distances, axis=1) >= 0).all()
