@@ -5,6 +5,7 @@ import { formatCount } from '../dom.js';
 import { fitPositions } from '../geometry.js';
 import { clampToLimit, limitFor } from '../limits.js';
 import { is3d } from '../state.js';
+import { placedFirstOrder } from '../stream_order.js';
 import { superviseColumn } from '../supervision.js';
 
 export class Projecting {
@@ -137,7 +138,7 @@ export class Projecting {
   _display(p, animate) {
     const isolated = this.state.isolated ? new Set(this.state.isolated) : null;
     const axes = this._axes(p);
-    const order = this._lodOrder(p, axes);
+    let order = this._lodOrder(p, axes);
     // Over a first picture, the whole set waits for its order: one permutation, not two.
     if (!order && p.lodPending && p.previewInOrder && this.plot.preview.count) {
       p.heldForOrder = true;
@@ -145,6 +146,11 @@ export class Projecting {
     }
     const { positions, missing } = fitPositions(p.data, this.dataset.n, p.cols, axes, isolated);
     this.missing = missing;
+    // A streaming job: the placed points first, so a moving frame draws no hidden point.
+    if (!order && p.running && this.dataset.n > this.plot.budget) {
+      order = placedFirstOrder(missing, p.streamOrder ?? null).order;
+      p.streamOrder = order;
+    }
     this.plot.setPositions(positions, { animate, order });
     p.displayedData = p.data;
     p.displayedOnce = true;

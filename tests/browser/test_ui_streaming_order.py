@@ -1,0 +1,57 @@
+"""While a sampled t-SNE streams, the points not yet placed are NaN (hidden): a moving
+frame's budget goes to the placed points first, so a frame of a million points while only the
+sample is placed draws the sample, not mostly hidden points."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.builders import write_pbtxt_run
+
+pytestmark = pytest.mark.browser
+
+N = 6000
+SAMPLE = 800
+BUDGET = 1500  # below N: every moving frame draws a sample of the draw order
+
+
+def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, projector):
+    rng = np.random.default_rng(5)
+    coords = (rng.normal(0, 4, (6, 8))[rng.integers(0, 6, N)] + rng.normal(0, 1, (N, 8)))
+    write_pbtxt_run(
+        tmp_path / "run",
+        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {N} '
+        'tensor_shape: 8 }', {"t.bytes": coords.astype("<f4").tobytes()})
+    projector.open(serve(tmp_path), {"run": "run", "embedding": "points", "projection": "pca"})
+    # The UI asks for "auto" (a sample above 100k points); this set is small, so ask for one.
+    page = projector.page
+    page.evaluate(f"""() => {{ const app = window.__projector.app;
+        app.plot.budget = {BUDGET};
+        const requestFor = app.requestFor.bind(app);
+        app.requestFor = (method, state) => {{ const r = requestFor(method, state);
+            if (method === 'tsne') Object.assign(r.params, {{ mode: 'sample', sample_size: {SAMPLE} }});
+            return r; }};
+        window.__frames = [];
+        const setPositions = app.plot.setPositions.bind(app.plot);
+        app.plot.setPositions = (positions, options) => {{ setPositions(positions, options);
+            const p = app.shown;
+            if (!p || p.method !== 'tsne' || !p.running) return;
+            const order = app.plot.order, data = p.data, k = p.cols;
+            const placed = (i) => Number.isFinite(data[i * k]) && Number.isFinite(data[i * k + 1]);
+            let count = 0;
+            for (let i = 0; i < {N}; i++) if (placed(i)) count++;
+            let prefix = 0;
+            while (prefix < {N} && placed(order[prefix])) prefix++;
+            window.__frames.push({{ count, prefix, budget: app.plot.budget }}); }}; }}""")
+    projector.by("tab-tsne").click()
+    projector.wait_projection("tsne", "done", timeout=120000)
+    assert page.evaluate("window.__projector.app.shown.info.sample_size") == SAMPLE
+    frames = page.evaluate("window.__frames")
+    streaming = [f for f in frames if f["count"] < N]
+    assert streaming, f"no frame arrived before every point was placed: {frames}"
+    for frame in streaming:
+        assert frame["count"] >= SAMPLE
+        # Every placed point comes before any hidden one: the budget draws placed points only.
+        assert frame["prefix"] == frame["count"], frame
+        assert frame["budget"] < N
