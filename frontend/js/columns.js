@@ -1,7 +1,11 @@
 // Metadata of a large server data set, column by column as typed arrays (a dictionary and
 // int32 codes) instead of one TSV to download and split in the browser: at 10M rows the
 // text alone is hundreds of MB. Each column becomes an array of shared dictionary strings,
-// the shape the rest of the front end reads.
+// the shape the rest of the front end reads. Only the columns the first picture needs (colour,
+// labels, search) are fetched before it is coloured; the others when a panel asks for them
+// (Dataset.values), so opening a wide table costs one column, not all of them.
+
+import { numericColumn } from './tsv.js';
 
 /** Above this many points metadata comes as columns. */
 export const COLUMNS_ABOVE = 100000;
@@ -13,14 +17,49 @@ export function decodeColumn(dictionary, codes) {
   return values;
 }
 
-/** { names, columns, nRows } (as parseMetadataTsv returns) fetched one column at a time. */
-export async function fetchMetadataColumns(api, run, embedding, names, n, onProgress = () => {}) {
-  const columns = [];
-  for (const name of names) {
+/** Whether a column has 2..20 distinct values (one worth colouring by at start). */
+export function fewDistinct(values) {
+  const distinct = new Set();
+  for (const v of values) {
+    distinct.add(v);
+    if (distinct.size > 20) return false;
+  }
+  return distinct.size >= 2;
+}
+
+/** A function fetching one column's values (an array of n strings) from the server. */
+export function columnFetcher(api, run, embedding, n) {
+  return async (name) => {
     const { dictionary, codes } = await api.metadataColumn(run, embedding, name, 'categorical');
     if (codes.length !== n) throw new Error(`metadata column ${name}: ${codes.length} rows for ${n} points`);
-    columns.push(decodeColumn(dictionary, codes));
-    onProgress(columns.length / names.length);
+    return decodeColumn(dictionary, codes);
+  };
+}
+
+/**
+ * { names, columns, nRows } (as parseMetadataTsv returns) where only some columns are fetched
+ * (the others null until Dataset.values asks for them): `wanted` (the state's colour, label and
+ * search columns) first, then columns in order until the default label column (the first text
+ * one) and colour column (the first with 2..20 values) are known, so the defaults are those of
+ * the whole table.
+ */
+export async function fetchFirstColumns(fetchColumn, names, n, wanted, onProgress = () => {}) {
+  const columns = names.map(() => null);
+  const load = async (name) => {
+    const i = names.indexOf(name);
+    if (i < 0 || columns[i]) return;
+    columns[i] = await fetchColumn(name);
+    onProgress(columns.filter(Boolean).length / names.length);
+  };
+  for (const name of wanted) await load(name);
+  let label = false;
+  let color = false;
+  for (const name of names) {
+    if (label && color) break;
+    await load(name);
+    const values = columns[names.indexOf(name)];
+    label ||= !numericColumn(values);
+    color ||= fewDistinct(values);
   }
   return { names: names.slice(), columns, nRows: n };
 }

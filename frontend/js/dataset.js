@@ -2,6 +2,7 @@
 // the vectors. Server data sets keep their vectors on the server: every computation on
 // them is an API call, so a million-point tensor never crosses the wire.
 
+import { fewDistinct } from './columns.js';
 import { tagRows } from './metadata_edit.js';
 import { numericColumn, ParseError, parseMetadataTsv, parseNpy, parseTensorTsv } from './tsv.js';
 
@@ -23,6 +24,12 @@ export class Dataset {
     // Columns the user tagged in this browser session: only here, never on the server.
     this.edited = new Set();
     this.edits = 0; // tags applied so far: views that cache what they drew compare it
+    // Large server sets: (name) => Promise of a column's values, for columns not fetched yet
+    // (metadata.columns[i] null); `onColumn(name)` once one arrives (a new metadata object).
+    this.fetchColumn = null;
+    this.onColumn = () => {};
+    this.onColumnError = () => {};
+    this.pendingColumns = new Map();
   }
 
   get local() {
@@ -33,9 +40,42 @@ export class Dataset {
     return this.metadata ? this.metadata.names : [];
   }
 
+  /** A column's values; null for no such column, or one still being fetched (asked for now). */
   values(column) {
+    const values = this.loaded(column);
+    if (!values && this.columns.includes(column)) this.ensureColumns([column]);
+    return values;
+  }
+
+  /** A column's values if they are here, without fetching them. */
+  loaded(column) {
     const i = this.columns.indexOf(column);
     return i < 0 ? null : this.metadata.columns[i];
+  }
+
+  /** Resolves once every named column is here (fetching those that are not). */
+  ensureColumns(names) {
+    return Promise.all(names.filter((c) => this.columns.includes(c) && !this.loaded(c)).map((c) => this._fetchColumn(c)));
+  }
+
+  _fetchColumn(column) {
+    if (!this.pendingColumns.has(column)) {
+      const pending = this.fetchColumn(column).then(
+        (values) => {
+          this.pendingColumns.delete(column);
+          const i = this.columns.indexOf(column);
+          if (i < 0 || this.metadata.columns[i]) return;
+          const columns = this.metadata.columns.slice();
+          columns[i] = values;
+          this.metadata = { ...this.metadata, columns }; // a new object: panels that cache by it redraw
+          this.numericCache.delete(column);
+          this.onColumn(column);
+        },
+        (err) => this.onColumnError(column, err), // stays pending: not fetched again and again
+      );
+      this.pendingColumns.set(column, pending);
+    }
+    return this.pendingColumns.get(column);
   }
 
   /** Sets `column` (new or existing) to `value` at `indices`; the server's copy is untouched. */
@@ -74,20 +114,15 @@ export class Dataset {
   /** TensorBoard's default label column: the first non-numeric one, else the first. */
   defaultLabelColumn() {
     const cols = this.columns;
-    return cols.find((c) => !this.numeric(c)) ?? cols[0] ?? null;
+    return cols.find((c) => this.loaded(c) && !this.numeric(c)) ?? cols[0] ?? null;
   }
 
-  /** A column worth colouring by at start: the first with 2..20 distinct values. */
+  /**
+   * A column worth colouring by at start: the first with 2..20 distinct values (of those
+   * fetched: columns.fetchFirstColumns fetches up to it).
+   */
   defaultColorColumn() {
-    for (const c of this.columns) {
-      const distinct = new Set();
-      for (const v of this.values(c)) {
-        distinct.add(v);
-        if (distinct.size > 20) break;
-      }
-      if (distinct.size >= 2 && distinct.size <= 20) return c;
-    }
-    return null;
+    return this.columns.find((c) => this.loaded(c) && fewDistinct(this.loaded(c))) ?? null;
   }
 
   /** Text shown for point i: its value in the label column, else its index. */

@@ -52,7 +52,7 @@ export function installMetadataEdit(app) {
     note.classList.toggle('error-text', isError);
   };
 
-  tagButton.addEventListener('click', () => {
+  tagButton.addEventListener('click', async () => {
     const ds = app.dataset;
     const selection = app.state.selection;
     const column = columnInput.value.trim();
@@ -62,6 +62,8 @@ export function installMetadataEdit(app) {
       say(problem ?? 'No data set open.', true);
       return;
     }
+    await ds.ensureColumns([column]); // an existing column of a large set may still be on the server
+    if (ds !== app.dataset) return;
     ds.tag(column, value, selection);
     const { colorBy, labelBy, search } = app.state;
     if (colorBy === column) app._recolor();

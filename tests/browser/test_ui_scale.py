@@ -71,6 +71,11 @@ def inside(screen: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
     return result & box
 
 
+COLUMNS_FETCHED = """performance.getEntriesByType('resource')
+  .filter((e) => e.name.includes('/metadata/column?'))
+  .map((e) => ({ column: new URL(e.name).searchParams.get('column'), start: e.startTime,
+                 end: e.responseEnd }))"""
+
 ZOOM_AND_COUNT = """(factor) => new Promise((resolve) => {
   // Zooms the 2D view in by `factor`; after the next frame (moving: a budget), the points drawn.
   const p = window.__projector.app.plot;
@@ -87,6 +92,12 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",
                            timeout=120000)
     assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
+    # Metadata columns on demand: the colour and label column alone first; the others only
+    # when a panel asks for them (the charts panel on screen here, the inspector's card).
+    fetched = page.evaluate(COLUMNS_FETCHED)
+    assert fetched[0]["column"] == "label"
+    assert all(f["start"] >= fetched[0]["end"] for f in fetched[1:])
+    assert page.evaluate("window.__projector.app.coloring.kind") == "categorical"
     # The first picture came from the head of the level-of-detail order, before the whole.
     assert page.evaluate("performance.getEntriesByType('resource')"
                          ".some((e) => e.name.includes('/lod/points?'))")
@@ -136,6 +147,10 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     shown = [int(i) for i in page.eval_on_selector_all(
         "[data-testid=neighbors-list] li", "rows => rows.map(r => r.dataset.index)")]
     assert shown == [n["index"] for n in expected["neighbors"]]
+    # The point's card asks for every column: "group" comes then.
+    page.wait_for_function("[...document.querySelectorAll('[data-testid=point-card] dd')]"
+                           ".some((d) => /^g[012]$/.test(d.textContent))", timeout=60000)
+    assert sorted(f["column"] for f in page.evaluate(COLUMNS_FETCHED)) == ["group", "label"]
 
     # Zoom in (the moving frames draw a sample), then lasso: exactly the points inside.
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

@@ -1,7 +1,7 @@
 // Opening data sets: a server embedding (metadata, sprite and bookmarks fetched beside the
 // first projection) or uploaded files, and the state a fresh data set starts from.
 
-import { COLUMNS_ABOVE, fetchMetadataColumns } from '../columns.js';
+import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampToLimit, limitFor } from '../limits.js';
 import { fetchLodPoints, fitSlice, PREVIEW_ABOVE, PREVIEW_POINTS } from '../lod_points.js';
@@ -31,9 +31,11 @@ export class DatasetLoading {
     this.render();
     const metaTask = this.progress.start('Loading metadata…');
     const columnar = n > COLUMNS_ABOVE;
+    if (columnar) this._fetchColumnsOnDemand(dataset);
+    const { labelBy, colorBy, search } = this.state;
     const metadata = info.metadata_columns?.length
       ? (columnar
-          ? fetchMetadataColumns(this.api, run, name, info.metadata_columns, n, (f) => metaTask.update(f))
+          ? fetchFirstColumns(dataset.fetchColumn, info.metadata_columns, n, [colorBy, labelBy, search.column], (f) => metaTask.update(f))
           : this.api
               .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
               .then((text) => parseMetadataTsv(text, { header: true, file: 'metadata' }))
@@ -71,6 +73,23 @@ export class DatasetLoading {
     const selected = this.bookmarks.findIndex((b) => b.isSelected);
     if (!restore && selected >= 0) this.loadBookmark(selected);
     this.render();
+  }
+
+  /**
+   * Columns beyond the first picture's come when a panel asks (Dataset.values); each one
+   * redraws what reads it.
+   */
+  _fetchColumnsOnDemand(dataset) {
+    dataset.fetchColumn = columnFetcher(this.api, dataset.run, dataset.name, dataset.n);
+    dataset.onColumn = (column) => {
+      if (this.dataset !== dataset) return;
+      if (column === this.state.colorBy) this._recolor();
+      if (column === this.state.labelBy) this._updateLabels();
+      this.render();
+    };
+    dataset.onColumnError = (column, err) => {
+      if (this.dataset === dataset) this.setMessage(`Metadata column ${column}: ${err.message}`, true);
+    };
   }
 
   /**

@@ -64,12 +64,13 @@ export class Saving {
     download(`${this.dataset.name}-${p.method}.${ext}`, formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
   }
 
-  downloadMetadata() {
+  async downloadMetadata() {
     const ds = this.dataset;
     if (!ds?.metadata) {
       this.setMessage('This data set has no metadata', true);
       return;
     }
+    await ds.ensureColumns(ds.columns); // a large set's columns come when asked for
     download(`${ds.name}-metadata.tsv`, formatMetadataTsv(ds.metadata.names, ds.metadata.columns), 'text/tab-separated-values');
   }
 }

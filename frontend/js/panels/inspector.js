@@ -76,14 +76,14 @@ export function createInspectorPanel(app) {
   function renderCard() {
     const focus = app.state.focus;
     const ds = app.dataset;
-    const key = `${focus}|${app.state.labelBy}|${ds?.name}|${Boolean(ds?.metadata)}|${ds?.edits}`;
+    const key = `${focus}|${app.state.labelBy}|${ds?.name}|${ds?.metadata?.columns.filter(Boolean).length}|${ds?.edits}`;
     if (key === cardFor) return;
     cardFor = key;
     card.hidden = focus === null || !ds;
     if (card.hidden) return;
     const title = el('div', { class: 'card-title' }, ds.sprite ? thumbnail(ds.sprite, focus, 40) : null, el('span', {}, app.labelOf(focus)), el('span', { class: 'row-index' }, `#${focus}`));
     const rows = [];
-    for (const name of ds.columns) rows.push(el('dt', {}, name), el('dd', {}, ds.values(name)[focus] || '–'));
+    for (const name of ds.columns) rows.push(el('dt', {}, name), el('dd', {}, ds.values(name)?.[focus] || '–'));
     card.replaceChildren(title, ...rows);
   }
 

@@ -44,7 +44,12 @@ export function installLabelsAndSequences(app) {
       sequencesField.hidden = true;
       return;
     }
-    const parsed = parseSequence(ds.values(column), ds.n);
+    const values = ds.values(column);
+    if (!values) {
+      sequenceFor = null; // still coming from the server: read again once it is here
+      return;
+    }
+    const parsed = parseSequence(values, ds.n);
     polylines.setSegments(parsed.pairs);
     sequencesField.hidden = false;
     sequencesStatus.textContent = `${formatCount(parsed.pairs.length / 2)} links (${column})`;

@@ -31,6 +31,15 @@ export function createChartsPanel(app) {
   let selectionFor = null;
   let sort = { column: null, descending: false };
   let tableFor = null;
+  // A large server set's columns are fetched when asked for: its charts wait until the panel
+  // has been on screen, so a table of many columns costs nothing until someone looks.
+  let seen = false;
+  new IntersectionObserver((entries, observer) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    seen = true;
+    observer.disconnect();
+    app.render();
+  }).observe(section);
 
   csvButton.addEventListener('click', () => exportCsv());
 
@@ -41,6 +50,7 @@ export function createChartsPanel(app) {
     list.replaceChildren();
     if (!ds?.metadata) return;
     for (const column of ds.columns.slice(0, MAX_COLUMNS)) {
+      if (!ds.values(column)) continue; // fetched now (a large set): the panel rebuilds when it comes
       const numbers = ds.numeric(column);
       const numeric = Boolean(numbers) && !ds.categoricalByDefault(column);
       const binning = numeric ? numericBinning(numbers) : categoryBinning(ds.values(column));
@@ -151,7 +161,7 @@ export function createChartsPanel(app) {
   function renderTable() {
     const ds = app.dataset;
     const selection = app.state.selection;
-    const key = [selection, sort.column, sort.descending, ds];
+    const key = [selection, sort.column, sort.descending, ds, ds?.metadata];
     if (tableFor && key.every((v, i) => v === tableFor[i])) return;
     tableFor = key;
     const columns = ds?.columns ?? [];
@@ -168,7 +178,7 @@ export function createChartsPanel(app) {
       : 'Select points to list them here';
     csvButton.disabled = !selection.length;
     const body = rows.slice(0, TABLE_ROWS).map((i) => el('tr', { 'data-index': i, onclick: () => app.update({ selection: [i], focus: i }) },
-      el('td', {}, String(i)), ...columns.map((c) => el('td', {}, ds.values(c)[i]))));
+      el('td', {}, String(i)), ...columns.map((c) => el('td', {}, ds.values(c)?.[i] ?? ''))));
     table.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
   }
 
@@ -180,14 +190,16 @@ export function createChartsPanel(app) {
     if (sort.column === '#') return rows.sort((a, b) => sign * (a - b));
     const numbers = ds.numeric(sort.column);
     const values = ds.values(sort.column);
+    if (!values) return rows; // still coming from the server
     if (numbers) return rows.sort((a, b) => sign * ((Number.isNaN(numbers[a]) ? Infinity : numbers[a]) - (Number.isNaN(numbers[b]) ? Infinity : numbers[b])) || a - b);
     return rows.sort((a, b) => sign * (values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : a - b));
   }
 
-  function exportCsv() {
+  async function exportCsv() {
     const ds = app.dataset;
     if (!ds || !app.state.selection.length) return;
     const columns = ds.columns;
+    await ds.ensureColumns(columns);
     const lines = [csvLine(['index', ...columns])];
     for (const i of sortedSelection()) lines.push(csvLine([String(i), ...columns.map((c) => ds.values(c)[i])]));
     download(`${ds.name}-selection.csv`, `${lines.join('\n')}\n`, 'text/csv');
@@ -197,7 +209,7 @@ export function createChartsPanel(app) {
     element: section,
     render() {
       const ds = app.dataset;
-      if ((ds?.metadata ?? null) !== chartsFor) {
+      if ((ds?.metadata ?? null) !== chartsFor && (seen || !ds?.fetchColumn)) {
         build();
         selectionFor = null;
       }
