@@ -31,6 +31,9 @@ _TRAIN_PER_CELL = 32  # k-means is fitted on a sample of this many rows per cell
 _KMEANS_ITERATIONS = 10
 _ASSIGN_BYTES = 64 * 2**20  # bound on one block of row-to-centre scores
 _WORKERS = 2  # threads scanning cells
+# Cells are scored in bfloat16 where torch runs on the CPU (4x float32's products on an
+# AVX-512 core); this many candidates per neighbour wanted are then rescored in float32.
+_SHORTLIST = 3
 _PARTITION_SHARE = 0.15  # of build progress: k-means and assignment, before the cell scans
 
 
@@ -44,6 +47,7 @@ class _Cells:
     centres: np.ndarray  # float32 [C, D]: the k-means centres, in prepared space
     vectors: Array  # float32 [M, D] on the search backend, sorted
     sq_norms: Array  # float32 [M]: squared norms (euclidean ranking)
+    coarse: Array  # [M, D] the vectors as the cells are scored: bfloat16, or ``vectors``
 
 
 class CellIndex:
@@ -132,9 +136,13 @@ class CellIndex:
         progress(0.2)
         labels = np.empty(finite.size, np.int64)
         step = max(1, _ASSIGN_BYTES // (4 * max(count, self.dim)))
+        be, xp = self.backend, self.backend.xp
+        on_device = be.asarray(centres)
+        centre_norms = xp.sum(on_device * on_device, axis=1)
         for start in range(0, finite.size, step):
-            block = _prepared(self.exact.host[finite[start:start + step]], metric)
-            labels[start:start + step] = _centre_scores(block, centres).argmin(axis=1)
+            block = be.asarray(_prepared(self.exact.host[finite[start:start + step]], metric))
+            scores = centre_norms[None, :] - 2.0 * xp.matmul(block, xp.matrix_transpose(on_device))
+            labels[start:start + step] = be.to_numpy(xp.argmin(scores, axis=1))
             progress(0.2 + 0.7 * min(1.0, (start + step) / finite.size))
         order = np.argsort(labels, kind="stable")
         sorted_rows = finite[order]
@@ -146,8 +154,9 @@ class CellIndex:
         for start in range(0, finite.size, step):
             vectors[start:start + step] = _prepared(self.exact.host[sorted_rows[start:start + step]], metric)
         sq_norms = np.einsum("ij,ij->i", vectors, vectors)
-        be = self.backend
-        return _Cells(sorted_rows, starts, probes, centres, be.asarray(vectors), be.asarray(sq_norms))
+        on_device = be.asarray(vectors)
+        coarse = on_device.bfloat16() if be.name == "torch" and be.device == "cpu" else on_device
+        return _Cells(sorted_rows, starts, probes, centres, on_device, be.asarray(sq_norms), coarse)
 
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
         """Every cell's rows against the rows of its probe cells: the graph by sorted
@@ -173,18 +182,28 @@ class CellIndex:
         width = min(k, positions.size - 1)
         if last == first or width <= 0:
             return first, last, np.empty((last - first, 0), np.int64)
-        candidates = xp.concat([cells.vectors[a:b] for a, b in spans])
         # Scores written once by the product: -dot (cosine), |c|^2 - 2 q.c (euclidean).
-        queries = cells.vectors[first:last] * (-1.0 if metric == "cosine" else -2.0)
-        scores = xp.matmul(queries, xp.matrix_transpose(candidates))
+        scale = -1.0 if metric == "cosine" else -2.0
+        candidates = xp.concat([cells.coarse[a:b] for a, b in spans])
+        scores = xp.matmul(cells.coarse[first:last] * scale, xp.matrix_transpose(candidates))
         if metric == "euclidean":
-            scores += xp.concat([cells.sq_norms[a:b] for a, b in spans])[None, :]
+            scores = scores + xp.concat([cells.sq_norms[a:b] for a, b in spans])[None, :]
         own = xp.arange(last - first, device=cells.vectors.device)
         scores[own, own] = xp.inf  # a row is not its own neighbour; its cell comes first
+        picked = be.asarray(positions)
+        if cells.coarse is not cells.vectors:  # bfloat16 scores: a shortlist, rescored exactly
+            _, columns = be.smallest_k(scores, min(_SHORTLIST * k, positions.size - 1))
+            picked = picked[columns]  # sorted positions [rows, shortlist]
+            shortlist = xp.reshape(xp.take(cells.vectors, xp.reshape(picked, (-1,)), axis=0),
+                                   (*picked.shape, self.dim))  # take: ~2x a 2-D index
+            scores = xp.matmul(shortlist, cells.vectors[first:last, :, None] * scale)[..., 0]
+            if metric == "euclidean":
+                scores = scores + cells.sq_norms[picked]
         values, columns = be.smallest_k(scores, width)
-        values, columns = be.to_numpy(values), be.to_numpy(columns)
+        found = picked[columns] if picked.ndim == 1 else xp.take_along_axis(picked, columns, axis=1)
+        values, found = be.to_numpy(values), be.to_numpy(found)
         order = np.argsort(values, axis=1, kind="stable")
-        return first, last, cells.rows[positions[np.take_along_axis(columns, order, axis=1)]]
+        return first, last, cells.rows[np.take_along_axis(found, order, axis=1)]
 
 
 def _search_backend(backend: Backend) -> Backend:
