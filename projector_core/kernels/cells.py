@@ -33,7 +33,7 @@ _ASSIGN_BYTES = 64 * 2**20  # bound on one block of row-to-centre scores
 _WORKERS = 2  # threads scanning cells
 # Cells are scored in bfloat16 where torch runs on the CPU (4x float32's products on an
 # AVX-512 core); this many candidates per neighbour wanted are then rescored in float32.
-_SHORTLIST = 3
+_SHORTLIST = 2
 _PARTITION_SHARE = 0.15  # of build progress: k-means and assignment, before the cell scans
 
 
@@ -136,13 +136,9 @@ class CellIndex:
         progress(0.2)
         labels = np.empty(finite.size, np.int64)
         step = max(1, _ASSIGN_BYTES // (4 * max(count, self.dim)))
-        be, xp = self.backend, self.backend.xp
-        on_device = be.asarray(centres)
-        centre_norms = xp.sum(on_device * on_device, axis=1)
         for start in range(0, finite.size, step):
-            block = be.asarray(_prepared(self.exact.host[finite[start:start + step]], metric))
-            scores = centre_norms[None, :] - 2.0 * xp.matmul(block, xp.matrix_transpose(on_device))
-            labels[start:start + step] = be.to_numpy(xp.argmin(scores, axis=1))
+            block = _prepared(self.exact.host[finite[start:start + step]], metric)
+            labels[start:start + step] = _centre_scores(block, centres).argmin(axis=1)
             progress(0.2 + 0.7 * min(1.0, (start + step) / finite.size))
         order = np.argsort(labels, kind="stable")
         sorted_rows = finite[order]
@@ -154,6 +150,7 @@ class CellIndex:
         for start in range(0, finite.size, step):
             vectors[start:start + step] = _prepared(self.exact.host[sorted_rows[start:start + step]], metric)
         sq_norms = np.einsum("ij,ij->i", vectors, vectors)
+        be = self.backend
         on_device = be.asarray(vectors)
         coarse = on_device.bfloat16() if be.name == "torch" and be.device == "cpu" else on_device
         return _Cells(sorted_rows, starts, probes, centres, on_device, be.asarray(sq_norms), coarse)
