@@ -28,8 +28,8 @@ from projector_core.kernels.neighbor_index import METRICS, Metric, Progress, pad
 # Cell size and probes: at 1M x 128 (200 clusters of a 32-dim manifold) 4 probes of ~1,000
 # rows found 91 % of the true 10 neighbours, 8 found 99.8 %; with 6, recall@10 was 0.99 and
 # a comparison of two such embeddings took 175 CPU-seconds in float32; with the bfloat16
-# shortlist, 0.981 and 125 CPU-seconds, of which ~14 per side make the cells: 9 assign rows,
-# 4 sort them, 2 fit k-means (bench/bench_compare.py).
+# shortlist, 0.981 and 113 CPU-seconds (67 s at load 2), of which ~14 per side make the
+# cells: 9 assign rows, 4 sort them, 2 fit k-means (bench/bench_compare.py --previous).
 CELL_ROWS = 1024
 PROBES = 6
 _TRAIN_PER_CELL = 32  # k-means is fitted on a sample of this many rows per cell
