@@ -7,9 +7,12 @@ time, as the API does. Beside it, in the same process: the exact all-kNN of both
 a sample of rows and scaled to N (its cost is linear in the rows queried), and the previous
 approach, an HNSW graph (usearch) built and queried for every row, timed on the first
 ``--hnsw-rows`` rows and scaled linearly (a lower bound: HNSW grows faster than N). Recall@k
-is measured on a sample against the exact index, as the API reports it.
+is measured on a sample against the exact index, as the API reports it. ``--previous COMMIT``
+also times that commit's CellIndex (read with ``git show``) on A, in this process, for the
+same-run ratio of a change to the cells.
 
     python bench/bench_compare.py [--n 1000000] [--d 128] [--k 10] [--metric cosine] [--probes 6]
+                                  [--previous COMMIT]
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
+import sys
 import time
+import types
+from pathlib import Path
 
 import numpy as np
 from bench_ann import make_data
@@ -51,6 +58,17 @@ def hnsw_seconds(data: np.ndarray, rows: int, k: int, metric: str) -> float:
     return time.perf_counter() - start
 
 
+def previous_cells(commit: str) -> type:
+    """``CellIndex`` as it was at ``commit``: this repository's own source, run to time it."""
+    source = subprocess.run(["git", "show", f"{commit}:projector_core/kernels/cells.py"],
+                            cwd=Path(__file__).parent, capture_output=True, text=True,
+                            check=True).stdout
+    module = types.ModuleType("previous_cells")
+    sys.modules[module.__name__] = module  # dataclasses look their module up there
+    exec(compile(source, f"{commit}:cells.py", "exec"), module.__dict__)
+    return module.CellIndex
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -58,6 +76,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--metric", default="cosine", choices=["cosine", "euclidean"])
     parser.add_argument("--probes", type=int, default=PROBES, help="cells scanned per cell")
+    parser.add_argument("--previous", help="a commit whose CellIndex is timed on A beside this one")
     parser.add_argument("--hnsw-rows", type=int, default=50_000, help="0: skip the HNSW reference")
     args = parser.parse_args()
     print(machine_info())
@@ -71,11 +90,14 @@ def main() -> None:
     index_a, index_b = ((CellIndex(exact_a, probes=args.probes), CellIndex(exact_b, probes=args.probes))
                         if approximate else (exact_a, exact_b))
     marks: dict[str, float] = {}
+    cpu_a: list[float] = []  # CPU-seconds until A's graph is built
 
     def progress(done: float) -> None:
         for name, at in STAGES.items():
             if done >= at and name not in marks:
                 marks[name] = time.perf_counter() - start
+                if name == "A scanned":
+                    cpu_a.append(time.process_time() - cpu_start)
 
     result = compare(index_a, index_b, args.k, args.metric, top=2 * moved.size, progress=progress)
     total = time.perf_counter() - start
@@ -85,7 +107,7 @@ def main() -> None:
 
     rows = np.random.default_rng(2).choice(args.n, min(EXACT_SAMPLE, args.n), replace=False)
     t0 = time.perf_counter()
-    exact_a.neighbors_of(rows, args.k, args.metric)
+    truth_a, _ = exact_a.neighbors_of(rows, args.k, args.metric)
     exact_b.neighbors_of(rows, args.k, args.metric)
     exact_total = (time.perf_counter() - t0) * args.n / rows.size
 
@@ -100,6 +122,20 @@ def main() -> None:
     print(f"peak memory of this process: {peak:.2f} GiB")
     print(f"reference, exact all-kNN of both (scaled from {rows.size} rows): {exact_total:.1f} s; "
           f"ratio {exact_total / total:.1f}x faster")
+    if args.previous and approximate:
+        rows_a = np.flatnonzero(exact_a.valid_host & exact_b.valid_host)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        before = previous_cells(args.previous)(exact_a, probes=args.probes).build(args.k, args.metric, rows_a)
+        previous, previous_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        now, now_cpu = marks.get("A scanned", float("nan")), cpu_a[0]
+        position = np.searchsorted(rows_a, rows)
+        recall = np.mean([np.intersect1d(t, f).size / args.k
+                          for t, f in zip(truth_a, before[position], strict=True)])
+        print(f"previous CellIndex ({args.previous}) on A, same process: {previous:.1f} s, "
+              f"{previous_cpu:.1f} "
+              f"CPU-s (recall@{args.k} {recall:.4f} on {rows.size} rows); this one {now:.1f} s, "
+              f"{now_cpu:.1f} CPU-s; ratio {previous / now:.2f}x wall, {previous_cpu / now_cpu:.2f}x CPU; "
+              f"load average {os.getloadavg()[0]:.1f}")
     if args.hnsw_rows and approximate:
         sub = min(args.n, args.hnsw_rows)
         hnsw = (hnsw_seconds(a, sub, args.k, args.metric) + hnsw_seconds(b, sub, args.k, args.metric))

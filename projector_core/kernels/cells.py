@@ -6,8 +6,11 @@ long again to query every row (bench/bench_compare.py). Here the rows are groupe
 k-means cells of about ``CELL_ROWS`` rows, and the rows of each cell are compared at once,
 by one matrix product, with the rows of the ``PROBES`` cells whose centres are nearest its
 own centre; the top k are kept. All the work is matrix products and top-k selections, the
-two operations a CPU (or GPU) does best. Approximate: a neighbour in a cell not probed is
-missed, so callers report recall on a sample against the exact index.
+two operations a CPU (or GPU) does best. With torch on a CPU the products run in bfloat16
+(a quarter of float32's time on an AVX-512 core) and only pick a shortlist of ``2k`` rows,
+whose distances are then computed in float32: the graph is ranked by exact distances.
+Approximate: a neighbour in a cell not probed is missed, so callers report recall on a
+sample against the exact index.
 """
 
 from __future__ import annotations
@@ -24,13 +27,18 @@ from projector_core.kernels.neighbor_index import METRICS, Metric, Progress, pad
 
 # Cell size and probes: at 1M x 128 (200 clusters of a 32-dim manifold) 4 probes of ~1,000
 # rows found 91 % of the true 10 neighbours, 8 found 99.8 %; with 6, recall@10 was 0.99 and
-# a comparison of two such embeddings took 175 CPU-seconds (bench/bench_compare.py).
+# a comparison of two such embeddings took 175 CPU-seconds in float32; with the bfloat16
+# shortlist, 0.981 and 113 CPU-seconds (67 s at load 2), of which ~14 per side make the
+# cells: 9 assign rows, 4 sort them, 2 fit k-means (bench/bench_compare.py --previous).
 CELL_ROWS = 1024
 PROBES = 6
 _TRAIN_PER_CELL = 32  # k-means is fitted on a sample of this many rows per cell
 _KMEANS_ITERATIONS = 10
 _ASSIGN_BYTES = 64 * 2**20  # bound on one block of row-to-centre scores
 _WORKERS = 2  # threads scanning cells
+# Cells are scored in bfloat16 where torch runs on the CPU (4x float32's products on an
+# AVX-512 core); this many candidates per neighbour wanted are then rescored in float32.
+_SHORTLIST = 2
 _PARTITION_SHARE = 0.15  # of build progress: k-means and assignment, before the cell scans
 
 
@@ -44,6 +52,7 @@ class _Cells:
     centres: np.ndarray  # float32 [C, D]: the k-means centres, in prepared space
     vectors: Array  # float32 [M, D] on the search backend, sorted
     sq_norms: Array  # float32 [M]: squared norms (euclidean ranking)
+    coarse: Array  # [M, D] the vectors as the cells are scored: bfloat16, or ``vectors``
 
 
 class CellIndex:
@@ -147,7 +156,9 @@ class CellIndex:
             vectors[start:start + step] = _prepared(self.exact.host[sorted_rows[start:start + step]], metric)
         sq_norms = np.einsum("ij,ij->i", vectors, vectors)
         be = self.backend
-        return _Cells(sorted_rows, starts, probes, centres, be.asarray(vectors), be.asarray(sq_norms))
+        on_device = be.asarray(vectors)
+        coarse = on_device.bfloat16() if be.name == "torch" and be.device == "cpu" else on_device
+        return _Cells(sorted_rows, starts, probes, centres, on_device, be.asarray(sq_norms), coarse)
 
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
         """Every cell's rows against the rows of its probe cells: the graph by sorted
@@ -173,18 +184,28 @@ class CellIndex:
         width = min(k, positions.size - 1)
         if last == first or width <= 0:
             return first, last, np.empty((last - first, 0), np.int64)
-        candidates = xp.concat([cells.vectors[a:b] for a, b in spans])
         # Scores written once by the product: -dot (cosine), |c|^2 - 2 q.c (euclidean).
-        queries = cells.vectors[first:last] * (-1.0 if metric == "cosine" else -2.0)
-        scores = xp.matmul(queries, xp.matrix_transpose(candidates))
+        scale = -1.0 if metric == "cosine" else -2.0
+        candidates = xp.concat([cells.coarse[a:b] for a, b in spans])
+        scores = xp.matmul(cells.coarse[first:last] * scale, xp.matrix_transpose(candidates))
         if metric == "euclidean":
-            scores += xp.concat([cells.sq_norms[a:b] for a, b in spans])[None, :]
+            scores = scores + xp.concat([cells.sq_norms[a:b] for a, b in spans])[None, :]
         own = xp.arange(last - first, device=cells.vectors.device)
         scores[own, own] = xp.inf  # a row is not its own neighbour; its cell comes first
+        picked = be.asarray(positions)
+        if cells.coarse is not cells.vectors:  # bfloat16 scores: a shortlist, rescored exactly
+            _, columns = be.smallest_k(scores, min(_SHORTLIST * k, positions.size - 1))
+            picked = picked[columns]  # sorted positions [rows, shortlist]
+            shortlist = xp.reshape(xp.take(cells.vectors, xp.reshape(picked, (-1,)), axis=0),
+                                   (*picked.shape, self.dim))  # take: ~2x a 2-D index
+            scores = xp.matmul(shortlist, cells.vectors[first:last, :, None] * scale)[..., 0]
+            if metric == "euclidean":
+                scores = scores + cells.sq_norms[picked]
         values, columns = be.smallest_k(scores, width)
-        values, columns = be.to_numpy(values), be.to_numpy(columns)
+        found = picked[columns] if picked.ndim == 1 else xp.take_along_axis(picked, columns, axis=1)
+        values, found = be.to_numpy(values), be.to_numpy(found)
         order = np.argsort(values, axis=1, kind="stable")
-        return first, last, cells.rows[positions[np.take_along_axis(columns, order, axis=1)]]
+        return first, last, cells.rows[np.take_along_axis(found, order, axis=1)]
 
 
 def _search_backend(backend: Backend) -> Backend:
