@@ -47,7 +47,11 @@ def test_every_index_is_a_neighbor_index_and_builds_the_exact_graph(tmp_path: Pa
         assert index.finite.all() and index.exact.approximate is False
         graph = index.build(5, "euclidean")
         assert graph.shape == (300, 5)
-        assert (graph == truth).mean() > 0.99, type(index).__name__
+        if index.approximate:  # HNSW's answers vary with thread scheduling: judged by recall
+            recall = np.mean([np.intersect1d(t, g).size / 5 for t, g in zip(truth, graph, strict=True)])
+            assert recall > 0.95, type(index).__name__
+        else:
+            assert (graph == truth).mean() > 0.99, type(index).__name__
     assert (ShardedIndex(sharded(tmp_path, data)).build(5, "euclidean") == truth).all()
 
 
