@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from projector_core.errors import DataError
 from projector_core.formats.metadata import Metadata
@@ -90,6 +89,8 @@ class Embedding:
         metadata = self.metadata()
         if metadata is not None:
             return metadata
+        import pyarrow as pa  # on first use: start-up stays free of it
+
         n = self.shape[0] if self.shape else 0
         # Made here, not parsed: nothing in it to check, and it is fast for millions of rows.
         text = INDEX_COLUMN + "\n" + "".join(f"{i}\n" for i in range(n))

@@ -7,6 +7,8 @@
 // nearer depth puts them in 2D; the finished image goes to the canvas in one texture blit.
 // 3D, thumbnails and transitions keep the GPU path (plot_frames.js).
 
+import { presentFramebuffer } from './detail.js';
+
 /** Points rasterised per animation frame: about 100 ms of JavaScript. */
 export const CPU_SLICE = 400000;
 
@@ -76,11 +78,7 @@ export class CpuDetail {
 
   /** Copies the finished frame onto the canvas. */
   present() {
-    const gl = this.gl;
-    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, this.framebuffer);
-    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
-    gl.blitFramebuffer(0, 0, this.width, this.height, 0, 0, this.width, this.height, gl.COLOR_BUFFER_BIT, gl.NEAREST);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    presentFramebuffer(this.gl, this.framebuffer, this.width, this.height);
   }
 
   /** One point as the point shader draws it in 2D (sampleSize 1). */

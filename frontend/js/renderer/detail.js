@@ -2,6 +2,14 @@
 // still (a slice of the draw order each), then copied to the canvas in one blit. The canvas
 // keeps showing the sampled frame meanwhile, so nothing flickers while detail builds up.
 
+/** Copies a finished off-screen frame (`framebuffer`, width x height) onto the canvas. */
+export function presentFramebuffer(gl, framebuffer, width, height) {
+  gl.bindFramebuffer(gl.READ_FRAMEBUFFER, framebuffer);
+  gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
+  gl.blitFramebuffer(0, 0, width, height, 0, 0, width, height, gl.COLOR_BUFFER_BIT, gl.NEAREST);
+  gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+}
+
 export class DetailBuffer {
   constructor(gl) {
     this.gl = gl;
@@ -32,11 +40,7 @@ export class DetailBuffer {
 
   /** Copies the finished frame's colours onto the canvas (the default framebuffer). */
   present() {
-    const gl = this.gl;
-    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, this.framebuffer);
-    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
-    gl.blitFramebuffer(0, 0, this.width, this.height, 0, 0, this.width, this.height, gl.COLOR_BUFFER_BIT, gl.NEAREST);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    presentFramebuffer(this.gl, this.framebuffer, this.width, this.height);
   }
 
   dispose() {
