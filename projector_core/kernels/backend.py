@@ -9,7 +9,11 @@ numpy, and a partial top-k.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import warnings
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -22,6 +26,9 @@ Array = Any
 # Host -> device copies move this many bytes at a time, so a read-only memmap of
 # several GB never needs a second full copy in host memory.
 _TRANSFER_BYTES = 256 * 2**20
+# Rows up to this long are selected by numpy's introselect on a CPU, beyond by torch.topk
+# (a top-20 of 750 columns: 1.2 ms against 2.0 ms per 256 rows; of 131,072: torch 3x faster).
+_TOPK_COLUMNS = 2048
 
 
 class DeviceUnavailableError(ValueError):
@@ -64,6 +71,38 @@ class Backend:
             out[start : start + step].copy_(torch.from_numpy(chunk))
         return out
 
+    def shared(self, host: np.ndarray) -> Array:
+        """``host`` itself where the device is the host (numpy; torch on the CPU shares the
+        buffer, read-only by contract), else a device copy: for data read, never written."""
+        if self.is_numpy:
+            return host
+        if self.name == "torch" and self.device == "cpu" and host.flags.c_contiguous:
+            import torch
+
+            with warnings.catch_warnings():  # a read-only map: torch warns, we never write
+                warnings.simplefilter("ignore", UserWarning)
+                return torch.from_numpy(host)
+        return self.asarray(host)
+
+    @contextlib.contextmanager
+    def worker_pool(self, workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
+        """Threads for independent blocks of work. With torch on the CPU each thread runs its
+        operations on one core: on small blocks that beats all cores on every operation
+        (~30 % on the cell scan, 2 cores), which pays a fork-join per operation."""
+        if self.name != "torch" or self.device != "cpu":
+            with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
+                yield pool
+            return
+        import torch
+
+        before = torch.get_num_threads()  # the setting is per thread, its report global
+        try:
+            with ThreadPoolExecutor(workers, thread_name_prefix=name,
+                                    initializer=torch.set_num_threads, initargs=(1,)) as pool:
+                yield pool
+        finally:
+            torch.set_num_threads(before)
+
     def to_numpy(self, array: Array) -> np.ndarray:
         """Bring a device array back to host memory."""
         if self.is_numpy:
@@ -78,9 +117,14 @@ class Backend:
         if k >= n:
             columns = self.xp.broadcast_to(self.xp.arange(n, device=scores.device)[None, :], scores.shape)
             return scores, columns
-        if self.name == "torch":
+        if self.name == "torch" and (self.device != "cpu" or n > _TOPK_COLUMNS):
             values, columns = scores.topk(k, dim=1, largest=False, sorted=False)
             return values, columns
+        if self.name == "torch":  # numpy shares the buffer and selects short rows ~2x faster
+            import torch
+
+            values, columns = Backend("numpy", "cpu", np).smallest_k(scores.numpy(), k)
+            return torch.from_numpy(values), torch.from_numpy(columns)
         module = np if self.is_numpy else _cupy()
         columns = module.argpartition(scores, k - 1, axis=1)[:, :k]
         return module.take_along_axis(scores, columns, axis=1), columns

@@ -5,54 +5,57 @@ answers one query at a time: at 1M x 128 on two cores it takes minutes to build 
 long again to query every row (bench/bench_compare.py). Here the rows are grouped into
 k-means cells of about ``CELL_ROWS`` rows, and the rows of each cell are compared at once,
 by one matrix product, with the rows of the ``PROBES`` cells whose centres are nearest its
-own centre; the top k are kept. All the work is matrix products and top-k selections, the
-two operations a CPU (or GPU) does best. With torch on a CPU the products run in bfloat16
-(a quarter of float32's time on an AVX-512 core) and only pick a shortlist of ``2k`` rows,
-whose distances are then computed in float32: the graph is ranked by exact distances.
-Approximate: a neighbour in a cell not probed is missed, so callers report recall on a
-sample against the exact index.
+own centre. The product runs in a principal subspace (:mod:`coarse_projection`: a few dozen
+dimensions for most embeddings) and only picks a shortlist of ``2k`` rows per row, whose
+distances are then computed in full: the graph is ranked by exact float32 distances. All the
+work is matrix products, one pass of minima and small top-k selections.
+Approximate: a neighbour in a cell not probed, or pushed off the shortlist, is missed, so
+callers report recall on a sample against the exact index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from projector_core.kernels.backend import Array, Backend, DeviceUnavailableError, get_backend
+from projector_core.kernels.coarse_projection import CoarseProjection, choose_projection
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.neighbor_index import METRICS, Metric, Progress, pad_columns
 
 # Cell size and probes: at 1M x 128 (200 clusters of a 32-dim manifold) 4 probes of ~1,000
-# rows found 91 % of the true 10 neighbours, 8 found 99.8 %; with 6, recall@10 was 0.99 and
-# a comparison of two such embeddings took 175 CPU-seconds in float32; with the bfloat16
-# shortlist, 0.981 and 113 CPU-seconds (67 s at load 2), of which ~14 per side make the
-# cells: 9 assign rows, 4 sort them, 2 fit k-means (bench/bench_compare.py --previous).
+# rows found 91 % of the true 10 neighbours, 8 found 99.8 %, 6 about 98 %.
 CELL_ROWS = 1024
 PROBES = 6
 _TRAIN_PER_CELL = 32  # k-means is fitted on a sample of this many rows per cell
+_CHECK_ROWS = 65_536  # rows sampled to choose the subspace
 _KMEANS_ITERATIONS = 10
-_ASSIGN_BYTES = 64 * 2**20  # bound on one block of row-to-centre scores
+_BLOCK_BYTES = 16 * 2**20  # bound on one block of row-to-centre scores
 _WORKERS = 2  # threads scanning cells
-# Cells are scored in bfloat16 where torch runs on the CPU (4x float32's products on an
-# AVX-512 core); this many candidates per neighbour wanted are then rescored in float32.
-_SHORTLIST = 2
-_PARTITION_SHARE = 0.15  # of build progress: k-means and assignment, before the cell scans
+_SHORTLIST = 2  # rows rescored in full per neighbour wanted
+# Selection: a top-k over ~6,000 scores a row costs more than the product in 32 dims. Columns
+# j, j + B, ... (B = columns / _BIN_WIDTH) share a bin; a bin's minimum is one elementwise
+# pass, and the shortlist is the best row of each of the best bins. Two true neighbours in one
+# bin lose one: about (k - 1) / 2B of recall, so bins are used only where B is large.
+_BIN_WIDTH = 8
+_BINS_PER_PLACE = 32  # bins at least this many times the shortlist
+_ROW_BLOCK = 256  # a cell's rows scored at once: temporaries of a few MB stay in the heap
+_PARTITION_SHARE = 0.2  # of build progress: subspace, k-means and assignment, before the scans
 
 
 @dataclass(frozen=True)
 class _Cells:
-    """Finite rows sorted by cell, prepared for scoring (unit rows for cosine)."""
+    """Finite rows sorted by cell, in the coarse subspace."""
 
     rows: np.ndarray  # int64 [M]: embedding row of each sorted position
     starts: list[int]  # C + 1 offsets of each cell in the sorted order
     probes: np.ndarray  # int64 [C, P]: cells scanned for each cell's rows, its own first
-    centres: np.ndarray  # float32 [C, D]: the k-means centres, in prepared space
-    vectors: Array  # float32 [M, D] on the search backend, sorted
-    sq_norms: Array  # float32 [M]: squared norms (euclidean ranking)
-    coarse: Array  # [M, D] the vectors as the cells are scored: bfloat16, or ``vectors``
+    projection: CoarseProjection
+    centres: np.ndarray  # float32 [C, d]: the k-means centres, in the subspace
+    coarse: Array  # float32 [M, d + 1] on the search backend, sorted: rows, then |row|^2
+    device_rows: Array  # int64 [M]: ``rows`` on the search backend
 
 
 class CellIndex:
@@ -65,10 +68,10 @@ class CellIndex:
 
     def __init__(self, exact: ExactIndex, cell_rows: int = CELL_ROWS, probes: int = PROBES,
                  seed: int = 0) -> None:
-        self.exact = exact
+        self.backend = _search_backend(exact.backend)
+        self.exact = exact.on(self.backend)
         self.n, self.dim = exact.n, exact.dim
         self.cell_rows, self.probe_count, self.seed = cell_rows, probes, seed
-        self.backend = _search_backend(exact.backend)
         self._cells: dict[str, _Cells] = {}
 
     @property
@@ -86,7 +89,7 @@ class CellIndex:
         def part(share: float, offset: float) -> Progress:
             return lambda done: progress(offset + share * done) if progress else None
 
-        # Not kept: the sorted copy is as large as the embedding, and a graph is built once.
+        # Not kept: the sorted subspace copy is a graph's worth of memory, built once.
         cells = self._cells.get(metric) or self._partition(metric, part(_PARTITION_SHARE, 0.0))
         graph = self._scan(cells, k, metric, part(1 - _PARTITION_SHARE, _PARTITION_SHARE))
         position = np.empty(self.n, np.int64)
@@ -101,7 +104,7 @@ class CellIndex:
         if k == 0 or q.shape[0] == 0:
             return np.zeros((q.shape[0], k), np.int64), np.zeros((q.shape[0], k), np.float32)
         cells = self._cells_for(metric)
-        scores = _centre_scores(_prepared(q, metric), cells.centres)
+        scores = _centre_scores(cells.projection(_prepared(q, metric)), cells.centres)
         nearest = np.argsort(scores, axis=1)[:, :cells.probes.shape[1]]
         indices, distances = [], []
         for i, near in enumerate(nearest):
@@ -127,53 +130,66 @@ class CellIndex:
         return self._cells[metric]
 
     def _partition(self, metric: Metric, progress: Progress) -> _Cells:
-        """k-means on a sample, every finite row assigned to its nearest centre, rows sorted
-        by cell."""
+        """A subspace and k-means on a sample, every finite row projected and assigned to its
+        nearest centre, rows sorted by cell."""
         from sklearn.cluster import KMeans
 
+        be, xp = self.backend, self.backend.xp
+        host = self.exact.host
         finite = np.flatnonzero(self.finite)
         count = max(1, min(finite.size, round(finite.size / self.cell_rows)))
         rng = np.random.default_rng(self.seed)
-        sample = np.sort(rng.choice(finite, min(finite.size, _TRAIN_PER_CELL * count), replace=False))
-        train = _prepared(self.exact.host[sample], metric)
+        train_size = min(finite.size, _TRAIN_PER_CELL * count)
+        sample = rng.choice(finite, min(finite.size, max(train_size, _CHECK_ROWS)), replace=False)
+        prepared = _prepared(host[np.sort(sample)], metric)
+        projection = choose_projection(prepared, _SHORTLIST)
+        train = projection(prepared[rng.permutation(prepared.shape[0])[:train_size]])
         centres = KMeans(count, init="random", n_init=1, max_iter=_KMEANS_ITERATIONS,
                          random_state=self.seed).fit(train).cluster_centers_.astype(np.float32)
         progress(0.2)
+        full = _FullRows(self.exact, be, metric)
+        coarse = xp.empty((finite.size, projection.dim + 1), dtype=xp.float32, device=full.device)
         labels = np.empty(finite.size, np.int64)
-        step = max(1, _ASSIGN_BYTES // (4 * max(count, self.dim)))
+        augmented = be.asarray(np.concatenate([centres, np.einsum("ij,ij->i", centres, centres)[:, None]],
+                                              axis=1))
+        step = max(1, _BLOCK_BYTES // (4 * max(count, self.dim)))
+        every = finite.size == self.n
         for start in range(0, finite.size, step):
-            block = _prepared(self.exact.host[finite[start:start + step]], metric)
-            labels[start:start + step] = _centre_scores(block, centres).argmin(axis=1)
-            progress(0.2 + 0.7 * min(1.0, (start + step) / finite.size))
+            stop = min(finite.size, start + step)
+            rows = slice(start, stop) if every else be.asarray(finite[start:stop])
+            block = coarse[start:stop]
+            block[:, :-1] = full.projected(rows, projection)
+            block[:, -1] = xp.sum(block[:, :-1] * block[:, :-1], axis=1)
+            queries = xp.concat([block[:, :-1] * -2.0, xp.ones_like(block[:, -1:])], axis=1)
+            scores = xp.matmul(queries, xp.matrix_transpose(augmented))  # |c|^2 - 2 z.c
+            labels[start:stop] = be.to_numpy(xp.argmin(scores, axis=1))
+            progress(0.2 + 0.75 * stop / finite.size)
         order = np.argsort(labels, kind="stable")
         sorted_rows = finite[order]
         starts = np.concatenate([[0], np.cumsum(np.bincount(labels, minlength=count))]).tolist()
         between = _centre_scores(centres, centres)
         np.fill_diagonal(between, -np.inf)  # each cell scans itself first
         probes = np.argsort(between, axis=1)[:, :min(count, self.probe_count)]
-        vectors = np.empty((finite.size, self.dim), np.float32)
-        for start in range(0, finite.size, step):
-            vectors[start:start + step] = _prepared(self.exact.host[sorted_rows[start:start + step]], metric)
-        sq_norms = np.einsum("ij,ij->i", vectors, vectors)
-        be = self.backend
-        on_device = be.asarray(vectors)
-        coarse = on_device.bfloat16() if be.name == "torch" and be.device == "cpu" else on_device
-        return _Cells(sorted_rows, starts, probes, centres, on_device, be.asarray(sq_norms), coarse)
+        coarse = xp.take(coarse, be.asarray(order), axis=0)
+        progress(1.0)
+        return _Cells(sorted_rows, starts, probes, projection, centres, coarse,
+                      be.asarray(sorted_rows))
 
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
         """Every cell's rows against the rows of its probe cells: the graph by sorted
         position, holding embedding rows. Cells go to ``_WORKERS`` threads (the products
         release the GIL), so a core that the machine takes away stalls one cell, not all."""
         graph = np.full((cells.rows.size, k), -1, np.int64)
-        with ThreadPoolExecutor(_WORKERS, thread_name_prefix="cells") as pool:
-            done = pool.map(lambda cell: self._scan_cell(cells, cell, k, metric),
+        full = _FullRows(self.exact, self.backend, metric)
+        with self.backend.worker_pool(_WORKERS, "cells") as pool:
+            done = pool.map(lambda cell: self._scan_cell(cells, full, cell, k),
                             range(len(cells.starts) - 1))
             for first, last, found in done:
                 graph[first:last, :found.shape[1]] = found
                 progress(last / max(1, cells.rows.size))
         return graph
 
-    def _scan_cell(self, cells: _Cells, cell: int, k: int, metric: Metric
+    def _scan_cell(self, cells: _Cells, full: _FullRows, cell: int, k: int
                    ) -> tuple[int, int, np.ndarray]:
         """(first, last, the k nearest embedding rows of sorted positions [first, last))."""
         be, xp = self.backend, self.backend.xp
@@ -184,28 +200,97 @@ class CellIndex:
         width = min(k, positions.size - 1)
         if last == first or width <= 0:
             return first, last, np.empty((last - first, 0), np.int64)
-        # Scores written once by the product: -dot (cosine), |c|^2 - 2 q.c (euclidean).
-        scale = -1.0 if metric == "cosine" else -2.0
-        candidates = xp.concat([cells.coarse[a:b] for a, b in spans])
-        scores = xp.matmul(cells.coarse[first:last] * scale, xp.matrix_transpose(candidates))
-        if metric == "euclidean":
-            scores = scores + xp.concat([cells.sq_norms[a:b] for a, b in spans])[None, :]
-        own = xp.arange(last - first, device=cells.vectors.device)
-        scores[own, own] = xp.inf  # a row is not its own neighbour; its cell comes first
-        picked = be.asarray(positions)
-        if cells.coarse is not cells.vectors:  # bfloat16 scores: a shortlist, rescored exactly
-            _, columns = be.smallest_k(scores, min(_SHORTLIST * k, positions.size - 1))
-            picked = picked[columns]  # sorted positions [rows, shortlist]
-            shortlist = xp.reshape(xp.take(cells.vectors, xp.reshape(picked, (-1,)), axis=0),
-                                   (*picked.shape, self.dim))  # take: ~2x a 2-D index
-            scores = xp.matmul(shortlist, cells.vectors[first:last, :, None] * scale)[..., 0]
-            if metric == "euclidean":
-                scores = scores + cells.sq_norms[picked]
-        values, columns = be.smallest_k(scores, width)
-        found = picked[columns] if picked.ndim == 1 else xp.take_along_axis(picked, columns, axis=1)
-        values, found = be.to_numpy(values), be.to_numpy(found)
-        order = np.argsort(values, axis=1, kind="stable")
-        return first, last, cells.rows[np.take_along_axis(found, order, axis=1)]
+        places = min(_SHORTLIST * k, positions.size - 1)
+        bin_width = max(1, min(_BIN_WIDTH, positions.size // (_BINS_PER_PLACE * places)))
+        bins = -(-positions.size // bin_width)
+        padding = bins * bin_width - positions.size  # columns that score +inf
+        pad = xp.zeros((padding, cells.coarse.shape[1]), dtype=cells.coarse.dtype)
+        pad[:, -1] = xp.inf
+        candidates = xp.concat([cells.coarse[a:b] for a, b in spans] + [pad])
+        rows = xp.take(cells.device_rows, be.asarray(positions), axis=0)
+        rows = xp.concat([rows, xp.zeros((padding,), dtype=rows.dtype)])  # embedding rows
+        found = []
+        for lo in range(first, last, _ROW_BLOCK):
+            hi = min(last, lo + _ROW_BLOCK)
+            picked, shut = self._shortlist(cells, candidates, first, (lo - first, hi - first),
+                                           (places, bin_width, bins))
+            picked = xp.take(rows, xp.reshape(picked, (-1,)), axis=0)
+            picked = xp.reshape(picked, shut.shape)  # embedding rows [rows, places]
+            ranks = xp.where(shut, xp.inf, full.ranks(cells.device_rows[lo:hi], picked))
+            found.append(_nearest_first(be.to_numpy(ranks), be.to_numpy(picked), width))
+        return first, last, np.concatenate(found)
+
+    def _shortlist(self, cells: _Cells, candidates: Array, first: int, span: tuple[int, int],
+                   shape: tuple[int, int, int]) -> tuple[Array, Array]:
+        """Columns of ``candidates`` nearest in the subspace to the rows ``span`` of the cell
+        starting at ``first`` (its own rows are the first columns), and where that column is no
+        row. ``shape``: places per row, bin width, bins."""
+        be, xp = self.backend, self.backend.xp
+        (lo, hi), (places, bin_width, bins) = span, shape
+        count = hi - lo
+        coarse = cells.coarse[first + lo:first + hi]
+        ones = xp.ones((count, 1), dtype=coarse.dtype)
+        queries = xp.concat([coarse[:, :-1] * -2.0, ones], axis=1)  # . [c, |c|^2] = |c|^2 - 2 q.c
+        scores = xp.matmul(queries, xp.matrix_transpose(candidates))
+        own = xp.arange(count, device=scores.device)
+        scores[own, own + lo] = xp.inf  # a row is not its own neighbour
+        if bin_width > 1:
+            binned = xp.min(xp.reshape(scores, (count, bin_width, bins)), axis=1)
+            _, chosen = be.smallest_k(binned, places)
+            members = chosen[:, :, None] + bins * xp.arange(bin_width, device=scores.device)
+            member_scores = xp.reshape(xp.take_along_axis(scores, xp.reshape(members, (count, -1)),
+                                                          axis=1), members.shape)
+            best = xp.argmin(member_scores, axis=2)[:, :, None]
+            columns = xp.take_along_axis(members, best, axis=2)[:, :, 0]
+            values = xp.take_along_axis(member_scores, best, axis=2)[:, :, 0]
+        else:
+            values, columns = be.smallest_k(scores, places)
+        return columns, ~xp.isfinite(values)
+
+
+def _nearest_first(ranks: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
+    """The ``width`` rows of least rank of each row, in order (ties by shortlist place), -1
+    for places that held no row."""
+    order = np.argsort(ranks, axis=1, kind="stable")[:, :width]
+    found = np.take_along_axis(rows, order, axis=1)
+    return np.where(np.isfinite(np.take_along_axis(ranks, order, axis=1)), found, -1)
+
+
+class _FullRows:
+    """The embedding's rows on the search backend (shared with the host where it is the
+    CPU), for exact ranking of shortlists."""
+
+    def __init__(self, exact: ExactIndex, backend: Backend, metric: Metric) -> None:
+        exact = exact.on(backend)
+        self.backend, self.xp, self.metric = backend, backend.xp, metric
+        self.vectors = exact.vectors
+        self.weights = exact.inv_norms if metric == "cosine" else exact.sq_norms
+        self.device = self.vectors.device
+
+    def projected(self, rows: slice | Array, projection: CoarseProjection) -> Array:
+        """float32 [R, d]: the rows (a slice or indices), prepared as the metric measures
+        (unit for cosine) and projected: (x w - m) V = (x V) w - m V, no prepared copy."""
+        xp = self.xp
+        block = self.vectors[rows] if isinstance(rows, slice) else xp.take(self.vectors, rows, axis=0)
+        block = xp.astype(block, xp.float32, copy=False)
+        if projection.basis is not None:
+            block = xp.matmul(block, self.backend.asarray(projection.basis))
+        if self.metric == "cosine":
+            weights = self.weights[rows] if isinstance(rows, slice) else xp.take(self.weights, rows, axis=0)
+            block = block * weights[:, None]
+        if projection.basis is not None:
+            block = block - self.backend.asarray(projection.mean @ projection.basis)
+        return block
+
+    def ranks(self, queries: Array, candidates: Array) -> Array:
+        """[Q, C]: a value per candidate row of each query row, ordered as the distance:
+        -cos (cosine) or |c|^2 - 2 q.c (euclidean)."""
+        xp = self.xp
+        rows = xp.reshape(xp.take(self.vectors, xp.reshape(candidates, (-1,)), axis=0),
+                          (*candidates.shape, self.vectors.shape[1]))
+        dots = xp.sum(rows * xp.take(self.vectors, queries, axis=0)[:, None, :], axis=2)  # 4x bmm
+        weights = xp.reshape(xp.take(self.weights, xp.reshape(candidates, (-1,)), axis=0), dots.shape)
+        return -dots * weights if self.metric == "cosine" else weights - 2.0 * dots
 
 
 def _search_backend(backend: Backend) -> Backend:

@@ -10,6 +10,7 @@ scanned in row chunks and queries in batches, whatever N and the number of queri
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -70,6 +71,18 @@ class ExactIndex:
         self.inv_norms = xp.where(norms > 0, 1.0 / safe, xp.zeros_like(norms))
         self.valid_host = self.backend.to_numpy(self.valid).astype(bool, copy=False)
         self.n_valid = int(self.valid_host.sum())
+
+    def on(self, backend: Backend) -> ExactIndex:
+        """This index on ``backend``, its arrays shared with the host where that device is the
+        CPU (torch's selection is ~3x numpy's there), copied to a GPU otherwise."""
+        if backend == self.backend:
+            return self
+        twin = copy.copy(self)
+        twin.backend = backend
+        for name in ("vectors", "valid", "sq_norms", "inv_norms"):
+            host = np.ascontiguousarray(self.backend.to_numpy(getattr(self, name)))
+            setattr(twin, name, backend.shared(host))
+        return twin
 
     def query(
         self,
