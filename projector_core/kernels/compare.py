@@ -26,7 +26,7 @@ from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progres
 # the exact scan ~2x that; bench/bench_compare.py).
 EXACT_ALL_KNN_BUDGET = 2**37
 RECALL_SAMPLE = 256
-_PAIR_BYTES = 32 * 2**20  # bound on the [rows, k, k] equality block of the set comparison
+_PAIR_BYTES = 4 * 2**20  # bound on the [rows, k, k] equality block (larger: fresh pages, slower)
 
 
 @dataclass(frozen=True)
