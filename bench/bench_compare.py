@@ -12,7 +12,7 @@ also times that commit's CellIndex (read with ``git show``) on A, in this proces
 same-run ratio of a change to the cells.
 
     python bench/bench_compare.py [--n 1000000] [--d 128] [--k 10] [--metric cosine] [--probes 6]
-                                  [--previous COMMIT]
+                                  [--spectrum subspace|spread] [--previous COMMIT]
 """
 
 from __future__ import annotations
@@ -41,8 +41,24 @@ EXACT_SAMPLE = 512
 STAGES = {"A cells made": 0.075, "A scanned": 0.5, "B cells made": 0.575, "B scanned": 1.0}
 
 
-def pair(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    a = make_data(n, d, seed)
+def spread(n: int, d: int, seed: int = 0) -> np.ndarray:
+    """200 Gaussian clusters using all d dims, the i-th principal direction with variance ~1/i
+    (a decaying spectrum, as trained embeddings have): no small subspace holds the neighbours."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((200, d)) * 3
+    labels = rng.integers(0, len(centres), n)
+    scale = (1.0 + np.arange(d)) ** -0.5
+    rotation, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    data = np.empty((n, d), np.float32)
+    for start in range(0, n, 65536):
+        block = centres[labels[start:start + 65536]] + rng.standard_normal((min(65536, n - start), d))
+        data[start:start + 65536] = (block * scale) @ rotation.T
+    return data
+
+
+def pair(n: int, d: int, seed: int = 0, spectrum: str = "subspace"
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = make_data(n, d, seed) if spectrum == "subspace" else spread(n, d, seed)
     rng = np.random.default_rng(seed + 1)
     b = a + 0.01 * rng.standard_normal(a.shape, dtype=np.float32)
     moved = rng.choice(n, max(2, n // 100), replace=False)
@@ -76,12 +92,15 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--metric", default="cosine", choices=["cosine", "euclidean"])
     parser.add_argument("--probes", type=int, default=PROBES, help="cells scanned per cell")
+    parser.add_argument("--spectrum", default="subspace", choices=["subspace", "spread"],
+                        help="subspace: clusters in 32 dims (bench_ann's data); spread: variance "
+                             "~1/i over all dims")
     parser.add_argument("--previous", help="a commit whose CellIndex is timed on A beside this one")
     parser.add_argument("--hnsw-rows", type=int, default=50_000, help="0: skip the HNSW reference")
     args = parser.parse_args()
     print(machine_info())
-    a, b, moved = pair(args.n, args.d)
-    print(f"data: 2 x {args.n:,} x {args.d} float32, k = {args.k}, {args.metric}; "
+    a, b, moved = pair(args.n, args.d, spectrum=args.spectrum)
+    print(f"data ({args.spectrum}): 2 x {args.n:,} x {args.d} float32, k = {args.k}, {args.metric}; "
           f"{moved.size:,} rows permuted")
 
     start, cpu_start = time.perf_counter(), time.process_time()

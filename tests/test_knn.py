@@ -79,6 +79,29 @@ def test_torch_backend_equals_numpy(digits, metric):
     assert (torched[0] == ours[0])[~ties].all()
 
 
+@pytest.mark.parametrize("metric", METRICS)
+def test_an_index_moved_to_torch_shares_the_host_memory_and_answers_alike(digits, metric):
+    pytest.importorskip("torch")
+    data = np.ascontiguousarray(digits, np.float32)
+    index = ExactIndex(data)
+    torched = index.on(get_backend("torch"))
+    assert torched.vectors.data_ptr() == index.vectors.ctypes.data  # no copy of the data
+    assert index.on(index.backend) is index and torched.backend.name == "torch"
+    rows = np.arange(0, len(data), 11)
+    ours, theirs = index.neighbors_of(rows, 10, metric), torched.neighbors_of(rows, 10, metric)
+    np.testing.assert_allclose(theirs[1], ours[1], rtol=1e-6, atol=1e-6)
+    ties = np.isclose(ours[1][:, :, None], ours[1][:, None, :]).sum(axis=2) > 1
+    assert (theirs[0] == ours[0])[~ties].all()
+
+
+def test_worker_threads_run_torch_on_one_core_and_leave_the_setting_as_it_was():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    with get_backend("torch").worker_pool(2, "test") as pool:
+        inside = list(pool.map(lambda _: torch.get_num_threads(), range(4)))
+    assert inside == [1, 1, 1, 1] and torch.get_num_threads() == before
+
+
 def test_zero_vectors_are_at_cosine_distance_one():
     data = np.array([[0, 0], [1, 0], [0, 2], [0, 0], [-3, 0]], np.float32)
     idx, dist = knn(data, np.array([1.0, 1.0]), 5, "cosine")

@@ -15,6 +15,7 @@ from projector_core.formats.chunked import ChunkedVectors, open_chunked
 from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.cells import CellIndex
+from projector_core.kernels.coarse_projection import choose_projection
 from projector_core.kernels.compare import compare
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.neighbor_index import NeighborIndex
@@ -95,3 +96,24 @@ def test_cells_give_the_same_graph_with_numpy_as_with_torch() -> None:
         cells.backend = get_backend(device)  # the search backend; torch by default when installed
         graphs.append(cells.build(10, "euclidean"))
     assert (graphs[0] == graphs[1]).mean() > 0.99  # float32 sums in another order may swap ties
+
+
+def test_the_coarse_subspace_is_small_for_low_rank_data_and_whole_for_a_flat_spectrum() -> None:
+    """Cells rank candidates in the smallest principal subspace that keeps the true neighbours
+    in the shortlist; distances there never exceed the full ones (a projection contracts)."""
+    low_rank = clustered(4000, 64)  # 8 dimensions hold the variance
+    projection = choose_projection(low_rank, shortlist=2)
+    assert projection.basis is not None and projection.dim <= 16
+    z, pairs = projection(low_rank), np.random.default_rng(0).integers(0, 4000, (500, 2))
+    full = np.linalg.norm(low_rank[pairs[:, 0]] - low_rank[pairs[:, 1]], axis=1)
+    assert (np.linalg.norm(z[pairs[:, 0]] - z[pairs[:, 1]], axis=1) <= full + 1e-4).all()
+    flat = np.random.default_rng(1).standard_normal((4000, 64)).astype(np.float32)
+    assert choose_projection(flat, shortlist=2).basis is None  # no subspace keeps neighbours
+
+
+def test_cells_on_a_flat_spectrum_keep_their_recall() -> None:
+    data = np.random.default_rng(2).standard_normal((3000, 24)).astype(np.float32)
+    exact = ExactIndex(data)
+    graph = CellIndex(exact, cell_rows=100, probes=30).build(5, "euclidean")
+    truth = exact.build(5, "euclidean")
+    assert np.mean([np.intersect1d(t, g).size / 5 for t, g in zip(truth, graph, strict=True)]) > 0.9
