@@ -99,16 +99,16 @@ def test_cells_give_the_same_graph_with_numpy_as_with_torch() -> None:
 
 
 def test_the_coarse_subspace_is_small_for_low_rank_data_and_whole_for_a_flat_spectrum() -> None:
-    """Cells rank candidates in the smallest principal subspace that keeps the true neighbours
-    in the shortlist; distances there never exceed the full ones (a projection contracts)."""
+    """Cells rank candidates in the smallest principal subspace holding the differences between
+    neighbours; distances there never exceed the full ones (a projection contracts)."""
     low_rank = clustered(4000, 64)  # 8 dimensions hold the variance
-    projection = choose_projection(low_rank, shortlist=2)
+    projection = choose_projection(low_rank)
     assert projection.basis is not None and projection.dim <= 16
     z, pairs = projection(low_rank), np.random.default_rng(0).integers(0, 4000, (500, 2))
     full = np.linalg.norm(low_rank[pairs[:, 0]] - low_rank[pairs[:, 1]], axis=1)
     assert (np.linalg.norm(z[pairs[:, 0]] - z[pairs[:, 1]], axis=1) <= full + 1e-4).all()
     flat = np.random.default_rng(1).standard_normal((4000, 64)).astype(np.float32)
-    assert choose_projection(flat, shortlist=2).basis is None  # no subspace keeps neighbours
+    assert choose_projection(flat).basis is None  # no subspace keeps neighbours
 
 
 def test_cells_on_a_flat_spectrum_keep_their_recall() -> None:

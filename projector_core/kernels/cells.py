@@ -139,7 +139,7 @@ class CellIndex:
         train_size = min(finite.size, _TRAIN_PER_CELL * count)
         sample = rng.choice(finite, min(finite.size, max(train_size, _CHECK_ROWS)), replace=False)
         prepared = _prepared(self.exact.host[np.sort(sample)], metric)
-        projection = choose_projection(prepared, _SHORTLIST)
+        projection = choose_projection(prepared)
         train = projection(prepared[rng.permutation(prepared.shape[0])[:train_size]])
         centres = self._kmeans(train, count, rng)
         progress(0.2)
@@ -221,11 +221,12 @@ class CellIndex:
         bin_width = max(1, min(_BIN_WIDTH, positions.size // (_BINS_PER_PLACE * places)))
         bins = -(-positions.size // bin_width)
         padding = bins * bin_width - positions.size  # columns that score +inf
-        pad = xp.zeros((padding, cells.coarse.shape[1]), dtype=cells.coarse.dtype)
+        pad = xp.zeros((padding, cells.coarse.shape[1]), dtype=cells.coarse.dtype,
+                       device=cells.coarse.device)
         pad[:, -1] = xp.inf
         candidates = xp.concat([cells.coarse[a:b] for a, b in spans] + [pad])
         rows = xp.take(cells.device_rows, be.asarray(positions), axis=0)
-        rows = xp.concat([rows, xp.zeros((padding,), dtype=rows.dtype)])  # embedding rows
+        rows = xp.concat([rows, xp.zeros((padding,), dtype=rows.dtype, device=rows.device)])
         found = []
         for lo in range(first, last, _ROW_BLOCK):
             hi = min(last, lo + _ROW_BLOCK)
@@ -246,7 +247,7 @@ class CellIndex:
         (lo, hi), (places, bin_width, bins) = span, shape
         count = hi - lo
         coarse = cells.coarse[first + lo:first + hi]
-        ones = xp.ones((count, 1), dtype=coarse.dtype)
+        ones = xp.ones((count, 1), dtype=coarse.dtype, device=coarse.device)
         queries = xp.concat([coarse[:, :-1] * -2.0, ones], axis=1)  # . [c, |c|^2] = |c|^2 - 2 q.c
         scores = xp.matmul(queries, xp.matrix_transpose(candidates))
         own = xp.arange(count, device=scores.device)

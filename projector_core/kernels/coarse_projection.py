@@ -4,10 +4,14 @@ Ranking a candidate costs one multiply-add per dimension: in a subspace of d of 
 dimensions it costs d/D as much. A distance measured in a subspace is never larger than the
 full one (a projection is a contraction), so true neighbours stay near; a row whose difference
 lies mostly outside the subspace may look nearer than it is and take a shortlist place, which
-the exact rescoring in full space then corrects. The subspace is the smallest principal
-subspace of a sample whose shortlists, on that sample, hold ``SHORTLIST_RECALL`` of the exact
-neighbours: embeddings whose variance sits in few directions get a few dozen dimensions, a flat
-spectrum keeps them all (and loses nothing).
+the exact rescoring in full space then corrects. What decides is where the differences between
+neighbours lie, not where the variance of the data lies: the subspace is the smallest principal
+subspace of a sample holding ``LOCAL_ENERGY`` of the squared length of the differences between
+sample rows and their nearest sample rows, and at most half the dimensions (beyond that it saves
+little). Embeddings whose neighbours differ in a few directions get a few dozen dimensions; a
+spread spectrum keeps them all, and loses nothing. Measured at 1M x 128 (bench_compare.py):
+clusters on a 32-dim manifold hold 0.987 of it in 32 dims (recall 0.987 at 32 dims); a spectrum
+decaying as 1/i holds 0.877 in 96 (recall 0.969 there, 0.994 in full).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SHORTLIST_RECALL = 0.995
+LOCAL_ENERGY = 0.95
 _CHECK_QUERIES = 256
 _CHECK_K = 10
 _DIMENSIONS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
@@ -40,28 +44,27 @@ class CoarseProjection:
         return np.asarray((rows - self.mean) @ self.basis, np.float32)
 
 
-def choose_projection(sample: np.ndarray, shortlist: int) -> CoarseProjection:
+def choose_projection(sample: np.ndarray) -> CoarseProjection:
     """The smallest principal subspace of ``sample`` (rows as distances are measured, float32
-    [S, D]) in which the ``shortlist`` x k nearest rows of a few sample rows hold
-    ``SHORTLIST_RECALL`` of their k exact nearest, k = 10."""
+    [S, D]) holding ``LOCAL_ENERGY`` of the differences between a few sample rows and their
+    10 nearest sample rows; the full space when none of at most D/2 dimensions does."""
     size, dim = sample.shape
     whole = CoarseProjection(np.zeros(dim, np.float32), None)
     k = min(_CHECK_K, size - 2)
-    if k < 1 or dim <= _DIMENSIONS[0]:
+    if k < 1 or dim < 2 * _DIMENSIONS[0]:
         return whole
     mean = sample.mean(axis=0, dtype=np.float64).astype(np.float32)
     centred = sample - mean
     _, vectors = np.linalg.eigh((centred.T @ centred).astype(np.float64))
     vectors = np.ascontiguousarray(vectors[:, ::-1], np.float32)  # largest variance first
     queries = np.random.default_rng(0).choice(size, min(_CHECK_QUERIES, size), replace=False)
-    truth = _nearest(centred, queries, k)
-    wanted = min(shortlist * k, size - 1)
+    differences = (centred[queries, None, :] - centred[_nearest(centred, queries, k)]).reshape(-1, dim)
+    energy = np.cumsum(np.square(differences @ vectors).sum(axis=0))
+    held = energy / max(float(energy[-1]), np.finfo(np.float32).tiny)
     for d in _DIMENSIONS:
-        if d >= dim:
+        if d > dim // 2:
             break
-        found = _nearest(centred @ vectors[:, :d], queries, wanted)
-        held = np.mean([np.intersect1d(t, f).size / k for t, f in zip(truth, found, strict=True)])
-        if held >= SHORTLIST_RECALL:
+        if held[d - 1] >= LOCAL_ENERGY:
             return CoarseProjection(mean, vectors[:, :d])
     return whole
 
