@@ -32,7 +32,8 @@ PROBES = 6
 _TRAIN_PER_CELL = 32  # k-means is fitted on a sample of this many rows per cell
 _CHECK_ROWS = 65_536  # rows sampled to choose the subspace
 _KMEANS_ITERATIONS = 10
-_BLOCK_BYTES = 16 * 2**20  # bound on one block of row-to-centre scores
+_BLOCK_ROWS = 65_536  # rows projected at once
+_SCORE_BYTES = 2 * 2**20  # bound on one block of row-to-centre scores (larger: fresh pages)
 _WORKERS = 2  # threads scanning cells
 _SHORTLIST = 2  # rows rescored in full per neighbour wanted
 # Selection: a top-k over ~6,000 scores a row costs more than the product in 32 dims. Columns
@@ -147,7 +148,7 @@ class CellIndex:
         coarse = xp.empty((finite.size, projection.dim + 1), dtype=xp.float32, device=full.device)
         labels = np.empty(finite.size, np.int64)
         augmented = be.asarray(_augmented(centres))
-        step = max(1, _BLOCK_BYTES // (4 * max(count, self.dim)))
+        step = _BLOCK_ROWS
         every = finite.size == self.n
         for start in range(0, finite.size, step):
             stop = min(finite.size, start + step)
@@ -185,12 +186,18 @@ class CellIndex:
         return centres
 
     def _nearest_centre(self, rows: Array, augmented: Array) -> np.ndarray:
-        """Index of the nearest centre to each row [R, d], the centres given as [c, |c|^2]."""
+        """Index of the nearest centre to each row [R, d], the centres given as [c, |c|^2];
+        in blocks of rows whose scores stay small (a large block is fresh pages: ~2x slower)."""
         xp = self.backend.xp
-        queries = xp.concat([rows * -2.0, xp.ones((rows.shape[0], 1), dtype=rows.dtype,
-                                                  device=rows.device)], axis=1)
-        scores = xp.matmul(queries, xp.matrix_transpose(augmented))  # |c|^2 - 2 z.c
-        return self.backend.to_numpy(xp.argmin(scores, axis=1)).astype(np.int64, copy=False)
+        step = max(1, _SCORE_BYTES // (4 * augmented.shape[0]))
+        nearest = np.empty(rows.shape[0], np.int64)
+        for start in range(0, rows.shape[0], step):
+            block = rows[start:start + step]
+            queries = xp.concat([block * -2.0, xp.ones((block.shape[0], 1), dtype=block.dtype,
+                                                       device=block.device)], axis=1)
+            scores = xp.matmul(queries, xp.matrix_transpose(augmented))  # |c|^2 - 2 z.c
+            nearest[start:start + step] = self.backend.to_numpy(xp.argmin(scores, axis=1))
+        return nearest
 
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
         """Every cell's rows against the rows of its probe cells: the graph by sorted
@@ -256,8 +263,9 @@ class CellIndex:
             binned = xp.min(xp.reshape(scores, (count, bin_width, bins)), axis=1)
             _, chosen = be.smallest_k(binned, places)
             members = chosen[:, :, None] + bins * xp.arange(bin_width, device=scores.device)
-            member_scores = xp.reshape(xp.take_along_axis(scores, xp.reshape(members, (count, -1)),
-                                                          axis=1), members.shape)
+            at = members + xp.reshape(own * scores.shape[1], (count, 1, 1))  # flat: 3x take_along
+            member_scores = xp.reshape(xp.take(xp.reshape(scores, (-1,)), xp.reshape(at, (-1,)),
+                                               axis=0), members.shape)
             columns = chosen + bins * xp.argmin(member_scores, axis=2)  # the best member
             values = xp.min(member_scores, axis=2)
         else:
