@@ -198,7 +198,7 @@ class CellIndex:
             queries = xp.concat([block * -2.0, xp.ones((block.shape[0], 1), dtype=block.dtype,
                                                        device=block.device)], axis=1)
             scores = xp.matmul(queries, xp.matrix_transpose(augmented))  # |c|^2 - 2 z.c
-            nearest[start:start + step] = self.backend.to_numpy(xp.argmin(scores, axis=1))
+            nearest[start:start + step] = self.backend.smallest_columns(scores)
         return nearest
 
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
