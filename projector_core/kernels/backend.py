@@ -114,10 +114,9 @@ class Backend:
     def smallest_columns(self, scores: Array) -> np.ndarray:
         """Host int64 [R]: the column of each row's smallest value (on a CPU by numpy, whose
         vectorised argmin is ~6x torch's on a 536 x 977 block)."""
-        if self.name == "torch" and self.device == "cpu":
-            scores = scores.numpy()
-        if self.is_numpy or isinstance(scores, np.ndarray):
-            return np.argmin(scores, axis=1).astype(np.int64, copy=False)
+        if self.is_numpy or self.device == "cpu":
+            host = scores if self.is_numpy else scores.numpy()  # torch on the CPU: shared
+            return np.argmin(host, axis=1).astype(np.int64, copy=False)
         return self.to_numpy(self.xp.argmin(scores, axis=1)).astype(np.int64, copy=False)
 
     def smallest_k(self, scores: Array, k: int) -> tuple[Array, Array]:
@@ -132,7 +131,7 @@ class Backend:
         if self.name == "torch":  # numpy shares the buffer and selects short rows ~2x faster
             import torch
 
-            values, columns = Backend("numpy", "cpu", np).smallest_k(scores.numpy(), k)
+            values, columns = get_backend("cpu").smallest_k(scores.numpy(), k)
             return torch.from_numpy(values), torch.from_numpy(columns)
         module = np if self.is_numpy else _cupy()
         columns = module.argpartition(scores, k - 1, axis=1)[:, :k]
