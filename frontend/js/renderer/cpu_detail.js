@@ -8,14 +8,10 @@
 // 3D, thumbnails and transitions keep the GPU path (plot_frames.js).
 
 import { presentFramebuffer } from './detail.js';
+import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED } from './points.js';
 
 /** Points rasterised per animation frame: about 100 ms of JavaScript. */
 export const CPU_SLICE = 400000;
-
-const SELECTED = 1;
-const NEIGHBOR = 2;
-const HIDDEN = 4;
-const FOCUS = 8;
 
 export class CpuDetail {
   constructor(gl) {
@@ -58,8 +54,8 @@ export class CpuDetail {
       const r = ranks ? ranks[k] : k;
       const i = order ? order[r] : r;
       const f = flags[i];
-      if (f & HIDDEN) continue;
-      if (f & (SELECTED | NEIGHBOR | FOCUS)) this.highlighted.push(i);
+      if (f & FLAG_HIDDEN) continue;
+      if (f & (FLAG_SELECTED | FLAG_NEIGHBOR | FLAG_FOCUS)) this.highlighted.push(i);
       else this._disc(plot, view, i, f);
     }
   }
@@ -89,11 +85,11 @@ export class CpuDetail {
     // Window coordinates (pixels from the bottom left), as GL rasterises.
     const cx = (m[0] * p[i * 3] + m[4] * p[i * 3 + 1] + m[12] + 1) * 0.5 * width;
     const cy = (m[1] * p[i * 3] + m[5] * p[i * 3 + 1] + m[13] + 1) * 0.5 * height;
-    const sel = (f & SELECTED) !== 0;
-    const nb = (f & NEIGHBOR) !== 0;
+    const sel = (f & FLAG_SELECTED) !== 0;
+    const nb = (f & FLAG_NEIGHBOR) !== 0;
     let size = view.size * view.scale;
     if (sel || nb) size *= 1.4;
-    if (f & FOCUS) size *= 1.5;
+    if (f & FLAG_FOCUS) size *= 1.5;
     size = Math.min(160, Math.max(1.5, size));
     const half = size / 2;
     const x0 = Math.max(0, Math.ceil(cx - half - 0.5));
@@ -117,7 +113,7 @@ export class CpuDetail {
       blue = s[2] * 255 * (1 - w) + blue * w;
       alpha = 1;
     }
-    const ring = (sel || f & FOCUS) && size > 5 ? 1 - 3 / size : 2;
+    const ring = (sel || f & FLAG_FOCUS) && size > 5 ? 1 - 3 / size : 2;
     const edge = size * 0.5;
     for (let y = y0; y <= y1; y++) {
       const dy = ((y + 0.5 - cy) / size) * 2;
