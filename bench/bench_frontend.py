@@ -53,9 +53,10 @@ from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from projector.server.app import create_app
+
 from bench.frontend_scale import PAN_FRAMES, ZOOM_IN, print_scale_table, still_detail, write_scale_logdir
 from projector_core.writer import add_embedding
-from server.app import create_app
 
 CHROMIUM = os.environ.get("PROJECTOR_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

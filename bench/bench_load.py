@@ -89,7 +89,7 @@ def start_projector(logdir: Path, cache: Path, log: Path) -> tuple[str, subproce
     port = free_port()
     with log.open("w") as handle:
         process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", str(logdir), "--port", str(port),
+            [sys.executable, "-m", "projector.server.cli", "serve", str(logdir), "--port", str(port),
              "--cache-dir", str(cache), "--log-level", "info"],
             cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -129,8 +129,7 @@ DENSITY_JS = """async (n) => {
 def bench_density(n: int) -> None:
     import uvicorn
     from playwright.sync_api import sync_playwright
-
-    from server.app import create_app
+    from projector.server.app import create_app
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -36,7 +36,7 @@ def start(command: list[str], log: Path) -> subprocess.Popen:
 
 def projector_command(logdir: Path | None, port: int, cache: Path, *extra: str) -> list[str]:
     where = [str(logdir)] if logdir is not None else []
-    return [sys.executable, "-m", "server.cli", "serve", *where, "--port", str(port),
+    return [sys.executable, "-m", "projector.server.cli", "serve", *where, "--port", str(port),
             "--cache-dir", str(cache), *extra]
 
 

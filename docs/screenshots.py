@@ -22,7 +22,7 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.app import SAMPLE_DATA, create_app  # noqa: E402
+from projector.server.app import SAMPLE_DATA, create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "img"
 VIEWPORT = {"width": 1440, "height": 860}

@@ -1,6 +1,6 @@
 """Projector from Python: ``show()`` for scripts, ``Projector`` for notebooks.
 
-``Projector`` needs ``anywidget`` (``pip install 'projector[notebook]'``); it is imported only
+``Projector`` needs ``anywidget`` (``pip install 'embedding-projector[notebook]'``); it is imported only
 when asked for, so ``show()`` works without it.
 """
 
@@ -20,6 +20,6 @@ def __getattr__(name: str) -> Any:
             from projector.widget import Projector
         except ImportError as exc:
             raise ImportError(f"the notebook widget needs anywidget ({exc}): "
-                              "pip install 'projector[notebook]'") from None
+                              "pip install 'embedding-projector[notebook]'") from None
         return Projector
     raise AttributeError(name)

@@ -14,9 +14,9 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from projector.server.app import create_app
 from projector_core.catalog import Catalog
 from projector_core.memory import memory_embedding, memory_run
-from server.app import create_app
 
 RUN_NAME = "memory"
 

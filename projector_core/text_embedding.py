@@ -47,7 +47,7 @@ def embed_texts(texts: list[str], model: str, progress: Progress | None = None) 
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise DataError("embedding text needs sentence-transformers: pip install 'projector[text]'",
+        raise DataError("embedding text needs sentence-transformers: pip install 'embedding-projector[text]'",
                         field="--model") from None
     encoder = SentenceTransformer(str(resolve_model(model)), device="cpu", local_files_only=True)
     parts = []
@@ -65,7 +65,7 @@ def text_table_catalog(table_path: Path, text_column: str, model: str,
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise DataError("reading parquet needs pyarrow: pip install 'projector[parquet]'",
+        raise DataError("reading parquet needs pyarrow: pip install 'embedding-projector[parquet]'",
                         file=str(table_path)) from None
     table = pq.read_table(table_path)
     if text_column not in table.column_names:

@@ -13,20 +13,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
-
-from projector_core.catalog import Catalog
-from projector_core.distributed.errors import ClusterUnavailable
-from projector_core.errors import DataError
-from projector_core.jobs import JobManager
-from projector_core.loading import StillLoading
-from projector_core.projection_jobs import ProjectionJobs
-from projector_core.result_cache import ResultCache
-from projector_core.session import SessionState
-from projector_core.uploads import Uploads
-from projector_core.warmup import start_warm_up, use_numba_cache
-from server.deps import still_loading
-from server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from server.routes import (
+from projector.server.deps import still_loading
+from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
+from projector.server.routes import (
     compare,
     data,
     jobs,
@@ -39,6 +28,17 @@ from server.routes import (
     ui,
     uploads,
 )
+
+from projector_core.catalog import Catalog
+from projector_core.distributed.errors import ClusterUnavailable
+from projector_core.errors import DataError
+from projector_core.jobs import JobManager
+from projector_core.loading import StillLoading
+from projector_core.projection_jobs import ProjectionJobs
+from projector_core.result_cache import ResultCache
+from projector_core.session import SessionState
+from projector_core.uploads import Uploads
+from projector_core.warmup import start_warm_up, use_numba_cache
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster

@@ -95,11 +95,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> int:
     import uvicorn
+    from projector.server.app import SAMPLE_DATA, create_app
 
     from projector_core.catalog import Catalog, PlainOptions
     from projector_core.errors import DataError
     from projector_core.formats.arrays import PLAIN_SUFFIXES
-    from server.app import SAMPLE_DATA, create_app
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
     if not logdir.exists():
@@ -176,7 +176,7 @@ def connect_cluster(address: str, timeout: float) -> Cluster | None:
         from projector_core.distributed.cluster import Cluster
         from projector_core.distributed.errors import ClusterUnavailable
     except ImportError:
-        print("projector: --dask needs Dask: pip install 'projector[dask]'", file=sys.stderr)
+        print("projector: --dask needs Dask: pip install 'embedding-projector[dask]'", file=sys.stderr)
         return None
     try:
         cluster = Cluster(address, timeout=timeout)
@@ -215,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     plain.add_argument("--shards", action="store_true",
                        help="LOGDIR is a folder of .npy files holding consecutive rows of one "
                        "embedding (a zarr array is recognised by itself)")
-    dask = serve.add_argument_group("Dask cluster (pip install 'projector[dask]')")
+    dask = serve.add_argument_group("Dask cluster (pip install 'embedding-projector[dask]')")
     dask.add_argument("--dask", metavar="ADDRESS",
                       help="compute on a Dask cluster: tcp://HOST:8786 for a running scheduler, "
                       "or local:N to start N worker processes here; used for chunked "

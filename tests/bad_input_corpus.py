@@ -12,8 +12,8 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image
+from projector.server.app import create_app
 
-from server.app import create_app
 from tests.builders import write_standalone_logdir
 from tests.conftest import LiveServer
 

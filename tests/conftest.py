@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from projector.server.app import SAMPLE_DATA, create_app
 
 # The server imports openTSNE / scikit-learn on the first t-SNE request (or in its warm-up); the
 # test process does it once here, so that no test's HTTP timeout pays for the import.
 import projector_core.kernels.tsne  # noqa: F401
-from server.app import SAMPLE_DATA, create_app
 
 
 def _free_port() -> int:

@@ -146,8 +146,8 @@ def test_dask_is_not_imported_without_the_flag(tmp_path, vectors):
     code = f"""
 import sys
 from fastapi.testclient import TestClient
-from server.app import create_app
-from server.cli import build_parser
+from projector.server.app import create_app
+from projector.server.cli import build_parser
 build_parser()
 client = TestClient(create_app({str(tmp_path / "v.zarr")!r}, cache_dir={str(tmp_path / "c")!r}),
                     base_url="http://127.0.0.1")

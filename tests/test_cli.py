@@ -14,7 +14,7 @@ import pytest
 
 from tests.builders import write_tsv
 
-PROJECTOR = [sys.executable, "-m", "server.cli"]
+PROJECTOR = [sys.executable, "-m", "projector.server.cli"]
 
 
 def _free_port() -> int:

@@ -240,7 +240,7 @@ def test_external_scheduler_and_workers_then_the_scheduler_goes_away(logdir, dat
     workers = [subprocess.Popen([dask, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
                                  "--no-dashboard", "--no-nanny"], **quiet) for _ in range(2)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(tmp_path / "cache")}
-    server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", str(logdir), "--port",
+    server = subprocess.Popen([sys.executable, "-m", "projector.server.cli", "serve", str(logdir), "--port",
                                str(web), "--dask", address, "--dask-timeout", "20"],
                               env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)

@@ -160,7 +160,7 @@ def subprocess_server(tmp_path) -> Iterator[Callable[[Path], tuple[str, subproce
         log = tmp_path / "server.log"
         with log.open("w") as handle:  # a file, not a pipe nobody drains
             process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", str(logdir), "--port", str(port),
+                [sys.executable, "-m", "projector.server.cli", "serve", str(logdir), "--port", str(port),
                  "--cache-dir", str(tmp_path / "cache")],
                 stdout=subprocess.DEVNULL, stderr=handle)
         processes.append(process)
@@ -299,7 +299,7 @@ def _digits_tsne(url: str) -> str:
 
 
 def test_websocket_followers_vanishing_mid_stream(serve, sample_logdir):
-    needs("server.routes.jobs")
+    needs("projector.server.routes.jobs")
     from websockets.exceptions import ConnectionClosedOK
     from websockets.sync.client import connect
 

@@ -27,8 +27,8 @@ def test_serving_imports_no_compute_library(tmp_path):
     """Importing the server and loading the sample data leaves the projection libraries out."""
     code = (
         "import json, sys\n"
-        "import server.cli\n"
-        "from server.app import create_app\n"
+        "import projector.server.cli\n"
+        "from projector.server.app import create_app\n"
         f"create_app(cache_dir={str(tmp_path / 'cache')!r})\n"
         f"print(json.dumps([m for m in {COMPUTE_LIBRARIES!r} if m in sys.modules]))\n"
     )

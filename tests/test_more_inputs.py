@@ -127,6 +127,6 @@ def test_our_writer_output_is_read_back(tmp_path, serve):
 
 def test_cli_serves_a_plain_array_file(tmp_path):
     np.save(tmp_path / "v.npy", vectors(4, 2))
-    result = subprocess.run([sys.executable, "-m", "server.cli", "serve", str(tmp_path / "x.txt")],
+    result = subprocess.run([sys.executable, "-m", "projector.server.cli", "serve", str(tmp_path / "x.txt")],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "does not exist" in result.stderr

@@ -22,10 +22,10 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image
+from projector.server.app import create_app
+from projector.server.cli import build_parser
+from projector.server.limits import DEFAULT_MAX_BODY_BYTES
 
-from server.app import create_app
-from server.cli import build_parser
-from server.limits import DEFAULT_MAX_BODY_BYTES
 from tests.builders import vectors, write_pbtxt_run
 from tests.conftest import LiveServer
 
@@ -261,7 +261,7 @@ def test_cli_binds_loopback_by_default():
 def test_projector_serve_listens_on_127_0_0_1_only(tmp_path, sample_logdir):
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", str(sample_logdir / "iris"),
+        [sys.executable, "-m", "projector.server.cli", "serve", str(sample_logdir / "iris"),
          "--port", str(port), "--cache-dir", str(tmp_path / "cache")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

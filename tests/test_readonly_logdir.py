@@ -18,8 +18,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from projector.server.app import SAMPLE_DATA
 
-from server.app import SAMPLE_DATA
 from tests.builders import write_standalone_logdir, write_torch_logdir
 
 Snapshot = dict[str, tuple]

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+from projector.server.app import SAMPLE_DATA, create_app
 from sklearn.manifold import trustworthiness
 from sklearn.metrics import adjusted_rand_score
 from sklearn.neighbors import NearestNeighbors
 
-from server.app import SAMPLE_DATA, create_app
 from tests.conftest import LiveServer
 
 DIGITS = {"run": "digits", "embedding": "digits"}

@@ -171,7 +171,7 @@ def _read_parquet(path: Path, vector_column: str | None) -> PlainEmbedding:
         import pyarrow.parquet as pq
     except ImportError:
         raise DataError(
-            "reading parquet needs pyarrow: pip install 'projector[parquet]'", file=display
+            "reading parquet needs pyarrow: pip install 'embedding-projector[parquet]'", file=display
         ) from None
     try:
         table = pq.read_table(path)

@@ -13,6 +13,8 @@ from typing import Annotated
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
+from projector.server.deps import CatalogDep, EmbeddingDep, lookup_embedding
+from projector.server.job_responses import JobCreated, JobsDep
 from pydantic import BaseModel, Field
 
 from projector_core.comparison import check_comparable, compare_embeddings
@@ -23,8 +25,6 @@ from projector_core.model import Embedding
 from projector_core.pairs import comparable_pairs
 from projector_core.projections import ProjectionResult
 from projector_core.steps import timelines
-from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
-from server.job_responses import JobCreated, JobsDep
 
 router = APIRouter(prefix="/api", tags=["compare"])
 

@@ -8,13 +8,13 @@ from typing import Literal
 import numpy as np
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import Response, StreamingResponse
+from projector.server.deps import CatalogDep, EmbeddingDep
+from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut, ProgressOut
+from projector.server.limits_models import DataLimitsOut
 from pydantic import BaseModel
 
 from projector_core.methods import data_limits
 from projector_core.model import Embedding
-from server.deps import CatalogDep, EmbeddingDep
-from server.error_responses import EMBEDDING_ERRORS, ErrorOut, ProgressOut
-from server.limits_models import DataLimitsOut
 
 router = APIRouter(prefix="/api", tags=["data"])
 

@@ -24,11 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
-
-from projector_core.jobs import Job, JobStatus
-from projector_core.projection_jobs import projection_result
-from server.job_responses import (
+from projector.server.job_responses import (
     JobsDep,
     ProjectionOut,
     find_job,
@@ -36,6 +32,10 @@ from server.job_responses import (
     result_response,
     wants_binary,
 )
+from pydantic import BaseModel, Field
+
+from projector_core.jobs import Job, JobStatus
+from projector_core.projection_jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["jobs"],
                    responses={404: {"description": "Unknown job (finished jobs are kept for a "

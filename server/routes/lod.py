@@ -35,13 +35,13 @@ import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
+from projector.server.deps import EmbeddingDep
+from projector.server.error_responses import EMBEDDING_ERRORS
+from projector.server.job_responses import JobsDep, find_job, not_done
 
 from projector_core.jobs import JobStatus
 from projector_core.kernels.lod import lod_order
 from projector_core.projection_jobs import projection_result
-from server.deps import EmbeddingDep
-from server.error_responses import EMBEDDING_ERRORS
-from server.job_responses import JobsDep, find_job, not_done
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
+from projector.server.deps import CatalogDep, EmbeddingDep, lookup_embedding
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.distributed.dispatch import neighbor_index_for
@@ -19,7 +20,6 @@ from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.kernels.search import search
 from projector_core.limits import neighbor_count
 from projector_core.model import Embedding
-from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
 
 router = APIRouter(prefix="/api", tags=["neighbors"])
 

@@ -14,15 +14,8 @@ from typing import Annotated
 from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
-
-from projector_core.distributed.dispatch import check_projection
-from projector_core.errors import DataError
-from projector_core.jobs import JobStatus
-from projector_core.kernels.backend import get_backend
-from projector_core.methods import data_limits
-from projector_core.projection_params import ProjectionRequest
-from server.deps import CatalogDep, EmbeddingDep, lookup_embedding
-from server.job_responses import (
+from projector.server.deps import CatalogDep, EmbeddingDep, lookup_embedding
+from projector.server.job_responses import (
     JobCreated,
     ProjectionJobsDep,
     ProjectionOut,
@@ -31,7 +24,14 @@ from server.job_responses import (
     result_response,
     wants_binary,
 )
-from server.limits_models import DataLimitsOut
+from projector.server.limits_models import DataLimitsOut
+
+from projector_core.distributed.dispatch import check_projection
+from projector_core.errors import DataError
+from projector_core.jobs import JobStatus
+from projector_core.kernels.backend import get_backend
+from projector_core.methods import data_limits
+from projector_core.projection_params import ProjectionRequest
 
 router = APIRouter(prefix="/api", tags=["projections"])
 

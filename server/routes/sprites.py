@@ -6,6 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
+from projector.server.deps import EmbeddingDep
+from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut
 from pydantic import BaseModel
 
 from projector_core.formats.sprite import Sprite, SpriteImage
@@ -17,8 +19,6 @@ from projector_core.sprite_atlas import (
     SpriteAtlas,
     plan_atlas,
 )
-from server.deps import EmbeddingDep
-from server.error_responses import EMBEDDING_ERRORS, ErrorOut
 
 router = APIRouter(prefix="/api/sprite", tags=["data"])
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
+from projector.server.job_responses import JobsDep, find_job, not_done
 
 from projector_core.jobs import Job, JobStatus
 from projector_core.kernels.cluster_labels import cluster_labels
@@ -24,7 +25,6 @@ from projector_core.kernels.clusters import cluster_points, default_min_cluster_
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE, projection_quality
 from projector_core.model import Embedding
 from projector_core.projection_jobs import projection_result
-from server.job_responses import JobsDep, find_job, not_done
 
 router = APIRouter(prefix="/api", tags=["structure"])
 

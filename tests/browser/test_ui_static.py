@@ -33,7 +33,7 @@ def test_static_route_serves_nothing_outside_the_front_end(serve, sample_logdir)
 
 
 def test_no_module_imports_from_the_internet():
-    from server.routes.ui import FRONTEND_DIR
+    from projector.server.routes.ui import FRONTEND_DIR
 
     for source in FRONTEND_DIR.rglob("*.js"):
         text = source.read_text()
