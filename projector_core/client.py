@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -52,9 +53,15 @@ DoneCallback = Callable[[Projection], Any]
 
 
 class ProjectorClient:
-    def __init__(self, base_url: str = "http://127.0.0.1:6006", timeout: float = 60.0) -> None:
+    """``token``: the server's (``projector serve --token``), default ``$PROJECTOR_TOKEN``;
+    sent as ``Authorization: Bearer`` with every request and stream."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:6006", timeout: float = 60.0,
+                 token: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        token = token if token is not None else os.environ.get("PROJECTOR_TOKEN")
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
 
     # -- data ----------------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:
@@ -156,7 +163,7 @@ class ProjectorClient:
         header: dict[str, Any] = {}
         final: np.ndarray | None = None
         status: dict[str, Any] = {}
-        async with websockets.connect(url, max_size=None) as socket:
+        async with websockets.connect(url, max_size=None, additional_headers=self._auth) as socket:
             async for message in socket:
                 if isinstance(message, str):
                     decoded = json.loads(message)
@@ -190,7 +197,8 @@ class ProjectorClient:
             url += "?" + urllib.parse.urlencode(query)
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(url, data=data, method=method, headers={
-            "Accept": accept, **({"Content-Type": "application/json"} if data else {})})
+            "Accept": accept, **({"Content-Type": "application/json"} if data else {}),
+            **self._auth})
         try:
             with urllib.request.urlopen(request, timeout=None if wait else self.timeout
                                         ) as response:

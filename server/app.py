@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
+from projector.server.access import add_access_control
 from projector.server.deps import still_loading
 from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.routes import (
@@ -74,6 +75,8 @@ def create_app(
     warm_up: bool = False,
     max_upload_bytes: int = uploads.DEFAULT_MAX_UPLOAD_BYTES,
     cluster: Cluster | None = None,
+    token: str | None = None,
+    allowed_origins: list[str] | None = None,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -83,6 +86,8 @@ def create_app(
     ``Catalog``). ``warm_up``: import and compile the compute libraries in the background once
     the server is up, so the first projection does not wait for them (``warmup.py``). ``cluster``
     (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
+    ``token``: every request needs it (``access.py``); writes come only from the server's own
+    pages, or from ``allowed_origins``' (default: ``$PROJECTOR_PROXY_URL``'s).
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -116,6 +121,7 @@ def create_app(
     app.state.uploads = Uploads(catalog)
     app.state.max_upload_bytes = max_upload_bytes
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    add_access_control(app, token, allowed_origins)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 
     @app.exception_handler(RequestValidationError)

