@@ -18,6 +18,8 @@ from tests.builders import write_standalone_logdir
 from tests.conftest import LiveServer
 
 FileContent = bytes | str | Callable[[Path], bytes]  # a callable gets the corpus root
+# Each corpus is served twice: open, and with a token (issue 26), which must change no answer.
+TOKENS = [None, "corpus-token"]
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -73,11 +75,12 @@ class Corpus:
     def fixture(self) -> Callable[..., Iterator[Served]]:
         """The module's ``corpus`` fixture: one live server over every registered run."""
 
-        @pytest.fixture(scope="module")
-        def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+        @pytest.fixture(scope="module", params=TOKENS, ids=["open", "token"])
+        def corpus(tmp_path_factory: pytest.TempPathFactory,
+                   request: pytest.FixtureRequest) -> Iterator[Served]:
             root = tmp_path_factory.mktemp("corpus")
-            server = serve_corpus(root, self.cases)
-            served = Served(server.url, root)
+            server = serve_corpus(root, self.cases, token=request.param)
+            served = Served(server.url, root, token=request.param)
             yield served
             served.http.close()
             server.stop()
@@ -99,10 +102,11 @@ def write_case(folder: Path, found: Case, root: Path) -> None:
 class Served:
     """The live server over a LOGDIR, with lookups of what it lists."""
 
-    def __init__(self, url: str, root: Path) -> None:
+    def __init__(self, url: str, root: Path, token: str | None = None) -> None:
         self.url = url
         self.root = root
-        self.http = httpx.Client(base_url=url, timeout=30)  # one connection, kept alive
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=url, timeout=30, headers=headers)  # one connection
 
     def run(self, run: str) -> dict:
         return {listed["name"]: listed for listed in self.http.get("/api/runs").json()}[run]
@@ -145,11 +149,12 @@ class Served:
         return error
 
 
-def serve_corpus(root: Path, runs: dict[str, Case]) -> LiveServer:
+def serve_corpus(root: Path, runs: dict[str, Case], token: str | None = None) -> LiveServer:
     write_standalone_logdir(root / "logs" / "good")
     for run, found in runs.items():
         write_case(root / "logs" / run, found, root)
-    server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", refresh_seconds=0))
+    server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", refresh_seconds=0,
+                                   token=token))
     server.start()
     return server
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from projector.server.app import create_app
 
-from tests.bad_input_corpus import embedding_config, npy_bytes
+from tests.bad_input_corpus import TOKENS, embedding_config, npy_bytes
 from tests.builders import vectors, write_pbtxt_run
 from tests.conftest import LiveServer
 
@@ -26,9 +26,11 @@ def needs(module: str) -> None:
 N_POINTS, DIMS = 12, 4
 
 
-@pytest.fixture(scope="module")
-def compute(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    """A run ``r`` / embedding ``e`` of 12 x 4 with two NaN/Inf rows and metadata."""
+@pytest.fixture(scope="module", params=TOKENS, ids=["open", "token"])
+def compute(tmp_path_factory: pytest.TempPathFactory,
+            request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
+    """A run ``r`` / embedding ``e`` of 12 x 4 with two NaN/Inf rows and metadata; served
+    open and with a token."""
     root = tmp_path_factory.mktemp("compute")
     matrix = vectors(N_POINTS, DIMS)
     matrix[3, 0] = np.nan
@@ -38,9 +40,10 @@ def compute(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         "e.npy": npy_bytes(matrix),
         "m.tsv": "name\tgroup\n" + "".join(f"p{i}\t{i % 3}\n" for i in range(N_POINTS))})
     server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", refresh_seconds=0,
-                                   max_body_bytes=64 * 1024))
+                                   max_body_bytes=64 * 1024, token=request.param))
     server.start()
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    headers = {"Authorization": f"Bearer {request.param}"} if request.param else {}
+    with httpx.Client(base_url=server.url, timeout=30, headers=headers) as client:
         yield client
     server.stop()
 

@@ -81,19 +81,26 @@ def _bounded_work(body: Any) -> Any:
     return body
 
 
-def _finished_job(url: str) -> str | None:
+def _finished_job(url: str, headers: dict[str, str]) -> str | None:
     """A done PCA job, so that the job routes are fuzzed with a real id too."""
     body = {"run": RUN, "embedding": EMBEDDING, "method": "pca", "dims": 2, "params": {}}
     response = httpx.post(f"{url}/api/projections", params={"wait": "true"}, json=body,
-                          timeout=60)
+                          timeout=60, headers=headers)
     return response.headers.get("x-job") if response.status_code == 200 else None
 
 
+@pytest.fixture(params=[None, "fuzz-token"], ids=["open", "token"])
+def auth(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Fuzzed open, and with a token set (issue 26), which must change no answer."""
+    return {"Authorization": f"Bearer {request.param}"} if request.param else {}
+
+
 @pytest.fixture
-def api_schema(tmp_path, serve) -> schemathesis.BaseSchema:
-    url = serve(_fuzz_logdir(tmp_path / "logs"), refresh_seconds=0)
-    schema = schemathesis.openapi.from_url(f"{url}/openapi.json")
-    job = _finished_job(url)
+def api_schema(tmp_path, serve, auth) -> schemathesis.BaseSchema:
+    token = auth["Authorization"].removeprefix("Bearer ") if auth else None
+    url = serve(_fuzz_logdir(tmp_path / "logs"), refresh_seconds=0, token=token)
+    schema = schemathesis.openapi.from_url(f"{url}/openapi.json", headers=auth)
+    job = _finished_job(url, auth)
 
     @schema.hook
     def map_path_parameters(context, path_parameters):
@@ -133,12 +140,13 @@ def _fuzz(operation: schemathesis.APIOperation, session: requests.Session) -> No
     call()
 
 
-def test_every_operation_answers_below_500_and_as_documented(api_schema):
+def test_every_operation_answers_below_500_and_as_documented(api_schema, auth):
     operations = [result.ok() for result in api_schema.get_all_operations()]
     labels = {operation.label for operation in operations}
     assert {"GET /api/runs", "GET /api/tensor", "GET /api/metadata"} <= labels
     failures = []
     session = requests.Session()  # one kept-alive connection for all the calls
+    session.headers.update(auth)
     for operation in operations:
         try:
             _fuzz(operation, session)
