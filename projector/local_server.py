@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import uvicorn
 from fastapi import FastAPI
@@ -33,18 +34,33 @@ def behind_proxy() -> bool:
 
 
 class LocalServer:
-    """uvicorn serving one app from a background thread; ``stop()`` ends it."""
+    """uvicorn serving one app from a background thread; ``stop()`` ends it.
 
-    def __init__(self, app: FastAPI) -> None:
+    ``token``: the one the app was built with (``create_app(token=...)``), for the URLs below.
+    """
+
+    def __init__(self, app: FastAPI, token: str | None = None) -> None:
         self.app = app
         app.state.stopping = threading.Event()
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
+        self.token = token
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                 timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name=f"projector-{self.port}",
                                         daemon=True)
+
+    @property
+    def page_url(self) -> str:
+        """The page's URL for a browser tab: with ``?token=``, which becomes a cookie."""
+        return self.url + (f"?token={quote(self.token, safe='')}" if self.token else "")
+
+    @property
+    def token_path(self) -> str:
+        """The app's path under its token (``token/TOKEN/``) for an iframe of another site,
+        where no cookie is kept; empty without a token."""
+        return f"token/{quote(self.token, safe='')}/" if self.token else ""
 
     def start(self, timeout: float = 30) -> LocalServer:
         self._thread.start()
@@ -72,8 +88,13 @@ class LocalServer:
 def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Path | None = None,
                   name: str = "embedding", labels: Any = None, sprite: Any = None,
                   sprite_dim: tuple[int, int] | None = None,
-                  vector_column: str | None = None) -> LocalServer:
-    """A started server over in-memory data (run ``memory``), or over a LOGDIR, or both."""
+                  vector_column: str | None = None, token: str | None = None) -> LocalServer:
+    """A started server over in-memory data (run ``memory``), or over a LOGDIR, or both.
+
+    ``token`` (default ``$PROJECTOR_TOKEN``): every request needs it, as for ``projector serve
+    --token``; for a machine shared with other users, whom 127.0.0.1 does not keep out.
+    """
+    token = token if token is not None else os.environ.get("PROJECTOR_TOKEN") or None
     catalog = Catalog(logdir)
     catalog.refresh()
     if vectors is not None:
@@ -82,5 +103,5 @@ def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Pa
                                      vector_column=vector_column)
         catalog.add_run(memory_run(RUN_NAME, [embedding]))
     app = create_app(catalog=catalog, refresh_seconds=2.0 if logdir is not None else 0,
-                     allowed_hosts=["*"] if behind_proxy() else None)
-    return LocalServer(app).start()
+                     allowed_hosts=["*"] if behind_proxy() else None, token=token)
+    return LocalServer(app, token).start()

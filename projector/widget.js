@@ -2,11 +2,13 @@
 // an iframe. Nothing comes from a CDN. Selection, colour and projection travel between the
 // page and Python through that server (/api/session/state), not through this module.
 // Colab runs the kernel elsewhere: its proxy gives the port a URL the browser can reach.
+// A server with a token is shown under token/TOKEN/ (the `path`): an iframe of another site
+// keeps no cookie.
 
 async function pageUrl(model) {
   const proxyPort = globalThis.google?.colab?.kernel?.proxyPort;
   const base = proxyPort ? await proxyPort(model.get('port'), { cache: false }) : model.get('url');
-  const url = new URL(base, location.href);
+  const url = new URL(model.get('path') || '', new URL(base, location.href));
   url.searchParams.set('embed', '1');
   return url.href;
 }

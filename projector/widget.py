@@ -26,6 +26,8 @@ class Projector(anywidget.AnyWidget):
     _esm = Path(__file__).with_name("widget.js")
 
     url = traitlets.Unicode("", help="The page of the server in this kernel").tag(sync=True)
+    path = traitlets.Unicode("", help="The page's path under url: token/TOKEN/ when the "
+                             "server has a token").tag(sync=True)
     port = traitlets.Int(0).tag(sync=True)
     height = traitlets.Int(640).tag(sync=True)
     run = traitlets.Unicode(None, allow_none=True, help="Run shown in the page")
@@ -38,18 +40,20 @@ class Projector(anywidget.AnyWidget):
     def __init__(self, vectors: Any = None, metadata: Any = None, *, labels: Any = None,
                  sprite: Any = None, sprite_dim: tuple[int, int] | None = None,
                  name: str = "embedding", vector_column: str | None = None,
-                 height: int = 640, server: LocalServer | None = None, **view: Any) -> None:
+                 height: int = 640, server: LocalServer | None = None,
+                 token: str | None = None, **view: Any) -> None:
         if server is None:
             if vectors is None:
                 raise TypeError("Projector() needs vectors (or use Projector.from_logdir)")
             server = memory_server(vectors, metadata, labels=labels, sprite=sprite,
-                                   sprite_dim=sprite_dim, name=name, vector_column=vector_column)
+                                   sprite_dim=sprite_dim, name=name, vector_column=vector_column,
+                                   token=token)
         self._server = server
         self._session = server.app.state.session
         self._from_page = threading.local()
         proxy = os.environ.get("PROJECTOR_PROXY_URL")  # e.g. /proxy/{port}/ (jupyter-server-proxy)
         super().__init__(url=proxy.format(port=server.port) if proxy else server.url,
-                         port=server.port, height=height)
+                         path=server.token_path, port=server.port, height=height)
         self._session.subscribe(self._page_changed)
         wanted = {k: view[k] for k in ("selection", "color_by", "projection") if k in view}
         unknown = set(view) - set(wanted)
@@ -59,9 +63,10 @@ class Projector(anywidget.AnyWidget):
             setattr(self, key, value)
 
     @classmethod
-    def from_logdir(cls, logdir: str | Path, *, height: int = 640, **view: Any) -> Projector:
+    def from_logdir(cls, logdir: str | Path, *, height: int = 640, token: str | None = None,
+                    **view: Any) -> Projector:
         """The runs of a LOGDIR (read-only, watched for new ones) in the widget."""
-        return cls(server=memory_server(logdir=logdir), height=height, **view)
+        return cls(server=memory_server(logdir=logdir, token=token), height=height, **view)
 
     # -- Python -> page ----------------------------------------------------------------------
     @traitlets.validate("projection")

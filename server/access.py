@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 TOKEN_PARAMETER = "token"
+TOKEN_PATH = "/token/"  # /token/TOKEN/...: the app under a prefix that carries the token
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
@@ -125,6 +126,10 @@ class TokenRequired:
     the page's own requests then carry, and no other site's) and redirects to the URL without
     it, so the token leaves the address bar. A WebSocket, which cannot follow a redirect, may
     also carry ``?token=``. Compared in constant time.
+
+    A page in an iframe of another site (the notebook widget in Jupyter, VS Code or Colab) gets
+    no SameSite cookie, so the app is also served under ``/token/TOKEN/``: the page's URLs are
+    all relative, so its every request, static file and WebSocket carries the token there.
     """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -136,6 +141,14 @@ class TokenRequired:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
+            return
+        if scope["path"].startswith(TOKEN_PATH):
+            given, _, _ = scope["path"][len(TOKEN_PATH):].partition("/")
+            if not self._matches(given):
+                await refuse(scope, receive, send, _unauthorized(scope, "wrong token"))
+                return
+            prefix = scope.get("root_path", "") + TOKEN_PATH + given
+            await self.app({**scope, "root_path": prefix}, receive, send)  # routed without it
             return
         headers = _headers(scope)
         given = _query_token(scope)
@@ -198,7 +211,10 @@ def _clean_location(scope: Scope) -> str:
 
 def _unauthorized(scope: Scope, message: str) -> Response:
     headers = {"WWW-Authenticate": "Bearer"}
-    if scope["path"].startswith("/api") or scope["path"] == "/openapi.json":
+    path = scope["path"]
+    if path.startswith(TOKEN_PATH):
+        path = "/" + path[len(TOKEN_PATH):].partition("/")[2]
+    if path.startswith("/api") or path == "/openapi.json":
         return JSONResponse({"detail": message}, status_code=401, headers=headers)
     return PlainTextResponse(f"401 Unauthorized: {message}\n", status_code=401, headers=headers)
 

@@ -16,6 +16,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from projector.local_server import memory_server
 from projector_core.client import ProjectorClient, ProjectorError
 from tests.test_cli import _free_port
 
@@ -196,6 +197,44 @@ def test_token_in_the_page_url_sets_a_strict_cookie_and_leaves_the_url(guarded):
     with connect(_ws(f"{guarded}/api/jobs/{job}/stream"),
                  additional_headers={"Cookie": cookies}) as socket:
         assert '"done"' in list(socket)[-1]
+
+
+def test_the_app_under_its_token_path_needs_no_cookie(guarded):
+    """How the widget's iframe reaches a server with a token from another site's page."""
+    under = f"{guarded}/token/{TOKEN}"
+    for route in ROUTES:
+        assert httpx.get(under + route).status_code == 200, route
+    assert httpx.get(f"{guarded}/token/wrong/api/runs").json()["detail"] == "wrong token"
+    assert httpx.get(f"{guarded}/token/wrong/").text.startswith("401 Unauthorized")
+    assert httpx.post(f"{under}/api/uploads", files=UPLOAD).status_code == 201
+    job = httpx.post(f"{under}/api/projections", json=PCA).json()["job"]
+    with connect(_ws(f"{under}/api/jobs/{job}/stream"), origin=guarded) as socket:
+        assert '"done"' in list(socket)[-1]
+    cross_site = httpx.post(f"{under}/api/uploads", files=UPLOAD, headers={"Origin": EVIL})
+    assert cross_site.status_code == 403
+
+
+def test_an_in_process_server_takes_a_token(monkeypatch):
+    """``projector.show`` and the widget's server: the token from the call or the environment."""
+    vectors = np.random.default_rng(0).normal(size=(30, 4))
+    monkeypatch.setenv("PROJECTOR_TOKEN", TOKEN)
+    server = memory_server(vectors)
+    try:
+        assert server.page_url == f"{server.url}?token={TOKEN}"
+        assert httpx.get(f"{server.url}api/runs").status_code == 401
+        assert httpx.get(server.url + server.token_path + "api/runs").status_code == 200
+        with httpx.Client(follow_redirects=True) as browser:
+            assert "Projector" in browser.get(server.page_url).text
+    finally:
+        server.stop()
+    monkeypatch.delenv("PROJECTOR_TOKEN")
+    server = memory_server(vectors, token="given")
+    try:
+        assert server.token_path == "token/given/"
+        assert httpx.get(f"{server.url}api/runs",
+                         headers={"Authorization": "Bearer given"}).status_code == 200
+    finally:
+        server.stop()
 
 
 def test_the_python_client_sends_the_token(guarded, monkeypatch):
