@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -149,6 +150,33 @@ def test_widget_draws_and_shares_selection_both_ways(browser, words, tmp_path):
         frame.wait_for_function("""() => { const p = window.__projector.projection();
             return p && p.method === 'tsne' && p.status === 'done'; }""", timeout=90000)
         assert widget.projection == "tsne" and widget.selection == [3, 5, 8]
+    finally:
+        context.close()
+        widget.close()
+    assert errors == []
+
+
+def test_widget_over_a_server_with_a_token_draws_and_shares_selection(browser, words, tmp_path):
+    """The iframe of another site's page (here a file) keeps no cookie: the widget shows the
+    page under token/TOKEN/, and every request it makes carries the token there."""
+    widget = Projector(words, vector_column="vector", token="widget-token")
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.set_default_timeout(30000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        assert httpx.get(f"{widget.url}api/runs").status_code == 401
+        page.goto(host_page(widget, tmp_path).as_uri())
+        frame = _frame(page)
+        assert "/token/widget-token/" in frame.url
+        assert "Points: 120" in _by(frame, "status-bar").inner_text()
+        frame.wait_for_function("!window.__projector.app.plot.fromPositions")
+        assert _drawn_pixels(frame) > 300
+        _click_point(page, frame, 7)
+        frame.wait_for_function("window.__projector.state().selection.length === 1")
+        clicked = _state(frame)["selection"]
+        _until(lambda: widget.selection == clicked, "the click to reach widget.selection")
     finally:
         context.close()
         widget.close()
