@@ -1,8 +1,15 @@
-"""A server with a token, used as a person would (issue 26): the page opened once with
-``?token=`` draws, keeps working across a reload (the cookie) and streams a job."""
+"""Who may drive the server, in a real browser (issue 26): another site's page cannot upload;
+with a token, the page opened once with ``?token=`` draws, keeps working across a reload (the
+cookie) and streams a job."""
 
 from __future__ import annotations
 
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+
+import httpx
 import numpy as np
 import pytest
 
@@ -65,3 +72,42 @@ def test_a_browser_without_the_token_is_refused(serve, small_logdir, browser):
         assert page.goto(f"{url}/?token=wrong").status == 401
     finally:
         context.close()
+
+
+EVIL_PAGE = """<!doctype html><script type="module">
+const form = new FormData();
+form.append('tensor', new Blob(['1\\t2\\n3\\t4\\n']), 'evil.tsv');
+const target = new URLSearchParams(location.search).get('target');
+await fetch(target + '/api/uploads', { method: 'POST', body: form, mode: 'no-cors' });
+window.sent = true;
+</script>"""
+
+
+@pytest.fixture
+def other_site(tmp_path) -> Iterator[str]:
+    """A page of another site: a plain file server, reached as localhost (not 127.0.0.1)."""
+    folder = tmp_path / "evil"
+    folder.mkdir()
+    (folder / "index.html").write_text(EVIL_PAGE)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://localhost:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_another_sites_page_cannot_upload(serve, small_logdir, browser, other_site):
+    url = serve(small_logdir)
+    before = httpx.get(f"{url}/api/runs").json()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        with page.expect_response(f"{url}/api/uploads") as answer:
+            page.goto(f"{other_site}?target={url}")
+        page.wait_for_function("window.sent === true")
+        assert answer.value.status == 403, "the browser's cross-site POST reached the server"
+    finally:
+        context.close()
+    assert httpx.get(f"{url}/api/runs").json() == before
