@@ -2,7 +2,7 @@
 
 Two forms, like a job function whose result you either wait for or receive by callback::
 
-    client = ProjectorClient("http://127.0.0.1:6006")
+    client = ProjectorClient("http://127.0.0.1:6006")   # token=... for `projector serve --token`
     xy = client.project("digits", "digits", "tsne", perplexity=30)       # blocks, returns N x 2
 
     async def main():
