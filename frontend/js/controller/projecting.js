@@ -112,7 +112,10 @@ export class Projecting {
   _projectionChanged(p) {
     if (p !== this.projections[p.method]) return;
     if (p === this.shown) {
-      if (p.status === 'failed') this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
+      if (p.status === 'failed') {
+        this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
+        if (!p.data) this._showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
+      }
       if (p.data && p.displayedData !== p.data) {
         const first = !p.displayedOnce;
         this.plot.setMode(is3d(this.state) && (p.method !== 'pca' || p.cols >= 3));
