@@ -1,7 +1,7 @@
 // Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata.
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
-import { download } from '../dom.js';
+import { $, download } from '../dom.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
 
 export class Saving {
@@ -55,6 +55,15 @@ export class Saving {
     this.activeBookmark = -1;
     const selected = list.findIndex((b) => b.isSelected);
     this.loadBookmark(selected >= 0 ? selected : 0);
+  }
+
+  /**
+   * The Compare link opens on the shown embedding and carries this view's URL hash, which
+   * the Compare page's "Back to the projector" link hands back.
+   */
+  _linkCompare(hash) {
+    const params = new URLSearchParams({ run: this.state.run, embedding: this.state.embedding });
+    $('compare-link').href = `compare?${params}${hash}`;
   }
 
   // ---- downloads ----------------------------------------------------------------------------
