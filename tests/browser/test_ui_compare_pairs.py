@@ -15,12 +15,14 @@ pytestmark = pytest.mark.browser
 
 def wait_shown(page, a: str, b: str) -> None:
     page.wait_for_function(
-        "([a, b]) => { const s = window.__compare && window.__compare.shown; return s && s.a.embedding === a && s.b.embedding === b; }",
+        """([a, b]) => { const s = window.__compare && window.__compare.shown;
+            return s && s.a.embedding === a && s.b.embedding === b; }""",
         arg=[a, b], timeout=60000)
 
 
 def b_choices(page) -> list[str]:
-    return page.evaluate("Array.from(document.querySelector('[data-testid=b-select]').options, (o) => o.text)")
+    return page.evaluate(
+        "Array.from(document.querySelector('[data-testid=b-select]').options, (o) => o.text)")
 
 
 def test_compare_opens_on_a_pair_with_the_same_rows(tmp_path: Path, serve, projector) -> None:
