@@ -32,6 +32,7 @@ from projector.server.routes import (
 from projector_core.catalog import Catalog
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
+from projector_core.job_followers import DEFAULT_GRACE, Followers
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
 from projector_core.projection_jobs import ProjectionJobs
@@ -74,6 +75,7 @@ def create_app(
     warm_up: bool = False,
     max_upload_bytes: int = uploads.DEFAULT_MAX_UPLOAD_BYTES,
     cluster: Cluster | None = None,
+    unfollowed_grace: float = DEFAULT_GRACE,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -83,6 +85,8 @@ def create_app(
     ``Catalog``). ``warm_up``: import and compile the compute libraries in the background once
     the server is up, so the first projection does not wait for them (``warmup.py``). ``cluster``
     (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
+    ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
+    more, is cancelled (``projector_core.job_followers``).
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -100,6 +104,7 @@ def create_app(
         if task is not None:
             task.cancel()
         app.state.jobs.shutdown()
+        app.state.followers.stop()
 
     app = FastAPI(
         title="Projector",
@@ -111,6 +116,7 @@ def create_app(
     app.state.device = device
     app.state.cluster = cluster
     app.state.jobs = JobManager()
+    app.state.followers = Followers(unfollowed_grace)
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
