@@ -218,7 +218,8 @@ class ComparePage {
     if (reference) params[method === 'pca' ? 'align_to_job' : 'init_from_job'] = reference.jobId;
     if (method === 'tsne') params.n_iter = 500;
     const n = this.embeddings.find((e) => e.run === side.run && e.embedding === side.embedding).rows;
-    const jobId = await this.api.startProjection({ run: side.run, embedding: side.embedding, method, dims: 2, params });
+    const jobId = await this.api.startProjection({ run: side.run, embedding: side.embedding, method, dims: 2, params },
+      { followed: method !== 'pca' });
     const last = await this.api.follow(jobId, {
       onStatus: (s) => this.status(`${method} of ${side.embedding}: ${Math.round((s.progress || 0) * 100)}%`),
     });
