@@ -123,7 +123,7 @@ def test_a_file_that_is_not_a_bookmark_list_is_refused_and_changes_nothing(serve
 def test_tensorboard_3d_camera_shows_the_whole_selection(serve, sample_logdir, projector):
     """The sample's "PCA 3-D, the zeros selected" (TensorBoard's start camera) frames the cloud."""
     projector.open(serve(sample_logdir), DIGITS)
-    projector.by("bookmarks-list").get_by_test_id("bookmark-name").nth(1).click()
+    projector.by("bookmarks-list").locator("input[type=radio]").nth(1).check()
     projector.page.wait_for_function("window.__projector.state().selection.length === 178")
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
