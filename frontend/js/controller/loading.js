@@ -89,6 +89,7 @@ export class DatasetLoading {
     this._showLoadFailure(`Could not open ${what}: ${why}.${still}`);
     this.setMessage(`Could not open ${what}`, true, { holds: () => this.state.run === (ds?.run ?? run) });
     this.render();
+    this._writeUrl(); // a link to the refused run is put back to what is shown
   }
 
   /**
