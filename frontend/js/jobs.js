@@ -77,6 +77,16 @@ export function readableSpread(data, cols) {
   return Math.sqrt(Math.max(0, mean - gap) / wide) >= READABLE_SPREAD;
 }
 
+/**
+ * Whether a t-SNE is in its early-exaggeration iterations (openTSNE's 250, a third of short
+ * runs: kernels/tsne.py), where clusters are pulled into lines before they spread. Data that
+ * is a line for real shows as one once they are over.
+ */
+function exaggerating(p) {
+  const iterations = p.params?.n_iter ?? 1000;
+  return p.method === 'tsne' && (p.iteration ?? 0) < Math.min(250, Math.floor(iterations / 3));
+}
+
 export function projectionKey(method, params, dims) {
   return JSON.stringify([method, dims, params]);
 }
@@ -165,7 +175,7 @@ export class JobRunner {
           p.frames++;
           // An early frame squeezed to a line (t-SNE's exaggeration phase) is held back:
           // the last readable picture stays, also when the run is stopped there.
-          if (p.data && !p.nextFinal && !readableSpread(frame, frame.length / n)) {
+          if (p.data && !p.nextFinal && exaggerating(p) && !readableSpread(frame, frame.length / n)) {
             this.onChange(p);
             return;
           }
