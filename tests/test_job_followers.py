@@ -11,11 +11,12 @@ import threading
 import time
 
 import httpx
+import numpy as np
 import pytest
 import websockets
 
 from projector_core.job_followers import Followers
-from projector_core.job_phases import enter_phase
+from projector_core.job_phases import enter_phase, phases_of
 from projector_core.jobs import JobContext, JobManager, JobStatus
 
 GRACE = 0.3
@@ -149,3 +150,35 @@ def test_a_job_started_through_the_api_runs_on_unfollowed(serve, sample_logdir):
     snapshot = _status(url, job)
     assert snapshot["status"] == "running" and snapshot["phase"] == "optimisation"
     httpx.delete(f"{url}/api/jobs/{job}", timeout=30)
+
+
+class _Recorder:
+    """A phase sink that keeps each phase's name once, in order, and its last fraction."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.last: dict[str, float | None] = {}
+
+    def set_phase(self, name: str, fraction: float | None) -> None:
+        if not self.names or self.names[-1] != name:
+            self.names.append(name)
+        self.last[name] = fraction
+
+
+def test_umap_and_a_sampled_fit_name_every_phase_in_order():
+    from sklearn.datasets import load_digits
+
+    from projector_core.kernels.sampling import sampled_umap
+    from projector_core.kernels.umap import umap
+
+    data = load_digits().data.astype(np.float32)
+    whole = _Recorder()
+    with phases_of(whole):
+        umap(data, n_epochs=20)
+    assert whole.names == ["neighbours", "affinities", "initial layout", "optimisation"]
+    assert whole.last["optimisation"] == 1.0
+    sampled = _Recorder()
+    with phases_of(sampled):
+        sampled_umap(data, 400, 2, 15, 0.1, 20, 0)
+    assert sampled.names == ["neighbours", "affinities", "initial layout", "optimisation", "placement"]
+    assert sampled.last["neighbours"] == 1.0 and sampled.last["placement"] == 1.0
