@@ -23,6 +23,6 @@ setup(
         "projector_core": ["py.typed"],
         "projector.server": ["templates/*"],
         "projector.frontend": ["*.html", "css/*", "img/*", "js/**/*.js"],
-        "projector.sample_data": ["README.md", "*/*"],
+        "projector.sample_data": ["README.md", "*/*", "*/*/*/*"],
     },
 )

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from projector_core.job_phases import phases_of
+
 FRAME_INTERVAL = 0.1  # seconds between published frames: smooth, yet cheap for large N
 NOTIFY_INTERVAL = 0.1  # seconds between progress notifications without a frame
 PAUSE_POLL = 0.1
@@ -72,6 +74,8 @@ class Job:
         # request's or the data's fault). The type only: an exception would hold its frames.
         self.failed_with: type[BaseException] | None = None
         self.paused = False
+        self.phase: str | None = None  # what the work does now (job_phases.py)
+        self.phase_progress: float | None = None  # how far through that phase, when known
         self.result: Any = None
         self.source: Any = None  # what the job computed from (an Embedding), for analyses of it
         self.frame: Frame | None = None
@@ -87,7 +91,9 @@ class Job:
     def snapshot(self) -> dict[str, Any]:
         """The public status fields (``GET /api/jobs/ID``)."""
         return {"id": self.id, "status": self.status.value, "progress": round(self.progress, 4),
-                "iteration": self.iteration, "error": self.error, "paused": self.paused}
+                "iteration": self.iteration, "error": self.error, "paused": self.paused,
+                "phase": self.phase, "phase_progress": None if self.phase_progress is None
+                else round(self.phase_progress, 4)}
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the job has finished; False on timeout."""
@@ -168,6 +174,13 @@ class Job:
                          **({} if frame is None else {"frame": frame}))
         else:
             self.iteration, self.progress = iteration, progress
+
+    def set_phase(self, name: str, fraction: float | None) -> None:
+        """A new phase wakes the followers; progress within one comes with the next report."""
+        if name != self.phase:
+            self._notify(phase=name, phase_progress=fraction)
+        else:
+            self.phase_progress = fraction
 
     def succeed(self, result: Any) -> None:
         self._finish(JobStatus.DONE, progress=1.0, result=result)
@@ -353,7 +366,8 @@ class JobManager:
             if not job.start():  # cancelled while queued
                 continue
             try:
-                result = work(JobContext(job, self.frame_interval))
+                with phases_of(job):
+                    result = work(JobContext(job, self.frame_interval))
             except JobCancelled:
                 job.cancel()
             except BaseException as error:  # a bug, a resource problem, even SystemExit: the

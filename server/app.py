@@ -33,6 +33,7 @@ from projector.server.routes import (
 from projector_core.catalog import Catalog
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
+from projector_core.job_followers import DEFAULT_GRACE, Followers
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
 from projector_core.projection_jobs import ProjectionJobs
@@ -77,6 +78,7 @@ def create_app(
     cluster: Cluster | None = None,
     token: str | None = None,
     allowed_origins: list[str] | None = None,
+    unfollowed_grace: float = DEFAULT_GRACE,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -88,6 +90,8 @@ def create_app(
     (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
     ``token``: every request needs it (``access.py``); writes come only from the server's own
     pages, or from ``allowed_origins``' (default: ``$PROJECTOR_PROXY_URL``'s).
+    ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
+    more, is cancelled (``projector_core.job_followers``).
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -105,6 +109,7 @@ def create_app(
         if task is not None:
             task.cancel()
         app.state.jobs.shutdown()
+        app.state.followers.stop()
 
     app = FastAPI(
         title="Projector",
@@ -116,6 +121,7 @@ def create_app(
     app.state.device = device
     app.state.cluster = cluster
     app.state.jobs = JobManager()
+    app.state.followers = Followers(unfollowed_grace)
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)

@@ -144,7 +144,7 @@ def test_health_and_openapi(serve, sample_logdir):
 def test_sample_data_is_served(serve, sample_logdir):
     runs = _runs(serve(sample_logdir))
     shapes = {name: run["embeddings"][0]["shape"] for name, run in runs.items()}
-    assert shapes == {"digits": [1797, 64], "iris": [150, 4], "words": [4000, 384]}
+    assert shapes == {"digits": [1797, 64], "iris": [150, 4], "training": [1797, 16], "words": [4000, 384]}
     assert all(run["embeddings"][0]["error"] is None for run in runs.values())
 
 

@@ -98,9 +98,9 @@ def test_readonly_logdir_serves_everything_and_is_left_untouched(tmp_path, serve
     before = snapshot(readonly_logdir)
     cache = tmp_path / "cache"
     url = serve(readonly_logdir, cache_dir=cache, refresh_seconds=0.1)
-    assert exercise_every_route(url) == 3 + 2 + 2
+    assert exercise_every_route(url) == 6 + 2 + 2  # sample: digits, iris, words, 3 training steps
     time.sleep(0.5)  # a few live re-scans happen meanwhile
-    assert exercise_every_route(url) == 7
+    assert exercise_every_route(url) == 10
     assert snapshot(readonly_logdir) == before
     cached = [p for p in cache.rglob("*") if p.is_file()]
     assert cached, "parsed tensors are cached outside LOGDIR"
@@ -113,7 +113,7 @@ def test_default_cache_lands_outside_logdir(tmp_path, serve, readonly_logdir, mo
     monkeypatch.setenv("PROJECTOR_CACHE_DIR", str(cache))
     before = snapshot(readonly_logdir)
     url = serve(readonly_logdir, cache_dir=None)
-    assert exercise_every_route(url) == 7
+    assert exercise_every_route(url) == 10
     assert snapshot(readonly_logdir) == before
     assert any(p.is_file() for p in cache.rglob("*"))
 
@@ -124,6 +124,6 @@ def test_everything_works_without_any_writable_cache(tmp_path, serve, readonly_l
     blocker.write_text("")
     before = snapshot(readonly_logdir)
     url = serve(readonly_logdir, cache_dir=blocker / "cache")
-    assert exercise_every_route(url) == 7
+    assert exercise_every_route(url) == 10
     assert snapshot(readonly_logdir) == before
     assert blocker.read_text() == ""

@@ -37,7 +37,7 @@ def metadata_rows(path: Path) -> tuple[list[str], list[list[str]]]:
 
 def test_each_run_has_one_config_and_the_sample_stays_small() -> None:
     runs = {config.parent.name for config in SAMPLE_DIR.glob("*/projector_config.*")}
-    assert runs == {"digits", "iris", "words"}
+    assert runs == {"digits", "iris", "training", "words"}
     total = sum(f.stat().st_size for f in SAMPLE_DIR.rglob("*") if f.is_file())
     assert total < 6 * 2**20
 
@@ -121,6 +121,27 @@ def test_iris_standalone_config_tensor_and_metadata_agree() -> None:
     assert len(rows) == n
     assert {row[0] for row in rows} == {"setosa", "versicolor", "virginica"}
     assert np.array_equal(np.array([row[1:] for row in rows], dtype=np.float64), tensor)
+
+
+def test_training_run_holds_three_steps_of_one_hidden_layer_that_learns() -> None:
+    """The Compare page's timeline: steps 1, 5, 20 of one tag, same rows, labels as digits."""
+    run = SAMPLE_DIR / "training"
+    config = pbtxt_fields(run / "projector_config.pbtxt")
+    assert config["tensor_name"] == ["hidden:00001", "hidden:00005", "hidden:00020"]
+    total = sum(f.stat().st_size for f in run.rglob("*") if f.is_file())
+    assert total < 2**20
+    _, digit_rows = metadata_rows(SAMPLE_DIR / "digits" / "metadata.tsv")
+    agreement = []
+    for tensor_path, metadata_path in zip(config["tensor_path"], config["metadata_path"], strict=True):
+        tensor = np.loadtxt(run / tensor_path, delimiter="\t", ndmin=2)
+        assert tensor.shape == (1797, 16) and tensor.min() >= 0  # ReLU activations
+        header, rows = metadata_rows(run / metadata_path)
+        assert header == ["label", "parity"] and rows == digit_rows
+        labels = np.array([int(row[0]) for row in rows])
+        gaps = np.linalg.norm(tensor[:, None] - tensor[None], axis=2)
+        np.fill_diagonal(gaps, np.inf)
+        agreement.append(float((labels[gaps.argmin(axis=1)] == labels).mean()))
+    assert agreement[0] < agreement[-1]  # training pulls each digit's points together
 
 
 @pytest.fixture(scope="module")

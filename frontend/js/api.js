@@ -105,8 +105,13 @@ export class Api {
   }
 
   /** Starts a projection job; resolves to its id. */
-  async startProjection(request) {
-    const body = await this._json('projections', { method: 'POST', body: request });
+  /**
+   * Starts a projection job. `followed`: this page follows it (stream or polls), and the
+   * server cancels it once nothing has for a grace period (the tab closed).
+   */
+  async startProjection(request, { followed = false } = {}) {
+    const params = followed ? { cancel_unfollowed: true } : undefined;
+    const body = await this._json('projections', { method: 'POST', body: request, params });
     return body.job;
   }
 

@@ -169,6 +169,7 @@ class App {
     const hash = encodeState(this.state);
     if (location.hash !== hash) history.replaceState(null, '', hash);
     this.lastHash = hash;
+    this._linkCompare(hash);
   }
 
   render() {

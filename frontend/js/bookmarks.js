@@ -137,17 +137,34 @@ export function fromTensorBoardState(tb, { n, d }) {
   return { state, coords: storedCoords(tb, state, n) };
 }
 
-/** The bookmarks of a file: a JSON list of State objects (a single object is taken as one). */
-export function parseBookmarkFile(text) {
+/** Fields of which a TensorBoard State holds at least one (older files lack some). */
+const STATE_FIELDS = [
+  'selectedProjection', 'dataSetDimensions', 'cameraDef', 'projections', 'pcaComponentDimensions',
+  'selectedPoints', 'tSNEIteration', 'selectedColorOptionName', 'selectedLabelOption', 'label',
+  'isSelected', 'projector',
+];
+
+/**
+ * The bookmarks of a file: a JSON list of State objects (a single State object is taken as
+ * one). Anything else is refused with what is wrong and where, so that a stray JSON file never
+ * replaces the tray.
+ */
+export function parseBookmarkFile(text, name = 'the bookmark file') {
   let parsed;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new Error(`the bookmark file is not JSON: ${err.message}`);
+    throw new Error(`${name} is not JSON: ${err.message}`);
+  }
+  const isState = (b) => b !== null && typeof b === 'object' && !Array.isArray(b) && STATE_FIELDS.some((k) => k in b);
+  if (!Array.isArray(parsed) && !isState(parsed)) {
+    throw new Error(`${name} is not a list of bookmarks (TensorBoard State objects)`);
   }
   const list = Array.isArray(parsed) ? parsed : [parsed];
-  if (!list.every((b) => b !== null && typeof b === 'object' && !Array.isArray(b))) {
-    throw new Error('the bookmark file must be a JSON list of State objects');
+  if (list.length === 0) throw new Error(`${name} holds no bookmarks`);
+  const bad = list.findIndex((b) => !isState(b));
+  if (bad >= 0) {
+    throw new Error(`${name}, item ${bad + 1}: not a bookmark (a State object with fields such as selectedProjection or cameraDef)`);
   }
   return list.map((b, i) => ({ ...b, label: typeof b.label === 'string' ? b.label : `State ${i}` }));
 }

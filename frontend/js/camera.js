@@ -148,29 +148,40 @@ export function toScreen(m, x, y, z, width, height) {
   return [((cx + 1) / 2) * width, ((1 - cy) / 2) * height, cz];
 }
 
+// TensorBoard's cameras look at the same [-1, 1] cube through other lenses (vz_projector's
+// scatterPlot.ts): a 70-degree vertical field of view in 3D (ours is 45), an orthographic half
+// extent of 1.2 in 2D (ours 1.15), and a three.js `zoom` that narrows either. A CameraDef is
+// read so that the same part of the cloud fills the plot, not the same eye position.
+const TB_FOV = (70 * Math.PI) / 180;
+const TB_HALF_VIEW_2D = 1.2;
+/** Our eye distance per unit of TensorBoard's for the same view. */
+const TB_DISTANCE_SCALE = Math.tan(TB_FOV / 2) / Math.tan(FOV / 2);
+
 /** TensorBoard's CameraDef of a camera, for bookmark files. */
 export function toTensorBoardCamera(cam, threeD) {
   if (threeD) {
-    return { orthographic: false, position: eyePosition(cam), target: cam.target.slice(), zoom: 1 };
+    const eye = eyePosition({ ...cam, distance: cam.distance / TB_DISTANCE_SCALE });
+    return { orthographic: false, position: eye, target: cam.target.slice(), zoom: 1 };
   }
   const [x, y] = cam.target;
-  return { orthographic: true, position: [x, y, 1], target: [x, y, 0], zoom: cam.zoom };
+  return { orthographic: true, position: [x, y, 1], target: [x, y, 0], zoom: (cam.zoom * TB_HALF_VIEW_2D) / HALF_VIEW_2D };
 }
 
-/** A camera from TensorBoard's CameraDef; null when it is unusable. */
+/** A camera from TensorBoard's CameraDef that shows what TensorBoard shows; null when unusable. */
 export function fromTensorBoardCamera(def) {
   const vec3 = (v) => Array.isArray(v) && v.length === 3 && v.every(Number.isFinite);
   if (!def || !vec3(def.position) || !vec3(def.target)) return null;
   const cam = defaultCamera();
+  const tbZoom = Number.isFinite(def.zoom) && def.zoom > 0 ? def.zoom : 1;
   cam.target = def.target.slice();
   if (def.orthographic) {
-    cam.zoom = Number.isFinite(def.zoom) && def.zoom > 0 ? def.zoom : 1;
+    cam.zoom = (tbZoom * HALF_VIEW_2D) / TB_HALF_VIEW_2D;
     return cam;
   }
   const offset = def.position.map((p, i) => p - def.target[i]);
   const distance = Math.hypot(...offset);
   if (distance === 0) return cam;
-  cam.distance = distance;
+  cam.distance = (distance * TB_DISTANCE_SCALE) / tbZoom;
   cam.phi = Math.acos(Math.max(-1, Math.min(1, offset[1] / distance)));
   cam.theta = Math.atan2(offset[0], offset[2]);
   return cam;

@@ -20,6 +20,8 @@ export class Projection {
     this.status = 'queued';
     this.progress = 0;
     this.iteration = null;
+    this.phase = null; // what the server does now (neighbours, affinities, optimisation…)
+    this.phaseProgress = null;
     this.error = null;
     this.jobId = null;
     this.frames = 0;
@@ -30,6 +32,59 @@ export class Projection {
   get running() {
     return this.status === 'queued' || this.status === 'running';
   }
+}
+
+/** Below this ratio of its narrowest to widest spread, a 2-D picture reads as a line. */
+export const READABLE_SPREAD = 0.2;
+
+/**
+ * Whether a frame's first two axes spread enough both ways to show its points: the ratio of
+ * the smaller to the larger principal spread (square roots of the 2 x 2 covariance's
+ * eigenvalues), rows with a missing coordinate skipped.
+ */
+export function readableSpread(data, cols) {
+  let count = 0;
+  let sx = 0;
+  let sy = 0;
+  for (let i = 0; i + 1 < data.length; i += cols) {
+    const x = data[i];
+    const y = data[i + 1];
+    if (Number.isFinite(x) && Number.isFinite(y)) {
+      sx += x;
+      sy += y;
+      count++;
+    }
+  }
+  if (count < 3) return true;
+  const mx = sx / count;
+  const my = sy / count;
+  let xx = 0;
+  let yy = 0;
+  let xy = 0;
+  for (let i = 0; i + 1 < data.length; i += cols) {
+    const x = data[i] - mx;
+    const y = data[i + 1] - my;
+    if (Number.isFinite(x) && Number.isFinite(y)) {
+      xx += x * x;
+      yy += y * y;
+      xy += x * y;
+    }
+  }
+  const mean = (xx + yy) / 2;
+  const gap = Math.sqrt(((xx - yy) / 2) ** 2 + xy * xy);
+  const wide = mean + gap;
+  if (!(wide > 0)) return true;
+  return Math.sqrt(Math.max(0, mean - gap) / wide) >= READABLE_SPREAD;
+}
+
+/**
+ * Whether a t-SNE is in its early-exaggeration iterations (openTSNE's 250, a third of short
+ * runs: kernels/tsne.py), where clusters are pulled into lines before they spread. Data that
+ * is a line for real shows as one once they are over.
+ */
+function exaggerating(p) {
+  const iterations = p.params?.n_iter ?? 1000;
+  return p.method === 'tsne' && (p.iteration ?? 0) < Math.min(250, Math.floor(iterations / 3));
 }
 
 export function projectionKey(method, params, dims) {
@@ -97,7 +152,7 @@ export class JobRunner {
 
   _follow(p, request, n) {
     return async () => {
-      p.jobId = await this.api.startProjection(request);
+      p.jobId = await this.api.startProjection(request, { followed: true });
       p.status = 'running';
       this.onChange(p);
       let lastFrame = null;
@@ -106,7 +161,10 @@ export class JobRunner {
           if (s.status) p.status = s.status;
           if (typeof s.progress === 'number') p.progress = s.progress;
           if (s.iteration !== undefined && s.iteration !== null) p.iteration = s.iteration;
+          if (s.phase !== undefined) p.phase = s.phase;
+          if (s.phase_progress !== undefined) p.phaseProgress = s.phase_progress;
           if (s.error) p.error = s.error;
+          p.nextFinal = s.type === 'frame' && s.final === true;
           if (typeof s.paused === 'boolean') p.paused = s.paused;
           if (s.info) p.info = s.info;
           this.onChange(p);
@@ -114,9 +172,15 @@ export class JobRunner {
         onFrame: (frame) => {
           if (frame.length % n !== 0 || frame.length === 0) return;
           lastFrame = frame;
+          p.frames++;
+          // An early frame squeezed to a line (t-SNE's exaggeration phase) is held back:
+          // the last readable picture stays, also when the run is stopped there.
+          if (p.data && !p.nextFinal && exaggerating(p) && !readableSpread(frame, frame.length / n)) {
+            this.onChange(p);
+            return;
+          }
           p.data = frame;
           p.cols = frame.length / n;
-          p.frames++;
           this.onChange(p);
         },
       });

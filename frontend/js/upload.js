@@ -15,8 +15,8 @@ export async function uploadFiles(app, tensorFile, metadataFile) {
     task.done();
   }
   if (response.status === 413) {
-    app.setMessage(`${tensorFile.name} is over the server's upload limit: shown from this browser (PCA and Custom only)`);
     await app.openFiles(tensorFile, metadataFile);
+    app.setMessage(`${tensorFile.name} is over the server's upload limit: shown from this browser (PCA and Custom only)`);
     return;
   }
   const body = await response.json().catch(() => ({}));

@@ -25,7 +25,7 @@ test('our bookmark has every TensorBoard State field and restores our state', ()
   assert.equal(tb.tSNEIteration, 300);
   assert.deepEqual(tb.selectedPoints, [0, 2]);
   assert.deepEqual(tb.projections, [{ 'tsne-0': 0, 'tsne-1': 1 }, { 'tsne-0': 2, 'tsne-1': 3 }, { 'tsne-1': 5 }]);
-  assert.deepEqual(tb.cameraDef, { orthographic: true, position: [0.5, -0.25, 1], target: [0.5, -0.25, 0], zoom: 2 });
+  assert.deepEqual(tb.cameraDef, { orthographic: true, position: [0.5, -0.25, 1], target: [0.5, -0.25, 0], zoom: (2 * 1.2) / 1.15 });
   const back = fromTensorBoardState(JSON.parse(JSON.stringify(tb)), { n: 3, d: 4 });
   assert.deepEqual(back.state, sampleState());
   assert.equal(back.coords.dims, 2);
@@ -68,7 +68,9 @@ test('a TensorBoard bookmark without our field maps onto our state', () => {
   assert.equal(state.focus, 1);
   assert.equal(state.isolated, null);
   assert.equal(state.categorical, true);
-  assert.ok(Math.abs(state.camera.distance - 5) < 1e-9);
+  // TensorBoard's 70-degree lens at distance 5 shows what our 45-degree one shows from farther.
+  const lens = Math.tan((35 * Math.PI) / 180) / Math.tan(Math.PI / 8);
+  assert.ok(Math.abs(state.camera.distance - 5 * lens) < 1e-9);
   assert.ok(Math.abs(state.camera.phi - Math.PI / 2) < 1e-9);
 });
 
@@ -77,8 +79,11 @@ test('a bookmark for another data set size is refused', () => {
 });
 
 test('bookmark files are lists; bad files say why', () => {
-  assert.deepEqual(parseBookmarkFile('[{"label": "a"}, {}]').map((b) => b.label), ['a', 'State 1']);
+  assert.deepEqual(parseBookmarkFile('[{"label": "a"}, {"cameraDef": null}]').map((b) => b.label), ['a', 'State 1']);
   assert.equal(parseBookmarkFile('{"label": "one"}').length, 1);
-  assert.throws(() => parseBookmarkFile('nope'), /not JSON/);
-  assert.throws(() => parseBookmarkFile('[1, 2]'), /list of State objects/);
+  assert.throws(() => parseBookmarkFile('nope', 'b.json'), /b\.json is not JSON/);
+  assert.throws(() => parseBookmarkFile('[1, 2]', 'b.json'), /b\.json, item 1: not a bookmark/);
+  assert.throws(() => parseBookmarkFile('{"not": "a list"}', 'b.json'), /b\.json is not a list of bookmarks/);
+  assert.throws(() => parseBookmarkFile('[{"selectedProjection": "pca"}, {"not": 1}]'), /item 2: not a bookmark/);
+  assert.throws(() => parseBookmarkFile('[]'), /holds no bookmarks/);
 });

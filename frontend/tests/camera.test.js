@@ -68,3 +68,18 @@ test('TensorBoard camera definitions round-trip', () => {
   assert.deepEqual(flat.target.slice(0, 2), [0.1, 0.2]);
   assert.equal(fromTensorBoardCamera({ position: [1] }), null);
 });
+
+test("TensorBoard's start cameras show the whole cloud as ours do", () => {
+  // vz_projector's defaults: 3D eye at (0.45, 0.9, 1.6) through a 70-degree lens; 2D zoom 1.
+  const cam3d = fromTensorBoardCamera({ orthographic: false, position: [0.45, 0.9, 1.6], target: [0, 0, 0], zoom: 1 });
+  assert.ok(cam3d.distance > 0.85 * defaultCamera().distance && cam3d.distance < 1.15 * defaultCamera().distance);
+  const m = viewProjection(cam3d, true, 1.5);
+  for (const corner of [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]]) {
+    const [x, y] = toScreen(m, ...corner, 300, 200);
+    assert.ok(x > 0 && x < 300 && y > 0 && y < 200, `corner ${corner} off screen`);
+  }
+  // A TensorBoard zoom of 2 narrows the view: half the distance.
+  const zoomed = fromTensorBoardCamera({ orthographic: false, position: [0.45, 0.9, 1.6], target: [0, 0, 0], zoom: 2 });
+  close(zoomed.distance, cam3d.distance / 2);
+  close(fromTensorBoardCamera({ orthographic: true, position: [0, 0, 4], target: [0, 0, 0], zoom: 1 }).zoom, 1.15 / 1.2);
+});

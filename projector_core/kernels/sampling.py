@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from projector_core.job_phases import enter_phase
+
 if TYPE_CHECKING:
     from projector_core.kernels.tsne import StepCallback
 
@@ -97,10 +99,12 @@ def place_in_batches(data: np.ndarray, order: np.ndarray, m: int, canvas: _Canva
                      place: Callable[[np.ndarray], np.ndarray], iteration: int) -> None:
     """Place rows ``order[m:]`` batch by batch with ``place(rows' data)``, a frame each."""
     rest = order.shape[0] - m
+    enter_phase("placement", 0.0)
     for start in range(m, order.shape[0], PLACE_BATCH):
         rows = np.sort(order[start:start + PLACE_BATCH])  # sorted: sequential reads
         positions = place(np.ascontiguousarray(data[rows], dtype=np.float32))
         done = start + rows.shape[0] - m
+        enter_phase("placement", done / rest)
         canvas.show(rows, positions, iteration, FIT_SHARE + (1 - FIT_SHARE) * done / rest)
 
 
@@ -130,12 +134,17 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     init = pca_layout(sample, n_components=dims, random_state=seed)
     canvas.show(sample_rows, init, 0, 0.0)
 
+    enter_phase("neighbours", 0.0)
     index = SampleIndex(sample)
     canvas.report(0, 0.0)  # a cancel during the index build stops here
     perplexity = default_perplexity(m) if perplexity is None else perplexity
+
+    def searched(done: float) -> None:
+        enter_phase("neighbours", done)
+        canvas.report(0, FIT_SHARE * AFFINITY_SHARE * done)
+
     neighbors = index.self_neighbors(  # progress as openTSNE's own search reports it
-        min(m - 1, int(3 * perplexity)),
-        lambda done: canvas.report(0, FIT_SHARE * AFFINITY_SHARE * done))
+        min(m - 1, int(3 * perplexity)), searched)
 
     def on_sample_step(iteration: int, progress: float, live: np.ndarray | None) -> None:
         if live is None:
@@ -190,9 +199,10 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     canvas = _Canvas(data.shape[0], dims, on_step)
     canvas.show(sample_rows, pca_layout(sample, n_components=dims, random_state=seed), 0, 0.0)
 
+    enter_phase("neighbours")
     index = SampleIndex(sample)
     canvas.report(0, 0.0)  # a cancel during the index build stops here
-    neighbors = index.self_neighbors(n_neighbors - 1)
+    neighbors = index.self_neighbors(n_neighbors - 1, lambda done: enter_phase("neighbours", done))
 
     def on_sample_step(epoch: int, progress: float, live: np.ndarray) -> None:
         canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)

@@ -23,6 +23,7 @@ from openTSNE import affinity, initialization
 from openTSNE.nearest_neighbors import Annoy, KNNIndex, PrecomputedNeighbors
 from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
+from projector_core.job_phases import enter_phase
 from projector_core.kernels.supervision import supervise_affinities
 from projector_core.limits import max_perplexity
 
@@ -101,11 +102,18 @@ def tsne(
     k = min(n - 1, int(3 * perplexity))  # openTSNE's neighbour count for this perplexity
     if neighbors is not None:
         knn: KNNIndex | None = PrecomputedNeighbors(*neighbors)
+        enter_phase("affinities")
     elif on_step is not None and n >= ANNOY_MIN_POINTS:
-        knn = _ObservedAnnoy(data, k, n_jobs=n_jobs, random_state=seed,
-                             on_progress=lambda done: on_step(0, AFFINITY_SHARE * done, None))
+        enter_phase("neighbours", 0.0)
+
+        def searched(done: float) -> None:
+            enter_phase("neighbours", done)
+            on_step(0, AFFINITY_SHARE * done, None)
+
+        knn = _ObservedAnnoy(data, k, n_jobs=n_jobs, random_state=seed, on_progress=searched)
     else:
         knn = None
+        enter_phase("neighbours")  # an exact search, then the affinities, in one call
     if knn is None:
         affinities = affinity.PerplexityBasedNN(data, perplexity=perplexity, n_jobs=n_jobs,
                                                 random_state=seed)
@@ -162,6 +170,7 @@ class _Observed:
         if self.on_step is not None:
             iteration = self.offset + min(self.calls, self.length)
             progress = AFFINITY_SHARE + (1 - AFFINITY_SHARE) * iteration / self.total
+            enter_phase("optimisation", iteration / self.total)
             self.on_step(iteration, progress, embedding)
         self.calls += 1
         return self.gradient(embedding, P, **kwargs)
@@ -180,6 +189,11 @@ class _ObservedAnnoy(Annoy):
     def __init__(self, *args, on_progress: Callable[[float], None], **kwargs) -> None:
         self._on_progress = on_progress
         super().__init__(*args, **kwargs)
+
+    def build(self):
+        found = super().build()
+        enter_phase("affinities")  # openTSNE calibrates the perplexity next
+        return found
 
     @property
     def index(self):

@@ -26,6 +26,7 @@ import numpy as np
 from openTSNE import initialization
 from sklearn.utils import check_random_state
 
+from projector_core.job_phases import enter_phase
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.tsne import StepCallback
 
@@ -95,6 +96,8 @@ def umap(
     if on_step is not None and preview:
         on_step(0, 0.0, initialization.pca(data, n_components=dims, random_state=seed))
 
+    if neighbors is None:
+        enter_phase("neighbours")  # NN-descent says nothing until it ends
     if neighbors is None and n < SMALL_DATA:
         neighbors = exact_neighbors(data, n_neighbors - 1)
     if neighbors is not None:
@@ -109,6 +112,7 @@ def umap(
             data, n_neighbors, "euclidean", {}, False, random_state, n_jobs=1
         )
         method = "nndescent"
+    enter_phase("affinities")
     graph, _, _ = fuzzy_simplicial_set(
         data, n_neighbors, random_state, "euclidean", knn_indices=knn_indices, knn_dists=knn_dists
     )
@@ -121,6 +125,7 @@ def umap(
     graph.eliminate_zeros()
 
     # A given start layout [n, dims] (the comparison view's steps) replaces the spectral one.
+    enter_phase("initial layout")
     layout = spectral_layout(data, graph, dims, random_state) if init is None else init
     layout = noisy_scale_coords(layout, random_state, max_coord=10, noise=0.0001)
     span = np.max(layout, 0) - np.min(layout, 0)
@@ -149,6 +154,7 @@ def umap(
             next_negative_sample, next_sample, epoch,
             False, no_density, no_density, 0, 0, 0, 0, no_density, no_density, 0)
         alpha = LEARNING_RATE * (1.0 - epoch / epochs)
+        enter_phase("optimisation", (epoch + 1) / epochs)
         if on_step is not None:
             on_step(epoch + 1, GRAPH_SHARE + (1 - GRAPH_SHARE) * (epoch + 1) / epochs, layout)
     return UmapResult(layout.astype(np.float32), epochs, method)

@@ -54,11 +54,18 @@ class JobOut(BaseModel):
     iteration: int | None
     error: str | None
     paused: bool = Field(description="A running job that waits for resume")
+    phase: str | None = Field(None, description="What a t-SNE/UMAP does now: neighbours, "
+                              "affinities, initial layout, optimisation, placement")
+    phase_progress: float | None = Field(None, ge=0, le=1,
+                                         description="How far through that phase, when known")
 
 
 @router.get("/jobs/{job_id}")
-def get_job(job_id: str, jobs: JobsDep) -> JobOut:
-    return JobOut(**find_job(jobs, job_id).snapshot())
+def get_job(job_id: str, jobs: JobsDep, request: Request) -> JobOut:
+    """The status; a poll also counts as following a job a page started (``cancel_unfollowed``)."""
+    job = find_job(jobs, job_id)
+    request.app.state.followers.seen(job)
+    return JobOut(**job.snapshot())
 
 
 @router.delete("/jobs/{job_id}")
@@ -111,9 +118,10 @@ async def stream_job(websocket: WebSocket, job_id: str) -> None:
         await websocket.close(code=UNKNOWN_JOB, reason=f"unknown job {job_id}")
         return
     try:
-        await _follow(websocket, job)
+        with websocket.app.state.followers.following(job):
+            await _follow(websocket, job)
     except (WebSocketDisconnect, OSError):
-        return  # the follower left; the job goes on
+        return  # the follower left; the job goes on unless a page started it and none is back
 
 
 async def _follow(websocket: WebSocket, job: Job) -> None:

@@ -56,6 +56,10 @@ async def create_projection(
     catalog: CatalogDep,
     projections: ProjectionJobsDep,
     wait: Annotated[bool, Query(description="Block until done and answer the result")] = False,
+    cancel_unfollowed: Annotated[bool, Query(
+        description="Cancel the job once nothing has followed it (its WebSocket stream or "
+                    "status polls) for a grace period: what the page asks, so a closed tab "
+                    "stops its t-SNE. Without it a job runs to its end")] = False,
 ) -> Response:
     embedding = lookup_embedding(catalog, body.run, body.embedding)
     cluster = request.app.state.cluster
@@ -68,6 +72,11 @@ async def create_projection(
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
     job = await run_in_threadpool(projections.start, body, embedding, backend, cluster, reference)
+    followers = request.app.state.followers
+    if cancel_unfollowed and not wait:
+        followers.watch(job)
+    else:
+        followers.keep(job)  # the API's jobs run to their end, also when a page shares them
     if not wait:
         return JSONResponse({"job": job.id}, status_code=202)
     await job.finished()

@@ -83,16 +83,70 @@ def test_a_bookmark_for_another_data_set_is_refused(serve, sample_logdir, projec
     other.write_text(json.dumps([{"label": "iris view", "dataSetDimensions": [150, 4]}]))
     projector.open(serve(sample_logdir), DIGITS)
     projector.by("bookmark-load").set_input_files(str(other))
-    projector.wait_text("status-message", "150 x 4", contains=True)
+    projector.by("bookmark-error").wait_for()
+    assert "other.json" in projector.by("bookmark-error").inner_text()
+    assert "150 x 4" in projector.by("bookmark-error").inner_text()
+    # Refused before anything is replaced: the tray keeps the run's own two bookmarks.
+    assert projector.page.evaluate("window.__projector.app.bookmarks.map((b) => b.label)") == [
+        "PCA 2-D, coloured by label", "PCA 3-D, the zeros selected"]
 
 
 def test_bookmarks_can_be_renamed_and_deleted(serve, sample_logdir, projector):
     projector.open(serve(sample_logdir), DIGITS)
     items = projector.by("bookmarks-list").locator("li")
     assert items.count() == 2
-    name = items.nth(0).locator("input.bookmark-name")
+    items.nth(0).get_by_role("button", name="Rename").click()
+    name = items.nth(0).locator("input.bookmark-name-input")
     name.fill("My view")
     name.press("Enter")
     assert projector.page.evaluate("window.__projector.app.bookmarks[0].label") == "My view"
-    items.nth(1).locator("button").click()
+    assert items.nth(0).get_by_test_id("bookmark-name").inner_text() == "My view"
+    items.nth(1).get_by_role("button", name="Delete").click()
     assert items.count() == 1
+
+
+def test_a_file_that_is_not_a_bookmark_list_is_refused_and_changes_nothing(serve, sample_logdir, projector,
+                                                                            tmp_path):
+    stray = tmp_path / "settings.json"
+    stray.write_text(json.dumps({"not": "a list"}))
+    projector.open(serve(sample_logdir), {**DIGITS, "colorBy": "parity", "labelBy": "label"})
+    before = projector.state()
+    projector.by("bookmark-load").set_input_files(str(stray))
+    projector.by("bookmark-error").wait_for()
+    assert "settings.json is not a list of bookmarks" in projector.by("bookmark-error").inner_text()
+    assert projector.page.evaluate("window.__projector.app.bookmarks.length") == 2
+    assert projector.by("bookmarks-list").locator("li").count() == 2
+    assert projector.state() == before  # nothing applied: colour, label, projection as they were
+    assert projector.by("legend").is_visible()
+
+
+def test_tensorboard_3d_camera_shows_the_whole_selection(serve, sample_logdir, projector):
+    """The sample's "PCA 3-D, the zeros selected" (TensorBoard's start camera) frames the cloud."""
+    projector.open(serve(sample_logdir), DIGITS)
+    projector.by("bookmarks-list").locator("input[type=radio]").nth(1).check()
+    projector.page.wait_for_function("window.__projector.state().selection.length === 178")
+    projector.wait_settled()
+    box = projector.by("plot").bounding_box()
+    zeros = projector.state()["selection"]
+    inside = 0
+    for i in zeros:
+        x, y = projector.screen_position(i)
+        inside += box["x"] <= x <= box["x"] + box["width"] and box["y"] <= y <= box["y"] + box["height"]
+    assert inside == len(zeros)
+    # Not zoomed far in: the eye sits about as far as our own 3-D start camera's.
+    distance = projector.state()["camera"]["distance"]
+    assert 0.8 * 3.4 < distance < 1.25 * 3.4  # camera.js defaultCamera().distance
+
+
+def test_a_bookmark_loads_from_its_name_and_the_tray_is_above_the_fold(serve, sample_logdir, projector):
+    projector.page.set_viewport_size({"width": 1400, "height": 900})
+    projector.open(serve(sample_logdir), DIGITS)
+    panel = projector.by("bookmarks-panel").bounding_box()
+    assert panel["y"] + panel["height"] <= 900  # the whole tray is in view without scrolling
+    names = projector.by("bookmarks-list").get_by_test_id("bookmark-name")
+    names.nth(1).click()
+    projector.page.wait_for_function("window.__projector.state().pca.is3d === true")
+    assert projector.page.evaluate("window.__projector.app.activeBookmark") == 1
+    assert projector.by("bookmarks-list").locator("input.bookmark-name-input").count() == 0  # not renaming
+    names.nth(0).click()
+    projector.page.wait_for_function("window.__projector.state().pca.is3d === false")

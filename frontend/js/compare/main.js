@@ -49,28 +49,81 @@ class ComparePage {
       }
     }
     this.pairs = pairs.pairs;
+    // Back to the projector's view: the page that linked here passed its URL hash along.
+    if (location.hash.startsWith('#s=')) $('back-link').href = `./${location.hash}`;
+    const asked = new URLSearchParams(location.search);
+    const from = { run: asked.get('run'), embedding: asked.get('embedding') };
     const label = (e) => `${e.run} / ${e.embedding} (${e.rows} x ${e.dims})`;
     const options = this.embeddings.map((e) => ({ value: key(e), label: label(e) }));
-    setOptions($('a-select'), options, options[0]?.value);
-    setOptions($('b-select'), options, options[1]?.value ?? options[0]?.value);
     const pairLabel = (p) => `${p.kind === 'steps' ? 'steps' : 'runs'}: ${p.a.run}/${p.a.embedding} -> ${p.b.run}/${p.b.embedding}`;
+    const { pairIndex, a } = this.firstChoice(from);
+    setOptions($('a-select'), options, a ? key(a) : options[0]?.value);
     setOptions($('pair-select'), [{ value: '', label: 'Pick A and B below' },
-      ...this.pairs.map((p, i) => ({ value: String(i), label: pairLabel(p) }))], this.pairs.length ? '0' : '');
-    $('pair-select').addEventListener('change', () => this.usePair());
+      ...this.pairs.map((p, i) => ({ value: String(i), label: pairLabel(p) }))], pairIndex >= 0 ? String(pairIndex) : '');
+    this.fillB();
+    $('pair-select').addEventListener('change', () => {
+      if (this.usePair()) this.run();
+    });
+    $('a-select').addEventListener('change', () => {
+      $('pair-select').value = '';
+      this.fillB();
+    });
+    $('b-select').addEventListener('change', () => {
+      $('pair-select').value = '';
+    });
     $('compare-run').addEventListener('click', () => this.run());
     $('step-slider').addEventListener('input', () => this.run({ fromSlider: true }));
     $('step-play').addEventListener('click', () => this.togglePlay());
     $('compare-search').addEventListener('input', () => this.search());
     this.usePair();
     this.ready = true;
-    if (this.embeddings.length > 1) await this.run();
+    if (this.partners(sideOf($('a-select').value)).length) await this.run();
   }
 
+  /** Embeddings B may be for A: the same number of rows (a comparison pairs rows), not A. */
+  partners(a) {
+    const rows = this.embeddings.find((e) => e.run === a.run && e.embedding === a.embedding)?.rows;
+    return this.embeddings.filter((e) => e.rows === rows && key(e) !== key(a));
+  }
+
+  /**
+   * Where the page opens: on the embedding the projector showed (its offered pair, else it
+   * as A), else the first offered pair, else the first embedding that has a partner.
+   */
+  firstChoice(from) {
+    const same = (side) => side.run === from.run && side.embedding === from.embedding;
+    const known = this.embeddings.find(same);
+    if (known) {
+      const pairIndex = [this.pairs.findIndex((p) => same(p.a)), this.pairs.findIndex((p) => same(p.b))].find((i) => i >= 0) ?? -1;
+      return { pairIndex, a: pairIndex >= 0 ? this.pairs[pairIndex].a : known };
+    }
+    if (this.pairs.length) return { pairIndex: 0, a: this.pairs[0].a };
+    return { pairIndex: -1, a: this.embeddings.find((e) => this.partners(e).length) ?? null };
+  }
+
+  /** B's choices for the current A, keeping B when it still fits; none: Compare waits. */
+  fillB(preferred = null) {
+    const a = sideOf($('a-select').value);
+    const fits = this.partners(a);
+    const label = (e) => `${e.run} / ${e.embedding} (${e.rows} x ${e.dims})`;
+    const current = preferred ?? $('b-select').value;
+    const chosen = fits.find((e) => key(e) === current) ?? fits.find((e) => e.run === a.run) ?? fits[0];
+    const value = chosen ? key(chosen) : '';
+    const rows = this.embeddings.find((e) => key(e) === key(a))?.rows;
+    setOptions($('b-select'), fits.length ? fits.map((e) => ({ value: key(e), label: label(e) }))
+      : [{ value: '', label: `(no other embedding has ${rows ?? 0} rows)` }], value);
+    $('b-select').disabled = !fits.length;
+    $('compare-run').disabled = !fits.length;
+    if (!fits.length) $('compare-summary').textContent = `No other embedding here has A's ${rows ?? 0} rows: a comparison pairs the same points.`;
+  }
+
+  /** Puts the offered pair into A and B; whether there was one. */
   usePair() {
     const pair = this.pairs[Number($('pair-select').value)];
-    if (!pair || $('pair-select').value === '') return;
+    if (!pair || $('pair-select').value === '') return false;
     $('a-select').value = key(pair.a);
-    $('b-select').value = key(pair.b);
+    this.fillB(key(pair.b));
+    return true;
   }
 
   /** Which two embeddings to show now: the slider's step pair, or A and B as picked. */
@@ -136,7 +189,10 @@ class ComparePage {
     const same = timeline && timeline.steps.length > 1 && timeline.steps.every((s) => s.rows === timeline.steps[0].rows);
     this.timeline = same ? timeline.steps : null;
     $('steps-panel').hidden = !this.timeline;
-    if (!this.timeline) return;
+    if (!this.timeline) {
+      $('step-label').textContent = ''; // nothing left from the last pair's timeline
+      return;
+    }
     const slider = $('step-slider');
     slider.min = '1';
     slider.max = String(this.timeline.length - 1);
@@ -162,7 +218,8 @@ class ComparePage {
     if (reference) params[method === 'pca' ? 'align_to_job' : 'init_from_job'] = reference.jobId;
     if (method === 'tsne') params.n_iter = 500;
     const n = this.embeddings.find((e) => e.run === side.run && e.embedding === side.embedding).rows;
-    const jobId = await this.api.startProjection({ run: side.run, embedding: side.embedding, method, dims: 2, params });
+    const jobId = await this.api.startProjection({ run: side.run, embedding: side.embedding, method, dims: 2, params },
+      { followed: method !== 'pca' });
     const last = await this.api.follow(jobId, {
       onStatus: (s) => this.status(`${method} of ${side.embedding}: ${Math.round((s.progress || 0) * 100)}%`),
     });

@@ -4,7 +4,6 @@
 
 import { columnColoring, neighborShade, uniformColoring } from '../colors.js';
 import { nearestNeighbors, neighborLimit, search as localSearch } from '../compute.js';
-import { formatCount } from '../dom.js';
 import { clampToLimit, limitFor, withinLimit } from '../limits.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
 
@@ -96,8 +95,7 @@ export class Highlighting {
   _regionSelected(indices, event) {
     const additive = event.ctrlKey || event.metaKey || (event.shiftKey && this.plot.tool !== 'navigate');
     const selection = additive ? [...new Set([...this.state.selection, ...indices])] : indices;
-    this.update({ selection, focus: selection.length === 1 ? selection[0] : null });
-    this.setMessage(`Selected ${formatCount(selection.length)} points`);
+    this.update({ selection, focus: selection.length === 1 ? selection[0] : null }); // the bar counts it
   }
 
   clearSelection() {
@@ -155,7 +153,8 @@ export class Highlighting {
     }
     if (token !== this.searchToken) return;
     this.searchResult = result;
-    if (select && !result.error) {
+    if (select) {
+      // A query that fails (a bad regex) matches nothing: the last query's matches go too.
       const focus = result.indices.length === 1 ? result.indices[0] : null;
       this.update({ selection: result.indices, focus });
     } else {

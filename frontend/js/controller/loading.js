@@ -17,14 +17,15 @@ export class DatasetLoading {
 
   /** Loads a server embedding and shows it, with `restore` (a state) or the defaults. */
   async openDataset(run, name, restore = null) {
-    const token = ++this.loadToken;
     const info = this.embeddingInfo(run, name);
     if (!info || !info.shape) {
-      this.setMessage(info?.error || `unknown embedding ${run}/${name}`, true);
+      this._refuseDataset(run, name, info);
       return;
     }
+    const token = ++this.loadToken;
     const [n, d] = info.shape;
     this._resetForDataset();
+    this._showLoadFailure(null);
     const dataset = new Dataset({ source: 'server', run, name, n, d, info });
     this.dataset = dataset;
     this.state = this._initialState(dataset, restore);
@@ -73,6 +74,22 @@ export class DatasetLoading {
     const selected = this.bookmarks.findIndex((b) => b.isSelected);
     if (!restore && selected >= 0) this.loadBookmark(selected);
     this.render();
+  }
+
+  /**
+   * An embedding that cannot be read is refused before anything is replaced: the selectors,
+   * title and plot stay on what is loaded, and the plot says what failed and why.
+   */
+  _refuseDataset(run, name, info) {
+    const why = info?.error || this.runs.find((r) => r.name === run)?.error || 'no readable embedding';
+    const what = name ? `${run} / ${name}` : run;
+    const ds = this.dataset;
+    if (ds) this.state = { ...this.state, run: ds.run, embedding: ds.name };
+    const still = ds ? ` Still showing ${ds.local ? 'the uploaded files' : `${ds.run} / ${ds.name}`}.` : '';
+    this._showLoadFailure(`Could not open ${what}: ${why}.${still}`);
+    this.setMessage(`Could not open ${what}`, true, { holds: () => this.state.run === (ds?.run ?? run) });
+    this.render();
+    this._writeUrl(); // a link to the refused run is put back to what is shown
   }
 
   /**
@@ -135,6 +152,7 @@ export class DatasetLoading {
   openLocal(dataset) {
     ++this.loadToken;
     this._resetForDataset();
+    this._showLoadFailure(null);
     this.dataset = dataset;
     this.state = this._initialState(dataset, null);
     this._applyMetadataDefaults();

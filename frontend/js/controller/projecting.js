@@ -112,7 +112,10 @@ export class Projecting {
   _projectionChanged(p) {
     if (p !== this.projections[p.method]) return;
     if (p === this.shown) {
-      if (p.status === 'failed') this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
+      if (p.status === 'failed') {
+        this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
+        if (!p.data) this._showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
+      }
       if (p.data && p.displayedData !== p.data) {
         const first = !p.displayedOnce;
         this.plot.setMode(is3d(this.state) && (p.method !== 'pca' || p.cols >= 3));
@@ -206,11 +209,22 @@ function methodName(method) {
   return { pca: 'PCA', tsne: 't-SNE', umap: 'UMAP', custom: 'Custom projection' }[method];
 }
 
-function progressText(p) {
+/**
+ * What a running projection does, as the server says: its phase with how far through it
+ * (the whole run's percentage when the phase cannot tell), t-SNE's iteration once it
+ * optimises, UMAP's epoch.
+ */
+export function progressText(p) {
   const name = methodName(p.method);
   if (p.status === 'queued') return `${name}: queued…`;
+  const percent = (f) => `${Math.round(f * 100)}%`;
+  if (p.phase === 'optimisation' && p.iteration !== null) {
+    const unit = p.method === 'tsne' ? 'iteration' : 'epoch';
+    return `${name}: optimisation, ${unit} ${formatCount(p.iteration)} (${percent(p.progress || 0)})`;
+  }
+  if (p.phase) return `${name}: ${p.phase} ${percent(p.phaseProgress ?? p.progress ?? 0)}`;
   if (p.method === 'tsne' && p.iteration !== null) return `${name}: iteration ${formatCount(p.iteration)}`;
-  if (p.progress) return `${name}: ${Math.round(p.progress * 100)}%`;
+  if (p.progress) return `${name}: ${percent(p.progress)}`;
   return `${name}…`;
 }
 

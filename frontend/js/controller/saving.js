@@ -1,7 +1,7 @@
 // Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata.
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
-import { download } from '../dom.js';
+import { $, download } from '../dom.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
 
 export class Saving {
@@ -28,7 +28,7 @@ export class Saving {
       const { state, coords } = fromTensorBoardState(tb, { n: this.dataset.n, d: this.dataset.d });
       this.applyState(state, { coords, iteration: tb.tSNEIteration });
       this.activeBookmark = index;
-      this.setMessage(`Loaded bookmark “${tb.label}”`);
+      this.setMessage(`Loaded bookmark “${tb.label}”`, false, { holds: () => this.activeBookmark === index && this.bookmarks[index] === tb });
     } catch (err) {
       this.setMessage(`Bookmark: ${err.message}`, true);
     }
@@ -40,12 +40,30 @@ export class Saving {
     download('bookmarks.json', JSON.stringify(list), 'application/json');
   }
 
+  /** Replaces the tray with a file's bookmarks, only once every one of them fits this data set. */
   async loadBookmarkFile(file) {
-    const list = parseBookmarkFile(await file.text());
+    const list = parseBookmarkFile(await file.text(), file.name);
+    if (!this.dataset) throw new Error('Open a data set before loading bookmarks');
+    list.forEach((tb, i) => {
+      try {
+        fromTensorBoardState(tb, { n: this.dataset.n, d: this.dataset.d });
+      } catch (err) {
+        throw new Error(`${file.name}, bookmark “${tb.label}” (item ${i + 1}): ${err.message}`);
+      }
+    });
     this.bookmarks = list;
     this.activeBookmark = -1;
     const selected = list.findIndex((b) => b.isSelected);
     this.loadBookmark(selected >= 0 ? selected : 0);
+  }
+
+  /**
+   * The Compare link opens on the shown embedding and carries this view's URL hash, which
+   * the Compare page's "Back to the projector" link hands back.
+   */
+  _linkCompare(hash) {
+    const params = new URLSearchParams({ run: this.state.run, embedding: this.state.embedding });
+    $('compare-link').href = `compare?${params}${hash}`;
   }
 
   // ---- downloads ----------------------------------------------------------------------------

@@ -1,18 +1,49 @@
 // The status bar, the plot's message and progress card, and the theme the plot reads.
 
-import { $, formatCount } from '../dom.js';
+import { $, el, formatCount } from '../dom.js';
 import { readTheme } from '../theme.js';
 
 export class StatusDisplay {
-  setMessage(text, error = false) {
-    this.message = { text, error };
+  /**
+   * Shows a status message for as long as it is true: until the data set changes, and, with
+   * `holds`, until that says the state it described is gone (a selection replaced, a
+   * bookmark's view changed), so the bar never reports what is no longer on screen.
+   */
+  setMessage(text, error = false, { holds = null } = {}) {
+    this.message = { text, error, dataset: this.dataset, holds };
     this._renderStatus();
+  }
+
+  /** The message, or none once what it describes has gone. */
+  _currentMessage() {
+    const m = this.message;
+    if (m.text && (m.dataset !== this.dataset || (m.holds && !m.holds()))) this.message = { text: '', error: false };
+    return this.message;
   }
 
   _showPlotMessage(text) {
     const box = $('plot-message');
     box.hidden = !text;
     box.textContent = text || '';
+  }
+
+  /**
+   * A failure to open a data set, in the plot area over what stays shown (null removes it);
+   * the user dismisses it, or the next data set that opens does.
+   */
+  _showLoadFailure(text) {
+    let box = document.querySelector('[data-testid="load-failure"]');
+    if (!text) {
+      box?.remove();
+      return;
+    }
+    if (!box) {
+      box = el('div', { class: 'load-failure', role: 'alert', dataset: { testid: 'load-failure' } },
+        el('span', { class: 'load-failure-text' }),
+        el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => box.remove() }, '×'));
+      $('.plot-container').append(box);
+    }
+    box.querySelector('.load-failure-text').textContent = text;
   }
 
   _renderStatus() {
@@ -29,8 +60,9 @@ export class StatusDisplay {
       ? `Selected ${formatCount(selected)} point${selected === 1 ? '' : 's'}${nb ? ` + ${formatCount(nb)} neighbours` : ''}`
       : '';
     const message = $('status-message');
-    message.textContent = this.message.text;
-    message.classList.toggle('error', this.message.error);
+    const { text, error } = this._currentMessage();
+    message.textContent = text;
+    message.classList.toggle('error', error);
   }
 
   _renderProgress() {

@@ -1,4 +1,4 @@
-// Bookmarks panel: the tray of saved states (load by click, rename, delete), add, save all
+// Bookmarks panel: the tray of saved states (load by a click on the name, rename, delete), add, save all
 // to a file, load a file (TensorBoard's format).
 
 import { $, el } from '../dom.js';
@@ -23,8 +23,39 @@ export function createBookmarksPanel(app) {
     }
   });
 
+  /** Renaming happens in place: Enter or leaving the field keeps the name, Escape drops it. */
+  function rename(bookmark, name) {
+    const input = el('input', { class: 'bookmark-name-input', value: bookmark.label, 'aria-label': 'Bookmark name' });
+    let done = false;
+    const finish = (keep) => {
+      if (done) return;
+      done = true;
+      if (keep && input.value.trim()) bookmark.label = input.value.trim();
+      renderedFor = null;
+      render();
+    };
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') finish(true);
+      if (e.key === 'Escape') finish(false);
+    });
+    input.addEventListener('blur', () => finish(true));
+    name.replaceWith(input);
+    input.focus();
+    input.select();
+  }
+
   function row(bookmark, index) {
     const active = index === app.activeBookmark;
+    // The name loads the bookmark (as the radio does); renaming has its own button.
+    const name = el('button', {
+      type: 'button',
+      class: 'bookmark-name',
+      title: `Load ${bookmark.label} (double-click to rename)`,
+      'aria-current': active ? 'true' : null,
+      dataset: { testid: 'bookmark-name' },
+      onclick: () => app.loadBookmark(index),
+      ondblclick: () => rename(bookmark, name),
+    }, bookmark.label);
     return el(
       'li',
       { class: active ? 'active' : null, dataset: { testid: 'bookmark-item' } },
@@ -35,17 +66,15 @@ export function createBookmarksPanel(app) {
         'aria-label': `Load ${bookmark.label}`,
         onchange: () => app.loadBookmark(index),
       }),
-      el('input', {
-        class: 'bookmark-name',
-        value: bookmark.label,
-        'aria-label': 'Bookmark name',
-        onchange: (e) => {
-          bookmark.label = e.target.value;
-        },
-        onkeydown: (e) => {
-          if (e.key === 'Enter') e.target.blur();
-        },
-      }),
+      name,
+      el('button', {
+        type: 'button',
+        class: 'icon-button',
+        title: 'Rename',
+        'aria-label': `Rename ${bookmark.label}`,
+        dataset: { testid: 'bookmark-rename' },
+        onclick: () => rename(bookmark, name),
+      }, icon('M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4')),
       el(
         'button',
         {
@@ -60,7 +89,7 @@ export function createBookmarksPanel(app) {
             app.render();
           },
         },
-        deleteIcon(),
+        icon('M6 6l12 12M18 6L6 18'),
       ),
     );
   }
@@ -77,12 +106,12 @@ export function createBookmarksPanel(app) {
   return { render };
 }
 
-function deleteIcon() {
+function icon(d) {
   const ns = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('viewBox', '0 0 24 24');
   const path = document.createElementNS(ns, 'path');
-  path.setAttribute('d', 'M6 6l12 12M18 6L6 18');
+  path.setAttribute('d', d);
   svg.append(path);
   return svg;
 }

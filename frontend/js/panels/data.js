@@ -25,7 +25,8 @@ export function createDataPanel(app) {
     }
     const run = app.runs.find((r) => r.name === runSelect.value);
     const first = run?.embeddings.find((e) => e.shape && !e.error) ?? run?.embeddings[0];
-    if (first) app.update({ run: run.name, embedding: first.name });
+    // A run with nothing readable is still asked for: the app refuses it and says why.
+    if (run) app.update({ run: run.name, embedding: first?.name ?? null });
   });
   embeddingSelect.addEventListener('change', () => app.update({ embedding: embeddingSelect.value }));
   labelBy.addEventListener('change', () => app.update({ labelBy: labelBy.value || null }));

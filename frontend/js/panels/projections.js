@@ -108,7 +108,8 @@ export function createProjectionsPanel(app) {
   }
 
   function renderJob(p, prefix) {
-    const status = p ? (p.paused && p.running ? 'paused' : p.status) : 'not run yet';
+    const phase = p?.running && p.phase ? `running: ${p.phase}` : null; // what the server does now
+    const status = p ? (p.paused && p.running ? 'paused' : phase ?? p.status) : 'not run yet';
     $(`${prefix}-status`).textContent = p?.error && p.status === 'failed' ? `failed: ${p.error}` : status;
     const fill = $(`${prefix}-progress`);
     fill.style.width = `${Math.round((p?.progress ?? 0) * 100)}%`;

@@ -101,7 +101,8 @@ export function createChartsPanel(app) {
       ? `${chart.column} in [${fmt(chart.binning.edges[first])}, ${fmt(chart.binning.edges[last + 1])}]`
       : `${chart.column} = ${chart.binning.labels[first]}`;
     app.update({ selection, focus: selection.length === 1 ? selection[0] : null });
-    app.setMessage(`Selected ${formatCount(selection.length)} points where ${what}`);
+    // The bar counts the selection; the message says what it is, while it is.
+    app.setMessage(`Selected where ${what}`, false, { holds: () => app.state.selection === selection });
   }
 
   function draw(chart) {

@@ -15,6 +15,17 @@ export function shownJob(app) {
   return p && p.status === 'done' && p.jobId && !app.dataset?.local ? p.jobId : null;
 }
 
+/** Why the shown view has no finished server job to cluster, in the user's terms. */
+function whyNoJob(app) {
+  const p = app.shown;
+  if (app.dataset?.local) return 'Clusters and quality need a projection computed by the server.';
+  if (!p) return 'Show a projection to find its clusters.';
+  if (p.running) return 'Available once the projection has finished.';
+  if (p.status === 'failed') return 'The projection failed: no clusters to find.';
+  if (p.status === 'cancelled') return 'The projection was stopped before its end: run it again to find clusters.';
+  return 'This view shows coordinates stored in a bookmark: run the projection again to find clusters.';
+}
+
 async function getJson(app, path, params) {
   const response = await fetch(app.api.url(path, params));
   const body = await response.json().catch(() => ({}));
@@ -61,6 +72,7 @@ export function createStructurePanel(app, overlay) {
   let qualityLoading = null;
   let colouredFor = null;
   let nameBy = null; // the column chosen here; until then, the "label by" column
+  let waitingNote = null; // the "why no clusters yet" text on show, cleared once a job is there
 
   densityToggle.addEventListener('change', () => {
     overlay.setDensity(densityToggle.checked);
@@ -152,7 +164,13 @@ export function createStructurePanel(app, overlay) {
     const naming = chosen ? nameBy : columns.includes(app.state.labelBy) ? app.state.labelBy : '';
     setOptions(labelColumn, [{ value: '', label: '(cluster numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], naming);
     run.disabled = !job;
-    if (!job) clusterStatus.textContent = ds?.local ? 'Clusters and quality need a projection computed by the server.' : 'Available once the projection has finished.';
+    if (!job) {
+      waitingNote = whyNoJob(app);
+      clusterStatus.textContent = waitingNote;
+    } else if (waitingNote !== null && clusterStatus.textContent === waitingNote) {
+      clusterStatus.textContent = ''; // finished: the note no longer holds
+      waitingNote = null;
+    }
     if (clustersFor && clustersFor !== job) {
       overlay.setClusters(null);
       clustersFor = null;

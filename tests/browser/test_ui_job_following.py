@@ -1,0 +1,66 @@
+"""A running t-SNE as the page shows it: its phase with a percentage before the first step,
+readable pictures (never squeezed to a line, also after Stop), and a job that stops on the
+server once its tab is gone (issue 28)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+WORDS = {"run": "words", "embedding": "words", "sprites": False}
+
+
+def spread_ratio(projector) -> float:
+    """Narrowest over widest principal spread of the plotted points (1: round, 0: a line)."""
+    xy = np.array(projector.page.evaluate("Array.from(window.__projector.app.plot.positions)"))
+    xy = xy.reshape(-1, 3)[:, :2]
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    eigen = np.linalg.eigvalsh(np.cov(xy.T))
+    return float(np.sqrt(max(eigen[0], 0) / eigen[1]))
+
+
+def test_tsne_names_its_phase_and_its_pictures_stay_readable_through_stop(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), WORDS)
+    projector.by("tab-tsne").click()
+    # Before the first step: the neighbour search, with its percentage (not "iteration 0").
+    projector.wait_text("progress-label", "t-SNE: neighbours", contains=True)
+    assert projector.by("progress-label").inner_text().endswith("%")
+    projector.wait_js("app.shown.phase === 'optimisation' && app.shown.iteration >= 5")
+    ratios = []
+    for _ in range(8):  # through the early-exaggeration iterations, where words go thin
+        projector.wait_settled()
+        ratios.append(spread_ratio(projector))
+        time.sleep(0.3)
+    assert "optimisation, iteration" in projector.by("progress-label").inner_text()
+    assert projector.page.evaluate("window.__projector.app.shown.iteration") < 250  # still early
+    projector.by("tsne-stop").click()
+    projector.wait_projection("tsne", "cancelled")
+    projector.wait_settled()
+    ratios.append(spread_ratio(projector))
+    assert min(ratios) >= 0.2, ratios
+    assert projector.drawn_pixels() > 2000
+
+
+def test_closing_the_tab_stops_its_tsne_on_the_server(serve, sample_logdir, browser):
+    url = serve(sample_logdir, unfollowed_grace=1.0)
+    context = browser.new_context()
+    page = context.new_page()
+    state = {"run": "iris", "embedding": "iris", "projection": "tsne", "tsne": {"nIter": 100000}}
+    page.goto(url + "/#s=" + base64.urlsafe_b64encode(json.dumps(state).encode()).decode().rstrip("="))
+    page.wait_for_function("() => { const p = window.__projector && window.__projector.app.shown;"
+                           " return p && p.jobId && p.status === 'running' && p.iteration > 0; }",
+                           timeout=60000)
+    job = page.evaluate("window.__projector.app.shown.jobId")
+    context.close()  # the tab goes, and its WebSocket with it
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{url}/api/jobs/{job}", timeout=30).json()["status"] == "running":
+        assert time.monotonic() < deadline, "the t-SNE of a closed tab kept running"
+        time.sleep(1.5)  # slower than the grace: a poll counts as following
+    assert httpx.get(f"{url}/api/jobs/{job}", timeout=30).json()["status"] == "cancelled"
