@@ -146,9 +146,9 @@ def test_the_server_stops_a_page_job_once_its_stream_closes(serve, sample_logdir
 def test_a_job_started_through_the_api_runs_on_unfollowed(serve, sample_logdir):
     url = serve(sample_logdir, unfollowed_grace=0.5)
     job = _start_tsne(url)
-    time.sleep(3)
-    snapshot = _status(url, job)
-    assert snapshot["status"] == "running" and snapshot["phase"] == "optimisation"
+    _until(lambda: _status(url, job)["phase"] == "optimisation", timeout=120)
+    time.sleep(1.5)  # three grace periods with nobody following
+    assert _status(url, job)["status"] == "running"
     httpx.delete(f"{url}/api/jobs/{job}", timeout=30)
 
 
