@@ -33,6 +33,7 @@ export function createStructurePanel(app, overlay) {
   const run = el('button', { type: 'button', class: 'button', ...id('cluster-run') }, 'Find clusters');
   const labelsToggle = el('input', { type: 'checkbox', checked: true, ...id('cluster-labels-toggle') });
   const clusterStatus = el('p', { class: 'stat', ...id('cluster-status') });
+  const clusterHint = el('p', { class: 'notice', ...id('cluster-hint'), hidden: true });
   const qualityToggle = el('input', { type: 'checkbox', ...id('quality-toggle') });
   const qualityStatus = el('p', { class: 'stat', ...id('quality-status') });
   const bar = el('div', { class: 'quality-bar' });
@@ -52,6 +53,7 @@ export function createStructurePanel(app, overlay) {
     el('div', { class: 'field-row' }, el('div', { class: 'field' }, el('label', {}, 'Cluster'), space), run),
     el('label', { class: 'check' }, labelsToggle, ' Show cluster names'),
     clusterStatus,
+    clusterHint,
     el('div', { class: 'subsection-title' }, el('span', {}, 'Projection quality')),
     el('label', { class: 'check' }, qualityToggle, ' Colour by projection quality'),
     qualityLegend,
@@ -82,6 +84,7 @@ export function createStructurePanel(app, overlay) {
     if (!job) return;
     const params = { label_column: labelColumn.value || null, space: space.value, min_cluster_size: minSize.value || null };
     clusterStatus.textContent = 'Clustering…';
+    clusterHint.hidden = true;
     const task = app.progress.start('Finding clusters…');
     try {
       const body = await getJson(app, `jobs/${job}/clusters`, params);
@@ -91,7 +94,12 @@ export function createStructurePanel(app, overlay) {
       clustersFor = job;
       const top = body.clusters.filter((c) => c.parent === null).length;
       const noise = body.assignment.filter((a) => a < 0).length;
-      clusterStatus.textContent = `${top} clusters (${body.clusters.length - top} sub-clusters shown when zoomed in), ${formatCount(noise)} points unclustered; min size ${body.min_cluster_size}${body.sampled ? `, from a sample of ${formatCount(body.sampled)}` : ''}.`;
+      const named = body.label_kind === 'unique'
+        ? ` Named by their most central members: “${params.label_column}” has a different value for every point.`
+        : '';
+      clusterStatus.textContent = `${top} clusters (${body.clusters.length - top} sub-clusters shown when zoomed in), ${formatCount(noise)} points unclustered; min size ${body.min_cluster_size}${body.sampled ? `, from a sample of ${formatCount(body.sampled)}` : ''}.${named}`;
+      clusterHint.textContent = body.hint ?? '';
+      clusterHint.hidden = !body.hint;
     } catch (err) {
       clusterStatus.textContent = `Clusters: ${err.message}`;
     } finally {
@@ -149,7 +157,11 @@ export function createStructurePanel(app, overlay) {
     const job = shownJob(app);
     const columns = ds ? ds.columns : [];
     const chosen = nameBy !== null && (nameBy === '' || columns.includes(nameBy));
-    const naming = chosen ? nameBy : columns.includes(app.state.labelBy) ? app.state.labelBy : '';
+    // Names by default from a column of a few values (a class, a category): a column of a
+    // value per point (a word) names points, not clusters.
+    const categorical = ds?.defaultColorColumn?.() ?? null;
+    const fallback = categorical ?? (columns.includes(app.state.labelBy) ? app.state.labelBy : '');
+    const naming = chosen ? nameBy : fallback;
     setOptions(labelColumn, [{ value: '', label: '(cluster numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], naming);
     run.disabled = !job;
     if (!job) clusterStatus.textContent = ds?.local ? 'Clusters and quality need a projection computed by the server.' : 'Available once the projection has finished.';
