@@ -46,6 +46,15 @@ export function createProjectionsPanel(app) {
 
   for (const tab of tabs) tab.addEventListener('click', () => app.update({ projection: tab.dataset.tab }));
 
+  // The toolbar's 2D/3D badge switches the shown projection's dimensions (a custom
+  // projection is always 2D: the badge says so and does nothing).
+  const badge = $('mode-badge');
+  badge.addEventListener('click', () => {
+    const method = app.state.projection;
+    if (method === 'custom') return;
+    app.update({ [method]: { ...app.state[method], is3d: !app.state[method].is3d } });
+  });
+
   for (const [axis, select] of Object.entries(pcaAxes)) {
     select.addEventListener('change', () => app.update({ pca: { ...app.state.pca, [axis]: Number(select.value) } }));
   }
@@ -179,6 +188,10 @@ export function createProjectionsPanel(app) {
     renderTsne();
     renderUmap();
     renderCustom();
+    const custom = current === 'custom';
+    badge.disabled = custom;
+    badge.setAttribute('aria-pressed', String(!custom && Boolean(app.state[current]?.is3d)));
+    badge.title = custom ? 'A custom projection is 2D' : `Switch to ${app.state[current]?.is3d ? '2D' : '3D'}`;
   }
 
   return { render };
