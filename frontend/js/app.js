@@ -27,6 +27,7 @@ import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
+import { installKeyboard } from './panels/keyboard.js';
 
 class App {
   constructor() {
@@ -204,6 +205,7 @@ installStructure(app);
 installEmbed(app);
 installMetadataEdit(app);
 installLabelsAndSequences(app);
+installKeyboard(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,

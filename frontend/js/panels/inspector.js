@@ -73,10 +73,19 @@ export function createInspectorPanel(app) {
   });
   metric.addEventListener('change', () => app.update({ neighbors: { ...app.state.neighbors, metric: metric.value } }));
 
+  // Rows are reached with Tab too: focus hovers the point, Enter (or Space) picks it.
   const rowEvents = (i) => ({
+    tabindex: '0',
     onclick: () => app.selectPoint(i),
     onmouseenter: () => app.hoverPoint(i),
     onmouseleave: () => app.hoverPoint(-1),
+    onfocus: () => app.hoverPoint(i),
+    onblur: () => app.hoverPoint(-1),
+    onkeydown: (event) => {
+      if (event.key !== 'Enter' && event.key !== ' ') return;
+      event.preventDefault();
+      app.selectPoint(i);
+    },
   });
 
   function renderSearch() {

@@ -27,9 +27,9 @@ export function createStructurePanel(app, overlay) {
   const densityToggle = el('input', { type: 'checkbox', ...id('density-toggle') });
   const densityLegend = el('p', { class: 'hint', ...id('density-legend'), hidden: true },
     `Shading and contour lines: a kernel density estimate of the points on screen (Gaussian, σ = ${SIGMA * CELL} px), recomputed as the view or the projection changes. Lines at ${LEVELS.map((l) => `${l * 100}%`).join(', ')} of the densest spot.`);
-  const minSize = el('input', { type: 'number', min: '2', step: '1', placeholder: 'auto', ...id('cluster-min-size') });
-  const labelColumn = el('select', id('cluster-label-column'));
-  const space = el('select', id('cluster-space'), el('option', { value: 'projection' }, 'Projected points'), el('option', { value: 'original' }, 'Original space'));
+  const minSize = el('input', { type: 'number', min: '2', step: '1', placeholder: 'auto', id: 'cluster-min-size', ...id('cluster-min-size') });
+  const labelColumn = el('select', { id: 'cluster-label-column', ...id('cluster-label-column') });
+  const space = el('select', { id: 'cluster-space', ...id('cluster-space') }, el('option', { value: 'projection' }, 'Projected points'), el('option', { value: 'original' }, 'Original space'));
   const run = el('button', { type: 'button', class: 'button', ...id('cluster-run') }, 'Find clusters');
   const labelsToggle = el('input', { type: 'checkbox', checked: true, ...id('cluster-labels-toggle') });
   const clusterStatus = el('p', { class: 'stat', ...id('cluster-status') });
@@ -48,9 +48,9 @@ export function createStructurePanel(app, overlay) {
     densityLegend,
     el('div', { class: 'subsection-title' }, el('span', {}, 'Clusters (HDBSCAN)')),
     el('div', { class: 'field-row' },
-      el('div', { class: 'field' }, el('label', {}, 'Min size'), minSize),
-      el('div', { class: 'field' }, el('label', {}, 'Name by'), labelColumn)),
-    el('div', { class: 'field-row' }, el('div', { class: 'field' }, el('label', {}, 'Cluster'), space), run),
+      el('div', { class: 'field' }, el('label', { for: 'cluster-min-size' }, 'Min size'), minSize),
+      el('div', { class: 'field' }, el('label', { for: 'cluster-label-column' }, 'Name by'), labelColumn)),
+    el('div', { class: 'field-row' }, el('div', { class: 'field' }, el('label', { for: 'cluster-space' }, 'Cluster'), space), run),
     el('label', { class: 'check' }, labelsToggle, ' Show cluster names'),
     clusterStatus,
     clusterHint,
