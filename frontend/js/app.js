@@ -28,6 +28,7 @@ import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './s
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 import { installKeyboard } from './panels/keyboard.js';
+import { installLayout } from './panels/layout.js';
 
 class App {
   constructor() {
@@ -206,6 +207,7 @@ installEmbed(app);
 installMetadataEdit(app);
 installLabelsAndSequences(app);
 installKeyboard(app);
+installLayout();
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,
