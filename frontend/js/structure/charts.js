@@ -4,6 +4,7 @@
 // chart as selected-over-all. Charts are canvases over binned typed arrays: no per-row DOM.
 
 import { download, el, formatCount } from '../dom.js';
+import { downloadName } from '../file_names.js';
 import { categoryBinning, csvLine, numericBinning, rowsInBins, selectedCounts } from './binning.js';
 
 const MAX_COLUMNS = 16;
@@ -281,7 +282,7 @@ export function createChartsPanel(app) {
     await ds.ensureColumns(columns);
     const lines = [csvLine(['index', ...columns])];
     for (const i of sortedSelection()) lines.push(csvLine([String(i), ...columns.map((c) => ds.values(c)[i])]));
-    download(`${ds.name}-selection.csv`, `${lines.join('\n')}\n`, 'text/csv');
+    download(downloadName(ds, 'selection', 'csv'), `${lines.join('\n')}\n`, 'text/csv');
   }
 
   return {

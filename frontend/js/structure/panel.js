@@ -64,10 +64,9 @@ export function createStructurePanel(app, overlay) {
   let colouredFor = null;
   let nameBy = null; // the column chosen here; until then, the "label by" column
 
-  densityToggle.addEventListener('change', () => {
-    overlay.setDensity(densityToggle.checked);
-    densityLegend.hidden = !densityToggle.checked;
-  });
+  // The contours are part of the view: the state (URL, bookmarks) keeps them.
+  densityToggle.addEventListener('change', () => app.update({ density: densityToggle.checked }));
+  let densityShown = false;
   labelColumn.addEventListener('change', () => {
     nameBy = labelColumn.value;
   });
@@ -154,6 +153,11 @@ export function createStructurePanel(app, overlay) {
 
   function render() {
     const ds = app.dataset;
+    const density = Boolean(app.state.density);
+    densityToggle.checked = density;
+    densityLegend.hidden = !density;
+    if (density !== densityShown) overlay.setDensity(density);
+    densityShown = density;
     const job = shownJob(app);
     const columns = ds ? ds.columns : [];
     const chosen = nameBy !== null && (nameBy === '' || columns.includes(nameBy));
