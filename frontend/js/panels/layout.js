@@ -24,6 +24,19 @@ function save(state) {
   }
 }
 
+/** A window with a divider at `x`: the column the button shows or hides. */
+function columnIcon(x) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  const frame = document.createElementNS(ns, 'rect');
+  for (const [k, v] of Object.entries({ x: 3.5, y: 5, width: 17, height: 14, rx: 1.5 })) frame.setAttribute(k, v);
+  const divider = document.createElementNS(ns, 'path');
+  divider.setAttribute('d', `M${x} 5v14`);
+  svg.append(frame, divider);
+  return svg;
+}
+
 /** Folds a panel to its title row; the title's button says whether it is open. */
 function makeFoldable(panel, folded, remember) {
   const title = panel.querySelector(':scope > .panel-title, :scope > .panel-title-row > .panel-title');
@@ -71,9 +84,7 @@ export function installLayout() {
       type: 'button', class: `icon-button column-switch column-switch-${side}`, 'data-testid': `toggle-${side}-column`,
       'aria-pressed': 'true', title: `Show or hide the ${side} column (${sides[side]})`, 'aria-label': `${side === 'left' ? 'Left' : 'Right'} column`,
     });
-    button.innerHTML = side === 'left'
-      ? '<svg viewBox="0 0 24 24"><rect x="3.5" y="5" width="17" height="14" rx="1.5"/><path d="M9 5v14"/></svg>'
-      : '<svg viewBox="0 0 24 24"><rect x="3.5" y="5" width="17" height="14" rx="1.5"/><path d="M15 5v14"/></svg>';
+    button.append(columnIcon(side === 'left' ? 9 : 15));
     button.addEventListener('click', () => {
       const visible = layout.classList.contains(`hide-${side}`);
       show(side, visible);
