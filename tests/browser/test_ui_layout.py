@@ -72,3 +72,23 @@ def test_at_800_by_600_the_plot_keeps_its_room(serve, sample_logdir, browser):
         assert page.locator('[data-testid="plot"]').bounding_box()["width"] >= 200
     finally:
         context.close()
+
+
+CUT_SELECTS = """() => {
+    const ctx = document.createElement('canvas').getContext('2d');
+    return [...document.querySelectorAll('.column-left select')].filter((s) => s.offsetParent)
+      .filter((s) => {
+        ctx.font = getComputedStyle(s).font;
+        const text = s.selectedOptions[0]?.textContent ?? '';
+        return ctx.measureText(text).width + 28 > s.clientWidth;  // 28: padding and the arrow
+      }).map((s) => `${s.dataset.testid}: ${s.selectedOptions[0].textContent}`); }"""
+
+
+def test_at_1024_the_structure_controls_are_not_cut(serve, sample_logdir, browser):
+    context, page = _open(browser, serve, sample_logdir, 1024, 700)
+    try:
+        page.locator('[data-testid="structure-panel"]').scroll_into_view_if_needed()
+        assert page.evaluate(CUT_SELECTS) == []
+        assert page.locator('[data-testid="cluster-run"]').bounding_box()["height"] <= 32  # one line
+    finally:
+        context.close()

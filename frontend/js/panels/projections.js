@@ -99,7 +99,8 @@ export function createProjectionsPanel(app) {
     const count = Math.max(p?.cols ?? 0, ratios.length, Math.min(10, app.dataset?.d ?? 3));
     const options = Array.from({ length: count }, (_, i) => ({
       value: String(i),
-      label: ratios[i] !== undefined ? `Component #${i + 1} (variance ${(ratios[i] * 100).toFixed(1)}%)` : `Component #${i + 1}`,
+      // "PC1": the principal component's short name, so the choice fits a narrow column.
+      label: ratios[i] !== undefined ? `PC${i + 1} (variance ${(ratios[i] * 100).toFixed(1)}%)` : `PC${i + 1}`,
     }));
     const { x, y, z, is3d } = app.state.pca;
     setOptions(pcaAxes.x, options, x);

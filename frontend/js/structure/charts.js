@@ -303,7 +303,7 @@ export function createChartsPanel(app) {
       summary.textContent = !ds?.metadata
         ? 'No metadata to chart.'
         : selection.length
-          ? `${formatCount(selection.length)} of ${formatCount(ds.n)} selected (dark). Drag a histogram or click a bar to select; shift adds.`
+          ? `${formatCount(selection.length)} of ${formatCount(ds.n)} selected (highlighted). Drag a histogram or click a bar to select; shift adds.`
           : 'Drag a histogram or click a bar to select those points; shift adds.';
       renderTable();
     },
