@@ -56,13 +56,26 @@ def test_main_page_passes_axe(serve, sample_logdir, projector, theme):
     assert violations == [], violations
 
 
+def _write_steps(logdir: Path, same: bool = False) -> None:
+    """Two training steps of 200 points; unless `same`, a few points move between them."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(200, 8)).astype(np.float32)
+    moved = base.copy()
+    if not same:
+        moved[:60] = rng.normal(size=(60, 8))
+    for step, matrix in ((0, base), (10, moved)):
+        add_embedding(logdir, matrix, metadata=[f"p{i}" for i in range(200)], global_step=step)
+
+
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_compare_page_passes_axe(serve, sample_logdir, browser, theme):
+def test_compare_page_passes_axe(serve, tmp_path, browser, theme):
+    _write_steps(tmp_path)
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     try:
-        page.goto(serve(sample_logdir) + "/compare")
-        page.wait_for_function("document.querySelector('[data-testid=a-select]').options.length > 0")
+        page.goto(serve(tmp_path) + "/compare")
+        page.wait_for_function("() => { const s = window.__compare.shown; return s && s.b; }", timeout=60000)
+        page.wait_for_function("document.querySelectorAll('[data-testid=most-changed] li').length > 5")
         _set_theme(page, theme)
         violations = _serious(page)
         assert violations == [], violations
@@ -73,10 +86,7 @@ def test_compare_page_passes_axe(serve, sample_logdir, browser, theme):
 def test_compare_switches_theme_and_unchanged_points_stay_visible_in_dark(tmp_path, serve, browser):
     """Compare has the theme switch too; in the dark theme a point whose neighbours did not
     change is still drawn in a colour that stands out from the black plot (3:1 at least)."""
-    rng = np.random.default_rng(0)
-    base = rng.normal(size=(200, 8)).astype(np.float32)
-    for step in (0, 10):  # the same vectors: every point unchanged
-        add_embedding(tmp_path, base, metadata=[f"p{i}" for i in range(200)], global_step=step)
+    _write_steps(tmp_path, same=True)  # every point unchanged
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     try:

@@ -211,10 +211,14 @@ class ComparePage {
     $('compare-summary').textContent = `${result.rows} points, k = ${result.k}: ${mean} of neighbours kept on average${how}`;
     const list = $('most-changed');
     list.replaceChildren(...result.most_changed.slice(0, MOST_CHANGED_SHOWN).map((i) => {
-      const item = el('li', { class: 'changed-item', dataset: { index: String(i) } },
+      // Reached with Tab as well: Enter selects the point in both plots.
+      const item = el('li', { class: 'changed-item', tabindex: '0', dataset: { index: String(i) } },
         el('span', {}, this.describe(i)),
         el('span', { class: 'hint' }, `shift ${result.rank_displacement[i].toFixed(1)}`));
       item.addEventListener('click', () => this.plots.select([i]));
+      item.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') this.plots.select([i]);
+      });
       return item;
     }));
     if (this.timeline) this._stepLabel();
