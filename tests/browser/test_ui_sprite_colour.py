@@ -62,3 +62,10 @@ def test_digit_sprites_are_not_a_wall_of_white_in_the_dark_theme(serve, sample_l
     background = np.median(image.reshape(-1, 3), axis=0)
     assert background.max() < 60  # the dark plot shows through between the strokes
     assert _coloured(image) > 3000
+    # The inspector's thumbnails follow: ink on paper is inverted, no white squares.
+    projector.page.evaluate("window.__projector.app.selectPoint(5)")
+    projector.page.wait_for_function(
+        "document.querySelectorAll('[data-testid=neighbors-list] .thumb').length > 0")
+    style = projector.page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=neighbors-list] .thumb')).filter")
+    assert style.startswith("invert(")

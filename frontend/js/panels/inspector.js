@@ -14,7 +14,8 @@ export function thumbnail(sprite, i, size) {
   const col = (i - page.first) % page.cols;
   const row = Math.floor((i - page.first) / page.cols);
   const scale = size / Math.max(sprite.cellWidth, sprite.cellHeight);
-  const node = el('div', { class: 'thumb', 'aria-hidden': 'true' });
+  // Greyscale ink on light paper (sprite_atlas.js inkOf) is inverted in the dark theme (CSS).
+  const node = el('div', { class: sprite.ink?.lightPaper ? 'thumb ink-on-paper' : 'thumb', 'aria-hidden': 'true' });
   node.style.backgroundImage = `url("${page.url}")`;
   node.style.backgroundSize = `${page.width * scale}px ${page.height * scale}px`;
   node.style.backgroundPosition = `${-col * sprite.cellWidth * scale}px ${-row * sprite.cellHeight * scale}px`;
