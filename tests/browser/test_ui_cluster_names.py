@@ -60,8 +60,10 @@ def test_a_majority_value_is_named_once(serve, sample_logdir, projector):
     """Polish: the ~30 "other (100%)" labels on words are drawn once, at the biggest."""
     projector.open(serve(sample_logdir), WORDS_2D)
     projector.wait_js("app.shown && app.shown.status === 'done' && !!app.shown.jobId")
+    projector.by("cluster-label-column").select_option("category")
     projector.by("cluster-run").click()
     projector.wait_text("cluster-status", "clusters", contains=True)
     projector.page.wait_for_function("window.__structure.overlay.drawnLabels.length > 0")
     labels = [d["label"] for d in projector.page.evaluate("window.__structure.overlay.drawnLabels")]
     assert len(labels) == len(set(labels))
+    assert any(label.startswith("other (") for label in labels)
