@@ -67,3 +67,12 @@ def test_a_majority_value_is_named_once(serve, sample_logdir, projector):
     labels = [d["label"] for d in projector.page.evaluate("window.__structure.overlay.drawnLabels")]
     assert len(labels) == len(set(labels))
     assert any(label.startswith("other (") for label in labels)
+    # None sits under the plot's toolbar.
+    drawn = projector.page.evaluate("window.__structure.overlay.drawnLabels")
+    toolbar = projector.page.locator(".plot-toolbar").bounding_box()
+    plot = projector.by("plot").bounding_box()
+    for label in drawn:
+        x, y = plot["x"] + label["x"], plot["y"] + label["y"]
+        inside_x = toolbar["x"] <= x <= toolbar["x"] + toolbar["width"]
+        inside_y = toolbar["y"] - label["size"] <= y <= toolbar["y"] + toolbar["height"] + label["size"]
+        assert not (inside_x and inside_y), label

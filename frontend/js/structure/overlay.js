@@ -114,6 +114,16 @@ export class StructureOverlay {
     this.lastDensityMs = performance.now() - start;
   }
 
+  /** Rectangles of the plot's floating controls (toolbar, progress card) in canvas pixels:
+   * no cluster name is drawn under them. */
+  _coveredBoxes() {
+    const origin = this.canvas.getBoundingClientRect();
+    return [...this.plot.container.querySelectorAll('.plot-toolbar, .plot-progress:not([hidden])')].map((node) => {
+      const r = node.getBoundingClientRect();
+      return [r.left - origin.left, r.top - origin.top, r.right - origin.left, r.bottom - origin.top];
+    });
+  }
+
   /** Cluster names at their anchors, biggest first, none overlapping; a parent gives way to
    * its sub-clusters once they are far enough apart on screen (zoomed in). */
   _drawClusters(ctx, matrix, width, height) {
@@ -137,7 +147,7 @@ export class StructureOverlay {
     const css = getComputedStyle(document.documentElement);
     const text = css.getPropertyValue('--text').trim() || '#1f2328';
     const halo = css.getPropertyValue('--plot-bg').trim() || '#ffffff';
-    const boxes = [];
+    const boxes = this._coveredBoxes();
     const drawn = [];
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
