@@ -51,3 +51,12 @@ def test_the_neighbours_field_shows_what_is_used_and_refuses_zero(serve, sample_
     assert field.get_attribute("aria-invalid") == "false"
     projector.by("plot").click()  # focus leaves the field: it still shows the k used
     assert field.input_value() == str(used)
+
+
+def test_a_k_from_the_url_shows_as_used(serve, sample_logdir, projector):
+    """A shared link asking for 5000 neighbours of a 150-point set shows the 149 used."""
+    projector.open(serve(sample_logdir), {**IRIS_3D, "neighbors": {"k": 5000, "metric": "cosine"}})
+    assert projector.by("neighbors-k").input_value() == "149"
+    projector.page.evaluate("window.__projector.app.selectPoint(3)")
+    projector.page.wait_for_function("window.__projector.app.neighbors.length > 0")
+    assert projector.page.evaluate("window.__projector.app.neighbors.length") == 149

@@ -47,12 +47,13 @@ export function createInspectorPanel(app) {
   // The field shows the k that is used (the data's limit applied); anything else is said.
   const kNote = el('p', { class: 'hint', 'data-testid': 'neighbors-k-note', hidden: true });
   kInput.closest('.field-row')?.after(kNote);
-  const kLimit = () => {
+  // The data's limit (what the neighbour query clamps to), and the field's own for typing.
+  const dataLimit = () => {
     const ds = app.dataset;
-    const limit = ds?.local ? neighborLimit(ds.n) : limitFor(ds, 'neighbors', 'k');
-    return { minimum: 1, maximum: Math.min(Number(kInput.max) || 1000, limit?.maximum ?? Infinity) };
+    return (ds?.local ? neighborLimit(ds.n) : limitFor(ds, 'neighbors', 'k')) ?? { minimum: 1 };
   };
-  const usedK = () => clampToLimit(app.state.neighbors.k, kLimit());
+  const kLimit = () => ({ minimum: 1, maximum: Math.min(Number(kInput.max) || 1000, dataLimit().maximum ?? Infinity) });
+  const usedK = () => clampToLimit(app.state.neighbors.k, dataLimit());
   const sayK = (text, error) => {
     kNote.hidden = !text;
     kNote.textContent = text;
