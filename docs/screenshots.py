@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from projector.server.app import SAMPLE_DATA, create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "img"
-VIEWPORT = {"width": 1440, "height": 860}
+VIEWPORT = {"width": 1400, "height": 900}
 
 
 def state_url(base: str, state: dict) -> str:
@@ -39,6 +39,7 @@ def ready(page: Page) -> None:
 
 def settle(page: Page) -> None:
     page.wait_for_function("!window.__projector.app.plot.fromPositions")
+    page.wait_for_function("document.querySelector('[data-testid=progress]').hidden", timeout=120000)
     time.sleep(0.5)
 
 

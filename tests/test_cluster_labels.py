@@ -32,3 +32,13 @@ def test_continuous_numbers_are_named_by_their_median():
     metadata = Metadata.from_columns({"zipf": values})
     assert column_kind(metadata, "zipf") == "numeric"
     assert cluster_labels(metadata, "zipf", [np.arange(0, 200)]) == ["zipf ≈ 2.494"]
+
+
+def test_a_word_per_point_names_clusters_by_their_central_members():
+    words = [f"w{i:03d}" for i in range(300)]
+    metadata = Metadata.from_columns({"word": words})
+    assert column_kind(metadata, "word") == "unique"
+    picture = np.zeros((300, 2))
+    picture[:, 0] = np.arange(300)  # members of 0..99 lie on a line: the centre is 49.5
+    labels = cluster_labels(metadata, "word", [np.arange(100)], picture)
+    assert labels == ["w049 w050 w048"]  # not the alphabetically first "w000 w001 w002"

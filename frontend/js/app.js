@@ -27,6 +27,8 @@ import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
+import { installKeyboard } from './panels/keyboard.js';
+import { installLayout } from './panels/layout.js';
 
 class App {
   constructor() {
@@ -205,6 +207,8 @@ installStructure(app);
 installEmbed(app);
 installMetadataEdit(app);
 installLabelsAndSequences(app);
+installKeyboard(app);
+installLayout();
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
   app,

@@ -36,6 +36,8 @@ export function setOptions(select, options, value) {
   }
   const wanted = value === null || value === undefined ? '' : String(value);
   if (select.value !== wanted) select.value = wanted;
+  // A long choice is cut in the closed list: its whole text shows on hover.
+  select.title = select.selectedOptions[0]?.textContent ?? '';
 }
 
 /** Saves text or bytes as a file through a temporary link. */

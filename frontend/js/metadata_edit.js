@@ -72,7 +72,6 @@ export function installMetadataEdit(app) {
     say(`Tagged ${selection.length} point${selection.length === 1 ? '' : 's'}: ${column} = "${value}"`);
     app.render();
   });
-  $('edit-download').addEventListener('click', () => app.downloadMetadata());
 
   app.panels.push({
     render() {

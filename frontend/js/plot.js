@@ -325,6 +325,7 @@ export class Plot {
       selectedColor: theme.selected,
       hoverColor: theme.hovered,
       ringColor: theme.ring,
+      inkColor: theme.text,
       background: theme.background,
       start: 0,
       count: this.n,

@@ -24,6 +24,7 @@ export function defaultState() {
     sprites: true,
     labels3d: false,
     sequences: true,
+    density: false, // the structure overlay's density contours
     selection: [],
     focus: null,
     isolated: null,
@@ -131,6 +132,7 @@ export function sanitizeState(input) {
     sprites: pick(input.sprites, true, bool),
     labels3d: pick(input.labels3d, false, bool),
     sequences: pick(input.sequences, true, bool),
+    density: pick(input.density, false, bool),
     selection: indices(input.selection),
     focus: pick(input.focus, null, (v) => v === null || isIndex(v)),
     isolated: Array.isArray(input.isolated) ? indices(input.isolated) : null,

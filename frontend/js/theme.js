@@ -19,6 +19,7 @@ export function readTheme() {
     selected: rgb('--plot-selected'),
     hovered: rgb('--plot-hovered'),
     ring: rgb('--plot-ring'),
+    text: rgb('--text'),
     labelBackground: value('--label-bg'),
     labelText: value('--label-text'),
     labelStrongBackground: value('--label-strong-bg'),

@@ -22,3 +22,11 @@ test('colour follows the lost overlap; rows without a value get the missing colo
   assert.deepEqual(Array.from(colors.slice(8, 11)), MISSING_COLOR);
   assert.equal(colors[11], 255);
 });
+
+test('the dark theme starts the change scale above the gradient\'s darkest end', async () => {
+  const { changeFloor } = await import('../js/compare/linked.js');
+  const [light] = [changeColors([1])];
+  const dark = changeColors([1], true);
+  assert.equal(changeFloor(false), 0);
+  assert.ok(dark[0] + dark[1] + dark[2] > light[0] + light[1] + light[2] + 100);
+});

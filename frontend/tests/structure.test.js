@@ -58,3 +58,19 @@ test('categories keep the most frequent values and put the rest in "other"', () 
 test('CSV cells with separators or quotes are quoted', () => {
   assert.equal(csvLine(['1', 'a,b', 'say "hi"', 'plain']), '1,"a,b","say ""hi""",plain');
 });
+
+test('class ids are shown in value order, and one left-over value is shown itself', () => {
+  const values = ['10', '2', '2', '1', '1', '1', '3'];
+  const b = categoryBinning(values, 3, values.map(Number));
+  assert.deepEqual(b.labels, ['1', '2', '3', '10']);
+  assert.deepEqual(Array.from(b.counts), [3, 2, 1, 1]);
+});
+
+test('a column of all-different values is summarised, not binned', () => {
+  const values = Array.from({ length: 40 }, (_, i) => `w${i}`);
+  const b = categoryBinning(values, 12);
+  assert.equal(b.kind, 'unique');
+  assert.equal(b.distinct, 40);
+  assert.deepEqual(b.examples, ['w0', 'w1', 'w2', 'w3', 'w4']);
+  assert.deepEqual(Array.from(selectedCounts(b, [1, 2])), []);
+});

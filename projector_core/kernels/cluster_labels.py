@@ -8,6 +8,10 @@
   the cluster times log(1 + average words per cluster / its frequency over all clusters));
   a word no more frequent in the cluster than overall never names it.
 - A numeric column with many distinct values: its median in the cluster, "zipf ≈ 4.2".
+- A column of (nearly) all different single tokens, a word or an id per point: a value
+  names one point, not a cluster, and a cluster's alphabetically first words say nothing
+  about it; its most central members do ("cat dog horse": the points nearest the
+  cluster's centre in the picture).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import numpy as np
 from projector_core.formats.metadata import Metadata
 
 CATEGORICAL_MAX_VALUES = 100  # more distinct values than this (and > 5% of rows) is free text
+UNIQUE_SHARE = 0.9  # this share of distinct values among the present ones: one value per point
+MEMBERS = 3
 DOMINANT_SHARE = 0.6
 MAX_VALUES = 3
 TOP_WORDS = 3
@@ -26,16 +32,22 @@ TEXT_ROW_LIMIT = 200_000  # text labels are read from an even sample of at most 
 
 
 def column_kind(metadata: Metadata, column: str) -> str:
-    """"categorical", "numeric" or "text"."""
+    """"categorical", "unique" (a value per point), "numeric" or "text"."""
     values = metadata.column(column)
-    distinct = len(set(values) - {""})
+    present = [v for v in values if v != ""]
+    distinct = len(set(present))
     if distinct <= max(CATEGORICAL_MAX_VALUES, 0.05 * len(values)) or distinct <= 1:
         return "categorical"
+    if distinct >= UNIQUE_SHARE * len(present) and not metadata.is_numeric(column) \
+            and sum(" " in v.strip() for v in present) < 0.5 * len(present):
+        return "unique"  # one token per point (a word, an id): sentences keep their words
     return "numeric" if metadata.is_numeric(column) else "text"
 
 
-def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray]) -> list[str]:
-    """One label per group of row indices."""
+def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray],
+                   coordinates: np.ndarray | None = None) -> list[str]:
+    """One label per group of row indices; ``coordinates`` (the picture) finds the central
+    members that name clusters by a column of all-different values."""
     kind = column_kind(metadata, column)
     if kind == "categorical":
         names, codes = _codes(metadata.column(column))
@@ -44,7 +56,19 @@ def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray]
         values = metadata.numeric(column)
         assert values is not None
         return [_median(column, values[rows]) for rows in groups]
+    if kind == "unique" and coordinates is not None:
+        values = metadata.column(column)
+        return [" ".join(values[i] or "(missing)" for i in central_members(coordinates, rows))
+                for rows in groups]
     return _distinctive_words(metadata.column(column), groups)
+
+
+def central_members(coordinates: np.ndarray, rows: np.ndarray, count: int = MEMBERS) -> list[int]:
+    """The ``count`` rows nearest the mean of ``rows`` in ``coordinates``, nearest first."""
+    points = np.asarray(coordinates[rows], np.float64)
+    distance = ((points - points.mean(axis=0)) ** 2).sum(axis=1)
+    nearest = np.argsort(distance, kind="stable")[:count]
+    return [int(rows[i]) for i in nearest]
 
 
 def _codes(values: list[str]) -> tuple[list[str], np.ndarray]:

@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from projector.server.job_responses import JobsDep, find_job, not_done
 
 from projector_core.jobs import Job, JobStatus
-from projector_core.kernels.cluster_labels import cluster_labels
+from projector_core.kernels.cluster_labels import cluster_labels, column_kind
 from projector_core.kernels.clusters import cluster_points, default_min_cluster_size
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE, projection_quality
 from projector_core.model import Embedding
@@ -87,11 +87,23 @@ def _json(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
 
 
+def _no_clusters_hint(data: np.ndarray, space: str, size: int) -> str:
+    """Why HDBSCAN may have found nothing, and what to try instead."""
+    if space == "original" and data.shape[1] > 10:
+        return (f"No dense groups of at least {size} points in the original "
+                f"{data.shape[1]}-dimensional space: distances there are nearly all alike. "
+                "Cluster the projected points instead, or lower Min size.")
+    return (f"No dense groups of at least {size} points: every point counts as noise. "
+            "Lower Min size, or run t-SNE or UMAP, whose pictures separate groups more than PCA.")
+
+
 @router.get("/jobs/{job_id}/clusters", response_class=Response, responses={
     200: {"description": '{"assignment": [top-level cluster id per point, -1 = noise or no '
                          'coordinates], "clusters": [{"id", "size", "label", "centroid", '
                          '"parent", "point" (the member at the centroid)}], "min_cluster_size", '
-                         '"sampled"}. Clusters with a parent '
+                         '"sampled", "label_kind" (how labels were made: categorical, unique = '
+                         'by central members, numeric, text), "hint" (why no clusters, or '
+                         'null)}. Clusters with a parent '
                          "are sub-clusters found inside it (for zoomed-in views).",
           "content": {"application/json": {}}},
     **_ERRORS})
@@ -124,9 +136,11 @@ def get_clusters(
         except ValueError as error:
             raise HTTPException(422, str(error)) from None
         groups = [c.members for c in found.clusters]
-        labels = (cluster_labels(metadata, label_column, groups) if metadata and label_column
+        labels = (cluster_labels(metadata, label_column, groups, picture) if metadata and label_column
                   else [f"cluster {c.id}" for c in found.clusters])
         return _json({
+            "label_kind": column_kind(metadata, label_column) if metadata and label_column else None,
+            "hint": None if found.clusters else _no_clusters_hint(data, space, size),
             "assignment": found.assignment.tolist(),
             "clusters": [{"id": c.id, "size": int(c.members.size), "label": label,
                           "centroid": c.centroid, "parent": c.parent, "point": c.point}

@@ -19,7 +19,7 @@ def test_pca_components_and_3d(serve, sample_logdir, projector):
     assert projector.by("tab-pca").get_attribute("aria-selected") == "true"
     assert "Total variance described" in projector.by("pca-variance").inner_text()
     options = projector.by("pca-x").locator("option").all_inner_texts()
-    assert len(options) == 4 and options[0].startswith("Component #1 (variance ")
+    assert len(options) == 4 and options[0].startswith("PC1 (variance ")
     assert projector.by("mode-badge").inner_text() == "3D"
     flat_before = positions(projector)
     projector.by("pca-3d").uncheck()

@@ -57,7 +57,7 @@ def test_tagging_the_selection_adds_a_column_shown_at_once_and_downloaded(
     assert sorted(projector.state()["selection"]) == selected
 
     with projector.page.expect_download() as download:
-        projector.by("edit-download").click()
+        projector.by("download-metadata").click()  # one download, with the edits
     lines = Path(download.value.path()).read_text().splitlines()
     header = lines[0].split("\t")
     assert header[0] == "species" and header[-2:] == ["note", "reviewed"] and len(lines) == 151

@@ -22,11 +22,27 @@ export function fitTogether(a, colsA, b, colsB, n) {
   return [positions.slice(0, n * 3), positions.slice(n * 3)];
 }
 
+/** Where the change scale starts: the gradient's darkest end is lost on a dark plot. */
+export function changeFloor(dark) {
+  return dark ? 0.4 : 0;
+}
+
+/** CSS of the change legend's bar: the part of the gradient the points use. */
+export function changeGradientCss(dark) {
+  const floor = changeFloor(dark);
+  const stops = Array.from({ length: 9 }, (_, k) => {
+    const rgb = gradientColor(floor + ((1 - floor) * k) / 8);
+    return `rgb(${rgb.join(',')}) ${(k / 8) * 100}%`;
+  });
+  return `linear-gradient(to right, ${stops.join(', ')})`;
+}
+
 /** RGBA per point: the overlap (1 = same neighbours) on the gradient from calm to changed. */
-export function changeColors(perPoint) {
+export function changeColors(perPoint, dark = false) {
   const colors = new Uint8Array(perPoint.length * 4);
+  const floor = changeFloor(dark);
   perPoint.forEach((overlap, i) => {
-    const rgb = overlap === null ? MISSING_COLOR : gradientColor(1 - overlap);
+    const rgb = overlap === null ? MISSING_COLOR : gradientColor(floor + (1 - floor) * (1 - overlap));
     colors.set([rgb[0], rgb[1], rgb[2], 255], i * 4);
   });
   return colors;
@@ -76,8 +92,16 @@ export class LinkedPlots {
   }
 
   setChange(perPoint) {
-    const colors = changeColors(perPoint);
+    this.perPoint = perPoint;
+    const colors = changeColors(perPoint, document.documentElement.dataset.theme === 'dark');
     for (const plot of this.plots()) plot.setColors(colors, { plain: false });
+  }
+
+  /** After a theme switch: the plots' colours, and the change colours for that theme. */
+  themeChanged() {
+    const theme = readTheme();
+    for (const plot of this.plots()) plot.setTheme(theme);
+    if (this.perPoint) this.setChange(this.perPoint);
   }
 
   hover(index) {

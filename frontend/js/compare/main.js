@@ -5,11 +5,10 @@
 // previous step's, coloured by the change between consecutive steps.
 
 import { Api, ApiError } from '../api.js';
-import { gradientCss } from '../colors.js';
 import { search } from '../compute.js';
 import { $, el, setOptions } from '../dom.js';
 import { parseMetadataTsv } from '../tsv.js';
-import { LinkedPlots } from './linked.js';
+import { changeGradientCss, LinkedPlots } from './linked.js';
 
 const PLAY_PAUSE_MS = 900;
 const MOST_CHANGED_SHOWN = 50;
@@ -38,7 +37,21 @@ class ComparePage {
       },
       onSelect: (indices) => this.showSelection(indices),
     });
-    $('change-bar').style.background = gradientCss();
+    $('change-bar').style.background = changeGradientCss(document.documentElement.dataset.theme === 'dark');
+    $('theme-toggle').addEventListener('click', () => this.toggleTheme());
+  }
+
+  /** The page's theme switch (remembered, as on the main page); the plots follow. */
+  toggleTheme() {
+    const root = document.documentElement;
+    root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
+    try {
+      localStorage.setItem('projector-theme', root.dataset.theme);
+    } catch {
+      // storage refused (another site's iframe): not remembered
+    }
+    $('change-bar').style.background = changeGradientCss(root.dataset.theme === 'dark');
+    this.plots.themeChanged();
   }
 
   async start() {
@@ -255,10 +268,14 @@ class ComparePage {
     $('compare-summary').textContent = `${result.rows} points, k = ${result.k}: ${mean} of neighbours kept on average${how}`;
     const list = $('most-changed');
     list.replaceChildren(...result.most_changed.slice(0, MOST_CHANGED_SHOWN).map((i) => {
-      const item = el('li', { class: 'changed-item', dataset: { index: String(i) } },
+      // Reached with Tab as well: Enter selects the point in both plots.
+      const item = el('li', { class: 'changed-item', tabindex: '0', dataset: { index: String(i) } },
         el('span', {}, this.describe(i)),
         el('span', { class: 'hint' }, `shift ${result.rank_displacement[i].toFixed(1)}`));
       item.addEventListener('click', () => this.plots.select([i]));
+      item.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') this.plots.select([i]);
+      });
       return item;
     }));
     if (this.timeline) this._stepLabel();

@@ -2,6 +2,7 @@
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
 import { $, download } from '../dom.js';
+import { downloadName } from '../file_names.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
 
 export class Saving {
@@ -79,7 +80,7 @@ export class Saving {
     const coords = new Float32Array(n * axes.length);
     for (let i = 0; i < n; i++) for (let a = 0; a < axes.length; a++) coords[i * axes.length + a] = p.data[i * p.cols + axes[a]];
     const ext = sep === ',' ? 'csv' : 'tsv';
-    download(`${this.dataset.name}-${p.method}.${ext}`, formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
+    download(downloadName(this.dataset, p.method, ext), formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
   }
 
   async downloadMetadata() {
@@ -89,6 +90,6 @@ export class Saving {
       return;
     }
     await ds.ensureColumns(ds.columns); // a large set's columns come when asked for
-    download(`${ds.name}-metadata.tsv`, formatMetadataTsv(ds.metadata.names, ds.metadata.columns), 'text/tab-separated-values');
+    download(downloadName(ds, 'metadata', 'tsv'), formatMetadataTsv(ds.metadata.names, ds.metadata.columns), 'text/tab-separated-values');
   }
 }

@@ -2,7 +2,9 @@
 // (isolate, show all, clear), the selected point's metadata card, and its nearest
 // neighbours with distance bars and sprite thumbnails.
 
+import { neighborLimit } from '../compute.js';
 import { $, el, formatCount, setOptions } from '../dom.js';
+import { clampToLimit, limitFor } from '../limits.js';
 
 const RESULT_LIMIT = 100;
 
@@ -12,7 +14,8 @@ export function thumbnail(sprite, i, size) {
   const col = (i - page.first) % page.cols;
   const row = Math.floor((i - page.first) / page.cols);
   const scale = size / Math.max(sprite.cellWidth, sprite.cellHeight);
-  const node = el('div', { class: 'thumb', 'aria-hidden': 'true' });
+  // Greyscale ink on light paper (sprite_atlas.js inkOf) is inverted in the dark theme (CSS).
+  const node = el('div', { class: sprite.ink?.lightPaper ? 'thumb ink-on-paper' : 'thumb', 'aria-hidden': 'true' });
   node.style.backgroundImage = `url("${page.url}")`;
   node.style.backgroundSize = `${page.width * scale}px ${page.height * scale}px`;
   node.style.backgroundPosition = `${-col * sprite.cellWidth * scale}px ${-row * sprite.cellHeight * scale}px`;
@@ -41,16 +44,50 @@ export function createInspectorPanel(app) {
   $('isolate-selection').addEventListener('click', () => app.isolateSelection());
   $('show-all').addEventListener('click', () => app.update({ isolated: null }));
   $('clear-selection').addEventListener('click', () => app.clearSelection());
+  // The field shows the k that is used (the data's limit applied); anything else is said.
+  const kNote = el('p', { class: 'hint', 'data-testid': 'neighbors-k-note', hidden: true });
+  kInput.closest('.field-row')?.after(kNote);
+  // The data's limit (what the neighbour query clamps to), and the field's own for typing.
+  const dataLimit = () => {
+    const ds = app.dataset;
+    return (ds?.local ? neighborLimit(ds.n) : limitFor(ds, 'neighbors', 'k')) ?? { minimum: 1 };
+  };
+  const kLimit = () => ({ minimum: 1, maximum: Math.min(Number(kInput.max) || 1000, dataLimit().maximum ?? Infinity) });
+  const usedK = () => clampToLimit(app.state.neighbors.k, dataLimit());
+  const sayK = (text, error) => {
+    kNote.hidden = !text;
+    kNote.textContent = text;
+    kNote.className = error ? 'error-text' : 'hint';
+    kInput.setAttribute('aria-invalid', String(Boolean(error)));
+  };
   kInput.addEventListener('change', () => {
-    const k = Math.round(Number(kInput.value));
-    if (k >= 1) app.update({ neighbors: { ...app.state.neighbors, k: Math.min(1000, k) } });
+    const wanted = Number(kInput.value);
+    const { maximum } = kLimit();
+    if (!kInput.value.trim() || !Number.isInteger(wanted) || wanted < 1) {
+      sayK(`Neighbours: a whole number from 1 to ${formatCount(maximum)}; “${kInput.value}” is not one. Still ${formatCount(usedK())}.`, true);
+      kInput.value = usedK();
+      return;
+    }
+    const k = clampToLimit(wanted, kLimit());
+    sayK(k !== wanted ? `${formatCount(k)} neighbours: at most ${formatCount(maximum)} here.` : '', false);
+    app.update({ neighbors: { ...app.state.neighbors, k } });
+    kInput.value = k;
   });
   metric.addEventListener('change', () => app.update({ neighbors: { ...app.state.neighbors, metric: metric.value } }));
 
+  // Rows are reached with Tab too: focus hovers the point, Enter (or Space) picks it.
   const rowEvents = (i) => ({
+    tabindex: '0',
     onclick: () => app.selectPoint(i),
     onmouseenter: () => app.hoverPoint(i),
     onmouseleave: () => app.hoverPoint(-1),
+    onfocus: () => app.hoverPoint(i),
+    onblur: () => app.hoverPoint(-1),
+    onkeydown: (event) => {
+      if (event.key !== 'Enter' && event.key !== ' ') return;
+      event.preventDefault();
+      app.selectPoint(i);
+    },
   });
 
   function renderSearch() {
@@ -90,8 +127,8 @@ export function createInspectorPanel(app) {
   function renderNeighbors() {
     const nb = app.neighbors;
     const ds = app.dataset;
-    const { k, metric: m } = app.state.neighbors;
-    if (document.activeElement !== kInput) kInput.value = k;
+    const { metric: m } = app.state.neighbors;
+    if (document.activeElement !== kInput) kInput.value = usedK();
     metric.value = m;
     $('neighbors-hint').hidden = nb.length > 0;
     const key = `${app.state.labelBy}|${Boolean(ds?.sprite)}`;

@@ -46,6 +46,15 @@ export function createProjectionsPanel(app) {
 
   for (const tab of tabs) tab.addEventListener('click', () => app.update({ projection: tab.dataset.tab }));
 
+  // The toolbar's 2D/3D badge switches the shown projection's dimensions (a custom
+  // projection is always 2D: the badge says so and does nothing).
+  const badge = $('mode-badge');
+  badge.addEventListener('click', () => {
+    const method = app.state.projection;
+    if (method === 'custom') return;
+    app.update({ [method]: { ...app.state[method], is3d: !app.state[method].is3d } });
+  });
+
   for (const [axis, select] of Object.entries(pcaAxes)) {
     select.addEventListener('change', () => app.update({ pca: { ...app.state.pca, [axis]: Number(select.value) } }));
   }
@@ -90,7 +99,8 @@ export function createProjectionsPanel(app) {
     const count = Math.max(p?.cols ?? 0, ratios.length, Math.min(10, app.dataset?.d ?? 3));
     const options = Array.from({ length: count }, (_, i) => ({
       value: String(i),
-      label: ratios[i] !== undefined ? `Component #${i + 1} (variance ${(ratios[i] * 100).toFixed(1)}%)` : `Component #${i + 1}`,
+      // "PC1": the principal component's short name, so the choice fits a narrow column.
+      label: ratios[i] !== undefined ? `PC${i + 1} (variance ${(ratios[i] * 100).toFixed(1)}%)` : `PC${i + 1}`,
     }));
     const { x, y, z, is3d } = app.state.pca;
     setOptions(pcaAxes.x, options, x);
@@ -180,6 +190,10 @@ export function createProjectionsPanel(app) {
     renderTsne();
     renderUmap();
     renderCustom();
+    const custom = current === 'custom';
+    badge.disabled = custom;
+    badge.setAttribute('aria-pressed', String(!custom && Boolean(app.state[current]?.is3d)));
+    badge.title = custom ? 'A custom projection is 2D' : `Switch to ${app.state[current]?.is3d ? '2D' : '3D'}`;
   }
 
   return { render };

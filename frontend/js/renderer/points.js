@@ -109,6 +109,9 @@ uniform bool u_3d;
 uniform highp sampler2DArray u_atlas;
 uniform vec2 u_cell;
 uniform vec3 u_ringColor;
+uniform bool u_plain;
+uniform int u_ink;  // greyscale thumbnails: 1 dark ink on light paper, 2 light on dark, 0 colour
+uniform vec3 u_inkColor;
 out vec4 outColor;
 
 void main() {
@@ -120,9 +123,20 @@ void main() {
       outColor = vec4(v_ring == 2 ? u_ringColor : vec3(0.98, 0.4, 0.4), 1.0);
       return;
     }
+    if (u_ink > 0) {
+      // Ink without its paper, in the point's colour (the theme's text without colour-by).
+      float lum = dot(t.rgb, vec3(0.299, 0.587, 0.114));
+      float ink = (u_ink == 1 ? 1.0 - lum : lum) * t.a;
+      if (ink < 0.12) discard;
+      vec3 c = u_plain ? u_inkColor : v_color.rgb;
+      outColor = vec4(v_dimmed == 1 ? mix(c, u_background, 0.75) : c, min(1.0, ink * 1.5));
+      return;
+    }
     if (t.a < 0.05) discard;
     // Thumbnails outside the selection fade into the background.
     vec3 rgb = v_dimmed == 1 ? mix(t.rgb, u_background, 0.75) : t.rgb;
+    // A colour image keeps its colours: the point's colour frames it.
+    if (!u_plain && v_dimmed == 0 && edge > 1.0 - 4.0 / v_size) rgb = v_color.rgb;
     outColor = vec4(rgb, t.a);
     return;
   }
@@ -311,6 +325,8 @@ export class PointLayer {
     gl.uniform1f(u.u_spriteCols, atlas ? atlas.cols : 1);
     gl.uniform1f(u.u_spritePerPage, atlas ? atlas.perPage : 1);
     gl.uniform2fv(u.u_cell, atlas ? atlas.cell : [1, 1]);
+    gl.uniform1i(u.u_ink, atlas?.ink ? (atlas.ink.lightPaper ? 1 : 2) : 0);
+    gl.uniform3fv(u.u_inkColor, view.inkColor ?? [0, 0, 0]);
     if (atlas) {
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D_ARRAY, atlas.texture);

@@ -59,6 +59,7 @@ export async function loadSpriteAtlas(api, run, embedding, maxPx = browserMaxTex
     });
     onProgress(pages.length, layout.pages.length);
   }
+  const ink = pages.length ? inkOf(pages[0].bitmap) : null;
   const [cellWidth, cellHeight] = layout.thumb_dim;
   const perPage = pages.length > 1 ? pages[1].first : Math.max(1, pages[0]?.count ?? 1);
   return {
@@ -66,6 +67,7 @@ export async function loadSpriteAtlas(api, run, embedding, maxPx = browserMaxTex
     cellWidth,
     cellHeight,
     perPage,
+    ink,
     page(i) {
       return pages[Math.min(pages.length - 1, Math.floor(i / perPage))];
     },
@@ -98,5 +100,32 @@ export function uploadSpriteAtlas(gl, atlas, texture = gl.createTexture()) {
     cols: atlas.pages[0]?.cols ?? 1,
     perPage: atlas.perPage,
     cell: [atlas.cellWidth / width, atlas.cellHeight / height],
+    ink: atlas.ink ?? null,
   };
+}
+
+/**
+ * Whether a sprite is greyscale ink on paper (digits, sketches), read from a small copy of
+ * its first page: { lightPaper } or null for a colour image. Such thumbnails are drawn as
+ * their ink alone in the point's colour, so colour-by shows and no paper covers a dark plot.
+ */
+export function inkOf(bitmap) {
+  const side = 96;
+  const canvas = new OffscreenCanvas(side, side);
+  const ctx = canvas.getContext('2d', { willReadFrequently: true });
+  if (!ctx) return null;
+  ctx.drawImage(bitmap, 0, 0, side, side);
+  const data = ctx.getImageData(0, 0, side, side).data;
+  let opaque = 0;
+  let coloured = 0;
+  let light = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (data[i + 3] < 128) continue;
+    opaque++;
+    const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+    if (Math.max(r, g, b) - Math.min(r, g, b) > 24) coloured++;
+    if (r + g + b > 384) light++;
+  }
+  if (!opaque || coloured > opaque * 0.01) return null;
+  return { lightPaper: light > opaque / 2 };
 }

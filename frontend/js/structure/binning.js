@@ -6,6 +6,8 @@
 export const MISSING = 0xffff;
 export const HISTOGRAM_BINS = 30;
 export const TOP_VALUES = 12;
+export const UNIQUE_SHARE = 0.9; // this share of distinct values among the present ones: a summary
+export const EXAMPLES = 5;
 
 /** A numeric column: `bins` equal-width bins over [lo, hi]; NaN is missing. */
 export function numericBinning(numbers, bins = HISTOGRAM_BINS) {
@@ -40,19 +42,33 @@ export function numericBinning(numbers, bins = HISTOGRAM_BINS) {
   return { kind: 'numeric', index, counts, missing, edges, labels: null };
 }
 
-/** A categorical column: its `top` most frequent values, the rest in one "other" bin. */
-export function categoryBinning(values, top = TOP_VALUES) {
+/**
+ * A categorical column: its `top` most frequent values, the rest in one "other" bin (never an
+ * "other" of one value: it is shown itself). With `numbers` (the column read as numbers, a
+ * class id such as 0-9), the values shown are in value order, not count order. A column
+ * whose values are nearly all different has no useful bars: it becomes a summary, kind
+ * "unique", with its count of distinct values and a few examples.
+ */
+export function categoryBinning(values, top = TOP_VALUES, numbers = null) {
   const n = values.length;
   const frequency = new Map();
+  let present = 0;
   for (let i = 0; i < n; i++) {
     const v = values[i];
-    if (v !== '') frequency.set(v, (frequency.get(v) ?? 0) + 1);
+    if (v === '') continue;
+    present++;
+    frequency.set(v, (frequency.get(v) ?? 0) + 1);
+  }
+  if (frequency.size > top && frequency.size >= UNIQUE_SHARE * present) {
+    return { kind: 'unique', index: null, counts: new Uint32Array(0), missing: n - present, edges: null, labels: [], distinct: frequency.size, examples: [...frequency.keys()].slice(0, EXAMPLES) };
   }
   const ranked = [...frequency.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  const kept = ranked.slice(0, top).map(([v]) => v);
-  const other = ranked.length > top;
+  const keep = ranked.length === top + 1 ? top + 1 : top;
+  const kept = ranked.slice(0, keep).map(([v]) => v);
+  if (numbers) kept.sort((a, b) => Number(a) - Number(b));
+  const others = ranked.length - kept.length;
   const code = new Map(kept.map((v, i) => [v, i]));
-  const labels = other ? [...kept, `(${ranked.length - top} other values)`] : kept;
+  const labels = others ? [...kept, `(${others} other values)`] : kept;
   const index = new Uint16Array(n);
   const counts = new Uint32Array(labels.length);
   let missing = 0;
@@ -63,7 +79,7 @@ export function categoryBinning(values, top = TOP_VALUES) {
       missing++;
       continue;
     }
-    const b = code.get(v) ?? top;
+    const b = code.get(v) ?? kept.length;
     index[i] = b;
     counts[b]++;
   }
@@ -74,6 +90,7 @@ export function categoryBinning(values, top = TOP_VALUES) {
 export function selectedCounts(binning, selection) {
   const counts = new Uint32Array(binning.counts.length);
   const { index } = binning;
+  if (!index) return counts;
   for (const i of selection) {
     const b = index[i];
     if (b !== MISSING && b !== undefined) counts[b]++;

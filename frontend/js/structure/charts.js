@@ -4,6 +4,7 @@
 // chart as selected-over-all. Charts are canvases over binned typed arrays: no per-row DOM.
 
 import { download, el, formatCount } from '../dom.js';
+import { downloadName } from '../file_names.js';
 import { categoryBinning, csvLine, numericBinning, rowsInBins, selectedCounts } from './binning.js';
 
 const MAX_COLUMNS = 16;
@@ -31,6 +32,7 @@ export function createChartsPanel(app) {
   let selectionFor = null;
   let sort = { column: null, descending: false };
   let tableFor = null;
+  let bandFor = null; // the selection a histogram's brush made (its band shows while it lasts)
   // A large server set's columns are fetched when asked for: its charts wait until the panel
   // has been on screen, so a table of many columns costs nothing until someone looks.
   let seen = false;
@@ -42,6 +44,10 @@ export function createChartsPanel(app) {
   }).observe(section);
 
   csvButton.addEventListener('click', () => exportCsv());
+  // The charts are drawn in the theme's colours: a theme switch redraws them.
+  new MutationObserver(() => {
+    for (const chart of charts) draw(chart);
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
 
   function build() {
     const ds = app.dataset;
@@ -53,15 +59,31 @@ export function createChartsPanel(app) {
       if (!ds.values(column)) continue; // fetched now (a large set): the panel rebuilds when it comes
       const numbers = ds.numeric(column);
       const numeric = Boolean(numbers) && !ds.categoricalByDefault(column);
-      const binning = numeric ? numericBinning(numbers) : categoryBinning(ds.values(column));
-      const canvas = el('canvas', { class: 'chart-canvas', 'aria-label': `Chart of ${column}` });
-      const title = el('div', { class: 'chart-title' }, el('span', {}, column), el('span', { class: 'chart-missing' }, binning.missing ? `${formatCount(binning.missing)} missing` : ''));
-      const node = el('div', { class: 'chart', 'data-testid': 'chart', 'data-column': column, 'data-kind': binning.kind }, title, canvas);
-      const chart = { column, binning, canvas, node, selected: null, brush: null };
-      bindChart(chart);
+      const binning = numeric ? numericBinning(numbers) : categoryBinning(ds.values(column), undefined, numbers);
+      const missing = el('span', { class: 'chart-missing' }, binning.missing ? `${formatCount(binning.missing)} missing` : '');
+      const title = el('div', { class: 'chart-title' }, el('span', {}, column), missing);
+      const node = el('div', { class: 'chart', 'data-testid': 'chart', 'data-column': column, 'data-kind': binning.kind }, title);
+      const chart = { column, binning, canvas: null, node, selected: null, brush: null, band: null, summary: null };
+      if (binning.kind === 'unique') {
+        chart.summary = el('p', { class: 'chart-summary', 'data-testid': 'chart-summary' });
+        node.append(chart.summary);
+      } else {
+        chart.canvas = el('canvas', { class: 'chart-canvas', 'aria-label': `Chart of ${column}` });
+        node.append(chart.canvas);
+        if (numeric) node.append(axis(binning.edges));
+        bindChart(chart);
+      }
       charts.push(chart);
       list.append(node);
     }
+  }
+
+  /** The value scale under a histogram: its lowest, middle and highest edge. */
+  function axis(edges) {
+    const lo = edges[0];
+    const hi = edges[edges.length - 1];
+    return el('div', { class: 'chart-axis', 'data-testid': 'chart-axis' },
+      el('span', {}, fmt(lo)), el('span', {}, fmt((lo + hi) / 2)), el('span', {}, fmt(hi)));
   }
 
   function binAt(chart, event) {
@@ -91,6 +113,12 @@ export function createChartsPanel(app) {
       const [a, b] = chart.brush;
       chart.brush = null;
       select(chart, Math.min(a, b), Math.max(a, b), event.shiftKey || event.ctrlKey || event.metaKey);
+      // The brushed range stays marked (a band) while its selection is the map's.
+      if (chart.binning.kind === 'numeric') {
+        chart.band = [Math.min(a, b), Math.max(a, b)];
+        bandFor = app.state.selection;
+        draw(chart);
+      }
     });
   }
 
@@ -106,6 +134,10 @@ export function createChartsPanel(app) {
   }
 
   function draw(chart) {
+    if (chart.summary) {
+      drawSummary(chart);
+      return;
+    }
     const { canvas, binning } = chart;
     const numeric = binning.kind === 'numeric';
     const width = Math.max(120, canvas.clientWidth || 240);
@@ -123,9 +155,29 @@ export function createChartsPanel(app) {
     const all = css.getPropertyValue('--chart-all').trim() || '#c9d3e0';
     const picked = css.getPropertyValue('--accent').trim() || '#3b6fb6';
     const text = css.getPropertyValue('--text').trim() || '#1f2328';
+    const muted = css.getPropertyValue('--muted').trim() || '#5f6670';
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
     const max = Math.max(1, ...binning.counts);
     const bins = binning.counts.length;
-    const brush = chart.brush ? [Math.min(...chart.brush), Math.max(...chart.brush)] : null;
+    const brush = chart.brush ? [Math.min(...chart.brush), Math.max(...chart.brush)] : chart.band;
+    const countText = (b) => (chart.selected ? `${formatCount(chart.selected[b])}/${formatCount(binning.counts[b])}` : formatCount(binning.counts[b]));
+    const labelWidth = Math.min(110, width * 0.45);
+    // Room for the widest count, so no count is cut at the panel's edge.
+    let countWidth = 0;
+    if (!numeric) for (let b = 0; b < bins; b++) countWidth = Math.max(countWidth, ctx.measureText(countText(b)).width);
+    const barWidth = Math.max(1, width - labelWidth - countWidth - 6);
+    if (numeric && brush) {
+      const x0 = (brush[0] / bins) * width;
+      const x1 = ((brush[1] + 1) / bins) * width;
+      ctx.fillStyle = picked;
+      ctx.globalAlpha = 0.14;
+      ctx.fillRect(x0, 0, x1 - x0, height);
+      ctx.globalAlpha = 0.9;
+      ctx.fillRect(x0, 0, 1, height);
+      ctx.fillRect(x1 - 1, 0, 1, height);
+      ctx.globalAlpha = 1;
+    }
     for (let b = 0; b < bins; b++) {
       const share = binning.counts[b] / max;
       const sel = chart.selected ? chart.selected[b] / max : 0;
@@ -133,30 +185,44 @@ export function createChartsPanel(app) {
       if (numeric) {
         const x = (b / bins) * width;
         const w = Math.max(1, width / bins - 1);
-        ctx.fillStyle = inBrush ? picked : all;
-        ctx.globalAlpha = inBrush ? 0.35 : 1;
+        ctx.fillStyle = all;
         ctx.fillRect(x, height - share * (height - 2), w, share * (height - 2));
-        ctx.globalAlpha = 1;
         ctx.fillStyle = picked;
         if (sel > 0) ctx.fillRect(x, height - Math.max(1, sel * (height - 2)), w, Math.max(1, sel * (height - 2)));
       } else {
-        const labelWidth = Math.min(110, width * 0.45);
-        const barWidth = width - labelWidth - 48;
         const y = b * BAR_HEIGHT;
         ctx.fillStyle = inBrush ? picked : all;
         ctx.fillRect(labelWidth, y + 2, Math.max(1, share * barWidth), BAR_HEIGHT - 4);
         ctx.fillStyle = picked;
         if (sel > 0) ctx.fillRect(labelWidth, y + 2, Math.max(1, sel * barWidth), BAR_HEIGHT - 4);
         ctx.fillStyle = text;
-        ctx.font = '11px system-ui, sans-serif';
-        ctx.textBaseline = 'middle';
         ctx.fillText(clip(ctx, binning.labels[b], labelWidth - 4), 0, y + BAR_HEIGHT / 2);
-        const count = chart.selected ? `${formatCount(chart.selected[b])}/${formatCount(binning.counts[b])}` : formatCount(binning.counts[b]);
-        ctx.fillText(count, labelWidth + Math.max(1, share * barWidth) + 3, y + BAR_HEIGHT / 2);
+        ctx.fillText(countText(b), labelWidth + Math.max(1, share * barWidth) + 3, y + BAR_HEIGHT / 2);
       }
+    }
+    if (numeric) {
+      // The count scale: the tallest bin's count at the top left.
+      ctx.fillStyle = muted;
+      ctx.textBaseline = 'top';
+      ctx.fillText(formatCount(max), 2, 1);
     }
     chart.node.dataset.counts = Array.from(binning.counts).join(',');
     chart.node.dataset.selected = chart.selected ? Array.from(chart.selected).join(',') : '';
+    chart.node.dataset.band = chart.band ? chart.band.join(',') : '';
+    if (binning.labels) chart.node.dataset.labels = JSON.stringify(binning.labels);
+    chart.node.dataset.theme = document.documentElement.dataset.theme ?? '';
+  }
+
+  /** A column of (nearly) all different values: how many, and a few of them. */
+  function drawSummary(chart) {
+    const { binning } = chart;
+    const ds = app.dataset;
+    const values = ds.values(chart.column);
+    const selection = app.state.selection;
+    const examples = selection.length ? selection.slice(0, 5).map((i) => values[i]).filter((v) => v !== '') : binning.examples;
+    chart.summary.textContent = `${formatCount(binning.distinct)} different values (one per point: no chart)${selection.length ? '; selected' : ''}, e.g. ${examples.join(', ')}`;
+    chart.node.dataset.counts = '';
+    chart.node.dataset.selected = '';
   }
 
   function renderTable() {
@@ -178,9 +244,23 @@ export function createChartsPanel(app) {
       ? `${formatCount(selection.length)} selected${selection.length > TABLE_ROWS ? ` (first ${TABLE_ROWS} shown)` : ''}`
       : 'Select points to list them here';
     csvButton.disabled = !selection.length;
-    const body = rows.slice(0, TABLE_ROWS).map((i) => el('tr', { 'data-index': i, onclick: () => app.update({ selection: [i], focus: i }) },
-      el('td', {}, String(i)), ...columns.map((c) => el('td', {}, ds.values(c)?.[i] ?? ''))));
+    // A row points at its point (hover: highlighted; click or Enter: focused, its neighbours
+    // listed) without changing the selection, so the table stays whole.
+    const body = rows.slice(0, TABLE_ROWS).map((i) => el('tr', {
+      'data-index': i,
+      tabindex: '0',
+      class: app.state.focus === i ? 'focused' : null,
+      onclick: () => focusRow(i),
+      onkeydown: (event) => { if (event.key === 'Enter') focusRow(i); },
+      onmouseenter: () => app.hoverPoint(i),
+      onmouseleave: () => app.hoverPoint(-1),
+    }, el('td', {}, String(i)), ...columns.map((c) => el('td', {}, ds.values(c)?.[i] ?? ''))));
     table.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
+  }
+
+  function focusRow(i) {
+    app.update({ focus: i });
+    for (const row of table.querySelectorAll('tbody tr')) row.classList.toggle('focused', Number(row.dataset.index) === i);
   }
 
   function sortedSelection() {
@@ -203,7 +283,7 @@ export function createChartsPanel(app) {
     await ds.ensureColumns(columns);
     const lines = [csvLine(['index', ...columns])];
     for (const i of sortedSelection()) lines.push(csvLine([String(i), ...columns.map((c) => ds.values(c)[i])]));
-    download(`${ds.name}-selection.csv`, `${lines.join('\n')}\n`, 'text/csv');
+    download(downloadName(ds, 'selection', 'csv'), `${lines.join('\n')}\n`, 'text/csv');
   }
 
   return {
@@ -217,13 +297,14 @@ export function createChartsPanel(app) {
       const selection = app.state.selection;
       if (selection !== selectionFor) {
         selectionFor = selection;
+        if (selection !== bandFor) for (const chart of charts) chart.band = null;
         for (const chart of charts) chart.selected = selection.length ? selectedCounts(chart.binning, selection) : null;
         for (const chart of charts) draw(chart);
       }
       summary.textContent = !ds?.metadata
         ? 'No metadata to chart.'
         : selection.length
-          ? `${formatCount(selection.length)} of ${formatCount(ds.n)} selected (dark). Drag a histogram or click a bar to select; shift adds.`
+          ? `${formatCount(selection.length)} of ${formatCount(ds.n)} selected (highlighted). Drag a histogram or click a bar to select; shift adds.`
           : 'Drag a histogram or click a bar to select those points; shift adds.';
       renderTable();
     },

@@ -114,6 +114,16 @@ export class StructureOverlay {
     this.lastDensityMs = performance.now() - start;
   }
 
+  /** Rectangles of the plot's floating controls (toolbar, progress card) in canvas pixels:
+   * no cluster name is drawn under them. */
+  _coveredBoxes() {
+    const origin = this.canvas.getBoundingClientRect();
+    return [...this.plot.container.querySelectorAll('.plot-toolbar, .plot-progress:not([hidden])')].map((node) => {
+      const r = node.getBoundingClientRect();
+      return [r.left - origin.left, r.top - origin.top, r.right - origin.left, r.bottom - origin.top];
+    });
+  }
+
   /** Cluster names at their anchors, biggest first, none overlapping; a parent gives way to
    * its sub-clusters once they are far enough apart on screen (zoomed in). */
   _drawClusters(ctx, matrix, width, height) {
@@ -137,14 +147,17 @@ export class StructureOverlay {
     const css = getComputedStyle(document.documentElement);
     const text = css.getPropertyValue('--text').trim() || '#1f2328';
     const halo = css.getPropertyValue('--plot-bg').trim() || '#ffffff';
-    const boxes = [];
+    const boxes = this._coveredBoxes();
     const drawn = [];
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
     ctx.lineJoin = 'round';
+    const texts = new Set();
     for (const c of shown) {
       const s = at(c);
-      if (!s) continue;
+      // A name already on the map (the same majority value of many clusters, "other
+      // (100%)") is said once, at its biggest cluster.
+      if (!s || texts.has(c.label)) continue;
       const size = Math.round(MIN_FONT + (MAX_FONT - MIN_FONT) * Math.sqrt(Math.min(1, c.size / maxSize)));
       ctx.font = `600 ${size}px system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif`;
       const w = ctx.measureText(c.label).width + 6;
@@ -152,6 +165,7 @@ export class StructureOverlay {
       if (box[0] < 0 || box[1] < 0 || box[2] > width || box[3] > height) continue;
       if (boxes.some((b) => b[0] < box[2] && box[0] < b[2] && b[1] < box[3] && box[1] < b[3])) continue;
       boxes.push(box);
+      texts.add(c.label);
       ctx.strokeStyle = halo;
       ctx.lineWidth = 4;
       ctx.strokeText(c.label, s[0], s[1]);

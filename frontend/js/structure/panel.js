@@ -38,12 +38,13 @@ export function createStructurePanel(app, overlay) {
   const densityToggle = el('input', { type: 'checkbox', ...id('density-toggle') });
   const densityLegend = el('p', { class: 'hint', ...id('density-legend'), hidden: true },
     `Shading and contour lines: a kernel density estimate of the points on screen (Gaussian, σ = ${SIGMA * CELL} px), recomputed as the view or the projection changes. Lines at ${LEVELS.map((l) => `${l * 100}%`).join(', ')} of the densest spot.`);
-  const minSize = el('input', { type: 'number', min: '2', step: '1', placeholder: 'auto', ...id('cluster-min-size') });
-  const labelColumn = el('select', id('cluster-label-column'));
-  const space = el('select', id('cluster-space'), el('option', { value: 'projection' }, 'Projected points'), el('option', { value: 'original' }, 'Original space'));
+  const minSize = el('input', { type: 'number', min: '2', step: '1', placeholder: 'auto', id: 'cluster-min-size', ...id('cluster-min-size') });
+  const labelColumn = el('select', { id: 'cluster-label-column', ...id('cluster-label-column') });
+  const space = el('select', { id: 'cluster-space', ...id('cluster-space') }, el('option', { value: 'projection' }, 'Projected points'), el('option', { value: 'original' }, 'Original space'));
   const run = el('button', { type: 'button', class: 'button', ...id('cluster-run') }, 'Find clusters');
   const labelsToggle = el('input', { type: 'checkbox', checked: true, ...id('cluster-labels-toggle') });
   const clusterStatus = el('p', { class: 'stat', ...id('cluster-status') });
+  const clusterHint = el('p', { class: 'notice', ...id('cluster-hint'), hidden: true });
   const qualityToggle = el('input', { type: 'checkbox', ...id('quality-toggle') });
   const qualityStatus = el('p', { class: 'stat', ...id('quality-status') });
   const bar = el('div', { class: 'quality-bar' });
@@ -58,11 +59,13 @@ export function createStructurePanel(app, overlay) {
     densityLegend,
     el('div', { class: 'subsection-title' }, el('span', {}, 'Clusters (HDBSCAN)')),
     el('div', { class: 'field-row' },
-      el('div', { class: 'field' }, el('label', {}, 'Min size'), minSize),
-      el('div', { class: 'field' }, el('label', {}, 'Name by'), labelColumn)),
-    el('div', { class: 'field-row' }, el('div', { class: 'field' }, el('label', {}, 'Cluster'), space), run),
+      el('div', { class: 'field' }, el('label', { for: 'cluster-min-size' }, 'Min size'), minSize),
+      el('div', { class: 'field' }, el('label', { for: 'cluster-label-column' }, 'Name by'), labelColumn)),
+    el('div', { class: 'field' }, el('label', { for: 'cluster-space' }, 'Cluster'), space),
+    el('div', { class: 'button-row' }, run),
     el('label', { class: 'check' }, labelsToggle, ' Show cluster names'),
     clusterStatus,
+    clusterHint,
     el('div', { class: 'subsection-title' }, el('span', {}, 'Projection quality')),
     el('label', { class: 'check' }, qualityToggle, ' Colour by projection quality'),
     qualityLegend,
@@ -74,10 +77,9 @@ export function createStructurePanel(app, overlay) {
   let nameBy = null; // the column chosen here; until then, the "label by" column
   let waitingNote = null; // the "why no clusters yet" text on show, cleared once a job is there
 
-  densityToggle.addEventListener('change', () => {
-    overlay.setDensity(densityToggle.checked);
-    densityLegend.hidden = !densityToggle.checked;
-  });
+  // The contours are part of the view: the state (URL, bookmarks) keeps them.
+  densityToggle.addEventListener('change', () => app.update({ density: densityToggle.checked }));
+  let densityShown = false;
   labelColumn.addEventListener('change', () => {
     nameBy = labelColumn.value;
   });
@@ -94,6 +96,7 @@ export function createStructurePanel(app, overlay) {
     if (!job) return;
     const params = { label_column: labelColumn.value || null, space: space.value, min_cluster_size: minSize.value || null };
     clusterStatus.textContent = 'Clustering…';
+    clusterHint.hidden = true;
     const task = app.progress.start('Finding clusters…');
     try {
       const body = await getJson(app, `jobs/${job}/clusters`, params);
@@ -103,7 +106,12 @@ export function createStructurePanel(app, overlay) {
       clustersFor = job;
       const top = body.clusters.filter((c) => c.parent === null).length;
       const noise = body.assignment.filter((a) => a < 0).length;
-      clusterStatus.textContent = `${top} clusters (${body.clusters.length - top} sub-clusters shown when zoomed in), ${formatCount(noise)} points unclustered; min size ${body.min_cluster_size}${body.sampled ? `, from a sample of ${formatCount(body.sampled)}` : ''}.`;
+      const named = body.label_kind === 'unique'
+        ? ` Named by their most central members: “${params.label_column}” has a different value for every point.`
+        : '';
+      clusterStatus.textContent = `${top} clusters (${body.clusters.length - top} sub-clusters shown when zoomed in), ${formatCount(noise)} points unclustered; min size ${body.min_cluster_size}${body.sampled ? `, from a sample of ${formatCount(body.sampled)}` : ''}.${named}`;
+      clusterHint.textContent = body.hint ?? '';
+      clusterHint.hidden = !body.hint;
     } catch (err) {
       clusterStatus.textContent = `Clusters: ${err.message}`;
     } finally {
@@ -158,10 +166,19 @@ export function createStructurePanel(app, overlay) {
 
   function render() {
     const ds = app.dataset;
+    const density = Boolean(app.state.density);
+    densityToggle.checked = density;
+    densityLegend.hidden = !density;
+    if (density !== densityShown) overlay.setDensity(density);
+    densityShown = density;
     const job = shownJob(app);
     const columns = ds ? ds.columns : [];
     const chosen = nameBy !== null && (nameBy === '' || columns.includes(nameBy));
-    const naming = chosen ? nameBy : columns.includes(app.state.labelBy) ? app.state.labelBy : '';
+    // Names by default from a column of a few values (a class, a category): a column of a
+    // value per point (a word) names points, not clusters.
+    const categorical = ds?.defaultColorColumn?.() ?? null;
+    const fallback = categorical ?? (columns.includes(app.state.labelBy) ? app.state.labelBy : '');
+    const naming = chosen ? nameBy : fallback;
     setOptions(labelColumn, [{ value: '', label: '(cluster numbers)' }, ...columns.map((c) => ({ value: c, label: c }))], naming);
     run.disabled = !job;
     if (!job) {
