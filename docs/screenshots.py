@@ -99,6 +99,12 @@ def main() -> None:
         page.evaluate("window.__projector.app.toggleTheme()")
         settle(page)
         page.screenshot(path=OUT / "neighbours-dark.png")
+
+        page.evaluate("window.__projector.app.toggleTheme()")
+        page.goto(f"{base}/compare")  # opens on the training run's steps 1 -> 5
+        page.wait_for_function("window.__compare && window.__compare.shown", timeout=300000)
+        time.sleep(1.0)
+        page.screenshot(path=OUT / "compare-steps.png")
         browser.close()
     server.should_exit = True
 
