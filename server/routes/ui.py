@@ -40,6 +40,11 @@ def index(request: Request) -> HTMLResponse:
     return templates().TemplateResponse(request, "index.html")
 
 
+def index_html() -> str:
+    """The index page as text (``projector export`` ships it in a static site)."""
+    return templates().get_template("index.html").render()
+
+
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request) -> HTMLResponse:
     """Two embeddings of the same points side by side (frontend/js/compare/)."""

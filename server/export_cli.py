@@ -1,0 +1,114 @@
+"""``projector export`` and ``projector render``: the thin doors to ``projector_core.export``.
+
+They load the LOGDIR as ``projector serve`` does, hand the core the app's page (rendered
+here, where the templates live) and print one progress line while the work goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from projector_core.export.compute import METHODS
+
+
+class StageLine:
+    """One self-overwriting line on stderr: the stage and how far it is, a few times a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        self._stage = ""
+
+    def __call__(self, stage: str, fraction: float | None) -> None:
+        now = time.monotonic()
+        if stage == self._stage and now - self._last < 0.2 and fraction != 1.0:
+            return
+        self._last, self._stage = now, stage
+        done = "" if fraction is None else f" {100 * fraction:5.1f}%"
+        sys.stderr.write("\r" + f"{stage}:{done}".ljust(78)[:120])
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        sys.stderr.write("\r" + " " * 78 + "\r")
+        sys.stderr.flush()
+
+
+def _catalog(logdir: str | None, cache_dir: str | None):
+    from projector.server.app import SAMPLE_DATA
+
+    from projector_core.catalog import Catalog
+
+    root = Path(logdir) if logdir else SAMPLE_DATA
+    if not root.exists():
+        raise ValueError(f"LOGDIR {root} does not exist")
+    catalog = Catalog(root, cache_dir=Path(cache_dir) if cache_dir else None)
+    catalog.refresh()
+    if not catalog.runs():
+        raise ValueError(f"no projector_config.pbtxt or projector_config.json found under {root}")
+    return catalog
+
+
+def site_page():
+    """The page and front end a site ships: the server's own, rendered here."""
+    from projector.server.routes.ui import FRONTEND_DIR, index_html
+
+    from projector_core.export.site import SitePage
+
+    return SitePage(index_html(), FRONTEND_DIR)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from projector_core.errors import DataError
+    from projector_core.export.compute import projection_service
+    from projector_core.export.site import ExportOptions, export_site
+
+    line = StageLine()
+    try:
+        catalog = _catalog(args.logdir, args.cache_dir)
+        options = ExportOptions(run=args.run, embedding=args.embedding,
+                                projections=tuple(args.projection or ["pca"]),
+                                neighbors=args.neighbors, metrics=tuple(args.metric or ["cosine"]),
+                                max_points=args.max_points, gzip=args.gzip, device=args.device,
+                                cache_dir=catalog.cache.directory)
+        service = projection_service(catalog.cache.directory)
+        try:
+            summary = export_site(catalog, Path(args.out), site_page(), options, service, line)
+        finally:
+            line.end()
+            service.jobs.shutdown()
+    except (ValueError, DataError) as error:
+        print(f"projector export: {error}", file=sys.stderr)
+        return 2
+    for note in summary.notes:
+        print(f"note: {note}")
+    print(f"wrote {summary.files} data files for {', '.join(summary.embeddings)} into "
+          f"{summary.out}: {summary.total_bytes / 2**20:.1f} MiB in all")
+    print(f"serve it with: python -m http.server -d {summary.out}  (browsers refuse the app's "
+          "modules from file://; any static host works)")
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """The export subcommands on ``projector``'s parser."""
+    export = commands.add_parser("export", help="write a static site of a LOGDIR's views "
+                                 "(no server needed to open it)")
+    export.add_argument("logdir", help="log directory (or plain array file) to export")
+    export.add_argument("out", help="folder for the site (new, empty, or an earlier export)")
+    export.add_argument("--run", help="only this run")
+    export.add_argument("--embedding", help="only this embedding (tensor name)")
+    export.add_argument("--projection", action="append", choices=METHODS,
+                        help="a projection to precompute (repeat for several; default pca)")
+    export.add_argument("--neighbors", type=int, default=30, metavar="K",
+                        help="nearest neighbours kept per point (default 30)")
+    export.add_argument("--metric", action="append", choices=("cosine", "euclidean"),
+                        help="neighbour metric (repeat for both; default cosine)")
+    export.add_argument("--max-points", type=int, metavar="N",
+                        help="keep the first N points of the level-of-detail order (an even "
+                             "sample) of sets larger than N")
+    export.add_argument("--gzip", action="store_true",
+                        help="gzip the data files (the page decompresses them itself)")
+    export.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    export.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    export.set_defaults(handler=_export)
