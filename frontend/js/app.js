@@ -12,6 +12,7 @@ import { mixin } from './mixin.js';
 import { ProgressTracker } from './controller/progress.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
+import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
 import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
@@ -30,7 +31,7 @@ import { installStructure } from './structure/install.js';
 
 class App {
   constructor() {
-    this.api = new Api();
+    this.api = isStaticSite() ? new StaticApi() : new Api(); // static: a shared site (projector export)
     this.state = defaultState();
     this.runs = [];
     this.dataset = null;
@@ -200,7 +201,8 @@ class App {
 mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
 
 const app = new App();
-installStructure(app);
+if (app.api.isStatic) installStaticMode(app);
+else installStructure(app); // its analyses run on the server
 installEmbed(app);
 installMetadataEdit(app);
 installLabelsAndSequences(app);
