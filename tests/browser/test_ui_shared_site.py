@@ -77,8 +77,8 @@ def test_shared_site_draws_and_searches_without_a_server(static_url, projector, 
     assert projector.state()["embedding"] == "words"
     projector.by("search-input").fill("king")
     projector.wait_js("app.searchResult.indices.length > 0")
-    words = projector.page.evaluate(
-        "window.__projector.app.searchResult.indices.map((i) => window.__projector.app.dataset.values('word')[i])")
+    words = projector.page.evaluate("""() => { const app = window.__projector.app;
+        return app.searchResult.indices.map((i) => app.dataset.values('word')[i]); }""")
     assert "king" in words and all("king" in w for w in words)
     # Server-only features are hidden, not broken.
     for testid in ["tab-tsne", "tab-umap", "tab-custom", "upload-tensor", "compare-link", "spherize"]:
