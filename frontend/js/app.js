@@ -16,6 +16,7 @@ import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
 import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
+import { installExports } from './export/install.js';
 import { JobRunner, restoredProjection } from './jobs.js';
 import { listRunsWhenReady } from './loading.js';
 import { installMetadataEdit } from './metadata_edit.js';
@@ -205,6 +206,7 @@ if (app.api.isStatic) installStaticMode(app);
 else installStructure(app); // its analyses run on the server
 installEmbed(app);
 installMetadataEdit(app);
+installExports(app);
 installLabelsAndSequences(app);
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
 window.__projector = {
