@@ -27,8 +27,8 @@ def _download(projector, testid="save-image"):
 
 
 def _canvas_size(projector) -> tuple[int, int]:
-    return tuple(projector.page.evaluate(
-        "(() => { const c = window.__projector.app.plot.canvas; return [c.clientWidth, c.clientHeight]; })()"))
+    return tuple(projector.page.evaluate("""(() => { const c = window.__projector.app.plot.canvas;
+        return [c.clientWidth, c.clientHeight]; })()"""))
 
 
 def test_save_image_is_the_screen_at_twice_its_size(serve, sample_logdir, projector):
@@ -81,8 +81,9 @@ def test_export_selection_writes_rows_coordinates_and_the_view(serve, sample_log
     assert lines[0].startswith("# view: http") and "#s=" in lines[0]
     rows = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
     assert [r["index"] for r in rows] == ["3", "5", "8"]
-    labels = projector.page.evaluate("[3, 5, 8].map((i) => window.__projector.app.dataset.values('label')[i])")
+    labels = projector.page.evaluate(
+        "[3, 5, 8].map((i) => window.__projector.app.dataset.values('label')[i])")
     assert [r["label"] for r in rows] == labels
-    coords = projector.page.evaluate(
-        "(() => { const p = window.__projector.app.shown; return [3, 5, 8].map((i) => p.data[i * p.cols]); })()")
+    coords = projector.page.evaluate("""(() => { const p = window.__projector.app.shown;
+        return [3, 5, 8].map((i) => p.data[i * p.cols]); })()""")
     assert [float(r["pca_x"]) for r in rows] == coords
