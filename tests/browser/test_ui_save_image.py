@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -67,7 +68,7 @@ def test_save_image_at_4x_a_chosen_width_and_as_svg(serve, sample_logdir, projec
     assert Image.open(path).size[0] == 1000
     projector.by("save-image-format").select_option("svg")
     name, path = _download(projector)
-    text = open(path, encoding="utf-8").read()
+    text = Path(path).read_text(encoding="utf-8")
     assert name.endswith(".svg") and text.startswith("<svg")
     assert text.count("<circle") >= 1797  # every point, and the legend's swatches
 
@@ -77,7 +78,7 @@ def test_export_selection_writes_rows_coordinates_and_the_view(serve, sample_log
     projector.page.evaluate("window.__projector.app.update({ selection: [3, 5, 8] })")
     name, path = _download(projector, "export-selection")
     assert name.endswith("-selection.csv")
-    lines = open(path, encoding="utf-8").read().splitlines()
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# view: http") and "#s=" in lines[0]
     rows = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
     assert [r["index"] for r in rows] == ["3", "5", "8"]
