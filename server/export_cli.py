@@ -1,4 +1,4 @@
-"""``projector export`` and ``projector render``: the thin doors to ``projector_core.export``.
+"""``projector export`` and ``projector render``: thin doors to ``projector_core.export``.
 
 They load the LOGDIR as ``projector serve`` does, hand the core the app's page (rendered
 here, where the templates live) and print one progress line while the work goes on.
@@ -90,6 +90,39 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _render(args: argparse.Namespace) -> int:
+    from projector_core.errors import DataError
+    from projector_core.export.compute import projection_service, run_projection
+    from projector_core.export.render import projection_picture, save_picture
+    from projector_core.export.site import ExportOptions, chosen_embeddings
+
+    line = StageLine()
+    try:
+        catalog = _catalog(args.logdir, args.cache_dir)
+        found = chosen_embeddings(catalog, ExportOptions(run=args.run, embedding=args.embedding))
+        if len(found) > 1:
+            names = ", ".join(f"{e.run}/{e.name}" for e in found)
+            raise ValueError(f"several embeddings ({names}): choose one with --run/--embedding")
+        service = projection_service(catalog.cache.directory)
+        try:
+            result = run_projection(service, found[0], args.projection, line, args.device)
+            line("drawing", None)
+            color_by = None if args.color_by == "none" else args.color_by
+            image = projection_picture(found[0], result.coordinates, args.width, color_by,
+                                       height=args.height, point_size=args.point_size,
+                                       legend=not args.no_legend)
+            save_picture(image, Path(args.output))
+        finally:
+            line.end()
+            service.jobs.shutdown()
+    except (ValueError, DataError, OSError) as error:
+        print(f"projector render: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output}: {image.width} x {image.height} px, {found[0].run}/"
+          f"{found[0].name} {args.projection}")
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     """The export subcommands on ``projector``'s parser."""
     export = commands.add_parser("export", help="write a static site of a LOGDIR's views "
@@ -112,3 +145,20 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     export.add_argument("--cache-dir", help="where parsed tensors and results are cached")
     export.set_defaults(handler=_export)
+    render = commands.add_parser("render", help="draw a projection as a picture (PNG) without "
+                                 "a browser, e.g. for a paper")
+    render.add_argument("logdir", help="log directory (or plain array file)")
+    render.add_argument("-o", "--output", required=True, help="picture file (.png)")
+    render.add_argument("--projection", choices=METHODS, default="pca")
+    render.add_argument("--run", help="the run (needed when there are several embeddings)")
+    render.add_argument("--embedding", help="the embedding (tensor name)")
+    render.add_argument("--width", type=int, default=3000, help="pixels (default 3000)")
+    render.add_argument("--height", type=int, help="pixels (default: from the points' aspect)")
+    render.add_argument("--color-by", default="auto", help="metadata column to colour by "
+                        "(default: the app's choice; 'none' for one colour)")
+    render.add_argument("--point-size", type=float, help="disc diameter in pixels at 1000 px "
+                        "wide (default: the app's size for this many points)")
+    render.add_argument("--no-legend", action="store_true", help="leave the legend out")
+    render.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    render.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    render.set_defaults(handler=_render)
