@@ -10,7 +10,6 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-
 from projector.server.cli import main as cli_main
 
 QUERY = {"run": "digits", "embedding": "digits"}
