@@ -50,16 +50,9 @@ def _catalog(logdir: str | None, cache_dir: str | None):
     return catalog
 
 
-def site_page():
-    """The page and front end a site ships: the server's own, rendered here."""
-    from projector.server.routes.ui import FRONTEND_DIR, index_html
-
-    from projector_core.export.site import SitePage
-
-    return SitePage(index_html(), FRONTEND_DIR)
-
-
 def _export(args: argparse.Namespace) -> int:
+    from projector.server.routes.ui import site_page
+
     from projector_core.errors import DataError
     from projector_core.export.compute import projection_service
     from projector_core.export.site import ExportOptions, export_site

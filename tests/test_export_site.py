@@ -4,7 +4,9 @@ equal to the server's answers; sampled large sets stay within a size budget."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -133,3 +135,20 @@ def test_a_million_points_sampled_to_a_size_budget(tmp_path, capsys):
     rows = json.loads(_read(site, entry["metadata"]["columns"]["original_row"])[4:].split(b"]")[0]
                       + b"]")
     assert len(rows) == 50000 and rows == sorted(rows, key=int)
+
+
+def test_export_site_route_answers_a_zip_of_the_site(serve, sample_logdir):
+    url = serve(sample_logdir)
+    response = httpx.get(url + "/api/export/site", params={"run": "iris", "embedding": "iris",
+                                                           "neighbors": 5}, timeout=120)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        names = set(archive.namelist())
+        manifest = json.loads(archive.read("static.json"))
+    assert {"index.html", "static.json", "static/js/app.js", "static/js/static_mode.js"} <= names
+    assert manifest["embeddings"][0]["neighbors"]["k"] == 5
+    bad = httpx.get(url + "/api/export/site", params={"run": "iris", "embedding": "iris",
+                                                      "projection": "pca,nope"})
+    assert bad.status_code == 422 and "nope" in bad.json()["detail"]
+    assert httpx.get(url + "/api/export/site", params={"run": "x", "embedding": "y"}).status_code == 404

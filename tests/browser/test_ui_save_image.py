@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +90,14 @@ def test_export_selection_writes_rows_coordinates_and_the_view(serve, sample_log
     coords = projector.page.evaluate("""(() => { const p = window.__projector.app.shown;
         return [3, 5, 8].map((i) => p.data[i * p.cols]); })()""")
     assert [float(r["pca_x"]) for r in rows] == coords
+
+
+def test_export_site_downloads_the_views_site(serve, sample_logdir, projector):
+    projector.open(serve(sample_logdir), {"run": "iris", "embedding": "iris"})
+    projector.wait_projection("pca")
+    name, path = _download(projector, "export-site")
+    assert name.endswith("-site.zip")
+    with zipfile.ZipFile(path) as archive:
+        manifest = json.loads(archive.read("static.json"))
+        assert "index.html" in archive.namelist()
+    assert [(e["run"], e["embedding"]) for e in manifest["embeddings"]] == [("iris", "iris")]
