@@ -139,16 +139,25 @@ def test_a_million_points_sampled_to_a_size_budget(tmp_path, capsys):
 
 def test_export_site_route_answers_a_zip_of_the_site(serve, sample_logdir):
     url = serve(sample_logdir)
-    response = httpx.get(url + "/api/export/site", params={"run": "iris", "embedding": "iris",
-                                                           "neighbors": 5}, timeout=120)
+    requests = {"pca": {"dims": 3, "params": {"spherize": True}}}
+    response = httpx.get(url + "/api/export/site", params={
+        "run": "iris", "embedding": "iris", "neighbors": 5, "view": "#s=eyJydW4iOiJpcmlzIn0",
+        "requests": json.dumps(requests)}, timeout=120)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("static.json"))
+        page = archive.read("index.html").decode()
+    assert "history.replaceState(null, '', \"#s=eyJydW4iOiJpcmlzIn0\")" in page
+    assert manifest["embeddings"][0]["projections"]["pca"]["request"] == requests["pca"]
     assert {"index.html", "static.json", "static/js/app.js", "static/js/static_mode.js"} <= names
     assert manifest["embeddings"][0]["neighbors"]["k"] == 5
     bad = httpx.get(url + "/api/export/site", params={"run": "iris", "embedding": "iris",
                                                       "projection": "pca,nope"})
     assert bad.status_code == 422 and "nope" in bad.json()["detail"]
     assert httpx.get(url + "/api/export/site", params={"run": "x", "embedding": "y"}).status_code == 404
+    for bad_view in ("javascript:alert(1)", "#s=a'b"):
+        answer = httpx.get(url + "/api/export/site", params={"run": "iris", "embedding": "iris",
+                                                             "view": bad_view})
+        assert answer.status_code == 422, bad_view

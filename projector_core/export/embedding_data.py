@@ -45,6 +45,7 @@ class EmbeddingExport:
     max_points: int | None
     device: str = "cpu"
     cache_dir: Path | None = None
+    requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # else the app's default
     notes: list[str] = field(default_factory=list)
 
 
@@ -74,15 +75,16 @@ def export_embedding(embedding: Embedding, files: SiteFiles, folder: str, what: 
                      service: ProjectionJobs, progress: Progress) -> dict[str, Any]:
     """Writes the embedding's files under ``folder``; its manifest entry."""
     label = f"{embedding.run}/{embedding.name}"
+    requests = {m: what.requests.get(m) or default_request(embedding, m) for m in what.methods}
     results = {m: run_projection(service, embedding, m, lambda s, f: progress(f"{label} {s}", f),
-                                 what.device) for m in what.methods}
+                                 what.device, requests[m]) for m in what.methods}
     rows = sample_rows(results[what.methods[0]], what.methods[0], what.max_points)
     n_all, d = embedding.shape or (0, 0)
     n = n_all if rows is None else int(rows.size)
     entry: dict[str, Any] = {"run": embedding.run, "embedding": embedding.name, "dir": folder,
                              "n": n, "d": d, "sampled_from": None if rows is None else n_all}
     entry["projections"] = {
-        m: _write_projection(files, folder, m, results[m], rows, default_request(embedding, m))
+        m: _write_projection(files, folder, m, results[m], rows, requests[m])
         for m in what.methods}
     entry["metadata"], columns = _write_metadata(files, folder, embedding, rows, n)
     entry["neighbors"] = _write_all_neighbors(files, folder, embedding, rows, n, what,
@@ -110,7 +112,7 @@ def _write_projection(files: SiteFiles, folder: str, method: str, result: Projec
         name = f"{folder}/{method}.lod-{'-'.join(map(str, axes))}.i32"
         lod[key] = files.binary(name, lod_order(coordinates[:, axes]).astype(np.int32))
     return {"file": files.binary(f"{folder}/{method}.f32", coordinates), "cols": cols,
-            "dims": len(_default_axes(method, cols)), "info": _json_safe(result.info),
+            "dims": min(cols, int(request.get("dims", 2))), "info": _json_safe(result.info),
             "request": request, "lod": lod}
 
 

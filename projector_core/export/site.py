@@ -17,6 +17,8 @@ Layout::
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,6 +35,16 @@ from projector_core.projection_jobs import ProjectionJobs
 
 MANIFEST = "static.json"
 STATIC_TAG = f'<meta name="projector-static" content="{MANIFEST}">'
+VIEW = re.compile(r"#s=[A-Za-z0-9_-]{1,20000}")
+# Browsers refuse ES modules from file:// pages: say so instead of showing an empty app. A
+# view the site was exported with becomes the URL hash before the app reads it.
+OPENING_SCRIPT = """<script>
+    if (location.protocol === 'file:') addEventListener('DOMContentLoaded', () => {
+      document.body.insertAdjacentHTML('afterbegin', '<p class="notice" data-testid="file-url-notice">'
+        + 'Browsers do not run this app from a file: serve this folder (python -m http.server, '
+        + 'or any static host) and open it from there.</p>');
+    });
+    VIEW_LINE</script>"""
 FORMAT = "projector-static-site"
 VERSION = 1
 
@@ -57,6 +69,9 @@ class ExportOptions:
     gzip: bool = False
     device: str = "cpu"
     cache_dir: Path | None = None
+    # Per method, the request to export instead of the app's default (the UI's current view).
+    requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    view: str | None = None  # a URL hash (#s=...): the state the site opens in
 
 
 @dataclass
@@ -81,6 +96,8 @@ def check_options(options: ExportOptions) -> None:
     bad = [m for m in options.metrics if m not in ("cosine", "euclidean")]
     if bad:
         raise ValueError(f"--metric: {', '.join(bad)}; choose cosine or euclidean")
+    if options.view is not None and not VIEW.fullmatch(options.view):
+        raise ValueError("view must be the app's URL hash, #s= and base64url text")
 
 
 def chosen_embeddings(catalog: Catalog, options: ExportOptions) -> list[Embedding]:
@@ -114,11 +131,14 @@ def prepare_out(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def static_page(html: str) -> str:
+def static_page(html: str, view: str | None = None) -> str:
     """The app's page with the tag that puts the front end in static mode."""
     if "</head>" not in html:
         raise ValueError("the app's page has no </head> to put the static-mode tag before")
-    return html.replace("</head>", f"  {STATIC_TAG}\n</head>", 1)
+    line = (f"if (!location.hash) history.replaceState(null, '', {json.dumps(view)});"
+            if view else "")
+    script = OPENING_SCRIPT.replace("VIEW_LINE", line)
+    return html.replace("</head>", f"  {STATIC_TAG}\n  {script}\n</head>", 1)
 
 
 def copy_front_end(frontend: Path, target: Path) -> None:
@@ -135,7 +155,8 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
     copy_front_end(page.frontend, out / "static")
     files = SiteFiles(out, options.gzip)
     what = EmbeddingExport(tuple(options.projections), options.neighbors, options.metrics,
-                           options.max_points, options.device, options.cache_dir)
+                           options.max_points, options.device, options.cache_dir,
+                           dict(options.requests))
     entries = []
     for i, embedding in enumerate(embeddings):
         try:
@@ -146,7 +167,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
         except ValueError as error:
             raise ValueError(f"{embedding.run}/{embedding.name}: {error}") from None
     files.json(MANIFEST, manifest(entries, options.gzip))
-    (out / "index.html").write_text(static_page(page.html), encoding="utf-8")
+    (out / "index.html").write_text(static_page(page.html, options.view), encoding="utf-8")
     total = files.total_bytes + _size(out / "static") + (out / "index.html").stat().st_size
     return ExportSummary(out, files.count, total, [f"{e['run']}/{e['embedding']}" for e in entries],
                          what.notes)

@@ -4,6 +4,7 @@ projection jobs, so projections already computed here are reused, not computed a
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import zipfile
@@ -32,6 +33,23 @@ def _zip(folder: Path, target: Path) -> None:
                               zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
 
 
+def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict]:
+    """The ``requests`` parameter: per exported method, its dims and params (checked by the
+    projection's own parameter model when it runs: a bad value is a 422 then)."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HTTPException(422, f"requests is not JSON: {error}") from None
+    if not isinstance(value, dict) or not all(
+            k in methods and isinstance(v, dict) and set(v) <= {"dims", "params"}
+            for k, v in value.items()):
+        raise HTTPException(422, 'requests: {method: {"dims": ..., "params": {...}}} for the '
+                                 "exported projections")
+    return value
+
+
 @router.get(
     "/export/site",
     response_class=FileResponse,
@@ -51,6 +69,13 @@ async def export_site_zip(
     max_points: Annotated[int | None, Query(ge=2, description="Keep the first N points of the "
                                                               "level-of-detail order")] = None,
     gzip: Annotated[bool, Query(description="gzip the data files")] = False,
+    requests: Annotated[str | None, Query(
+        max_length=10000, description='JSON {method: {"dims": 2, "params": {...}}}: the '
+                                      "requests to export instead of the app's defaults (the "
+                                      "view's own parameters)")] = None,
+    view: Annotated[str | None, Query(max_length=20000, description="The app's URL hash "
+                                                                    "(#s=...) the site opens "
+                                                                    "in")] = None,
 ) -> FileResponse:
     from projector_core.export.site import ExportOptions, export_site  # its kernels on first use
 
@@ -58,10 +83,12 @@ async def export_site_zip(
     methods = tuple(m.strip() for m in projection.split(",") if m.strip())
     if not methods or any(m not in METHODS for m in methods):
         raise HTTPException(422, f"projection {projection!r}: choose from {', '.join(METHODS)}")
+    asked = _requests(requests, methods)
     state = request.app.state
     options = ExportOptions(run=run, embedding=embedding, projections=methods,
                             neighbors=neighbors, max_points=max_points, gzip=gzip,
-                            device=state.device, cache_dir=catalog.cache.directory)
+                            device=state.device, cache_dir=catalog.cache.directory,
+                            requests=asked, view=view)
     work = Path(tempfile.mkdtemp(prefix="projector-site-"))
 
     def build() -> Path:

@@ -99,5 +99,6 @@ def test_export_site_downloads_the_views_site(serve, sample_logdir, projector):
     assert name.endswith("-site.zip")
     with zipfile.ZipFile(path) as archive:
         manifest = json.loads(archive.read("static.json"))
-        assert "index.html" in archive.namelist()
+        page = archive.read("index.html").decode()
+    assert "history.replaceState" in page  # the site opens in this view
     assert [(e["run"], e["embedding"]) for e in manifest["embeddings"]] == [("iris", "iris")]

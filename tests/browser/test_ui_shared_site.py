@@ -118,3 +118,10 @@ def test_bookmarks_and_sprites_come_with_the_site(static_url, projector, request
     items.nth(0).check()
     projector.wait_js("app.state.selection.length === 0 && app.state.pca.is3d === false")
     _no_api(requests)
+
+
+def test_opened_from_a_file_it_says_to_serve_the_folder(site, projector):
+    """Chromium refuses ES modules (and fetch) from file://: the page says what to do."""
+    projector.page.goto((site / "index.html").as_uri())
+    projector.by("file-url-notice").wait_for()
+    assert "python -m http.server" in projector.by("file-url-notice").inner_text()

@@ -95,19 +95,28 @@ function installExportSite(app) {
   const downloads = document.querySelector('.downloads');
   if (!downloads || app.api.isStatic) return;
   const button = el('button', { type: 'button', class: 'link-button', 'data-testid': 'export-site', title: 'This view as a static site (a zip): open it on any static host, no server needed' }, 'site.zip');
-  button.addEventListener('click', () => {
+  button.addEventListener('click', async () => {
     const ds = app.dataset;
     if (!ds || ds.local) {
       app.setMessage('Export site works on LOGDIR data', true);
       return;
     }
-    const projections = ['pca', app.state.projection].filter((m, i, all) => ['pca', 'tsne', 'umap'].includes(m) && all.indexOf(m) === i);
-    const url = app.api.url('export/site', { run: ds.run, embedding: ds.name, projection: projections.join(',') });
-    const link = el('a', { href: url.href, download: `${baseName(app)}-site.zip` });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    app.setMessage('Building the site… the download starts when it is ready');
+    // PCA always, and the projection on screen with the parameters it was computed with.
+    const methods = ['pca', app.state.projection].filter((m, i, all) => ['pca', 'tsne', 'umap'].includes(m) && all.indexOf(m) === i);
+    const requests = Object.fromEntries(methods.map((m) => [m, app.requestFor(m)]));
+    const params = { run: ds.run, embedding: ds.name, projection: methods.join(','), requests: JSON.stringify(requests) };
+    if (location.hash.length < 20000) params.view = location.hash || undefined;
+    const task = app.progress.start('Building the site…');
+    try {
+      const response = await fetch(app.api.url('export/site', params));
+      if (!response.ok) throw new Error((await response.json().catch(() => null))?.detail ?? `${response.status}`);
+      download(`${baseName(app)}-site.zip`, await response.blob());
+      app.setMessage('Saved the site: unzip it on any static host (or python -m http.server)');
+    } catch (err) {
+      app.setMessage(`Export site: ${err.message}`, true);
+    } finally {
+      task.done();
+    }
   });
   downloads.append(button);
 }
