@@ -172,7 +172,7 @@ def _write_all_neighbors(files: SiteFiles, folder: str, embedding: Embedding,
                          progress: Callable[[float], None]) -> dict[str, Any]:
     k = max(0, min(what.k, n - 1))
     metrics = {}
-    for metric in what.metrics:
+    for metric in what.metrics if k else ():  # --neighbors 0: none (the page then asks none)
         index = index_over(embedding, rows, metric, what.device)  # type: ignore[arg-type]
         chunks = write_neighbors(files, f"{folder}/neighbors/{metric}", index, k, metric,  # type: ignore[arg-type]
                                  progress)

@@ -87,7 +87,7 @@ function installExportSelection(app) {
     download(`${baseName(app)}-selection.${ext}`, text, ext === 'csv' ? 'text/csv' : 'text/tab-separated-values');
     app.setMessage(`Exported ${formatCount(rows.length)} selected rows`);
   });
-  actions.after(el('div', { class: 'button-row' }, button, format));
+  actions.after(el('div', { class: 'button-row export-selection-row' }, button, format));
   app.panels.push({ render: () => { button.disabled = !app.state.selection.length || !app.dataset; } });
 }
 
