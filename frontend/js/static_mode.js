@@ -250,6 +250,14 @@ export async function installStaticMode(app) {
       body.prepend(note);
     }
   }
+  // Neighbours: only the exported metrics can be chosen; none exported, none asked for.
+  const metrics = new Set((manifest?.embeddings ?? []).flatMap((e) => Object.keys(e.neighbors?.metrics ?? {})));
+  for (const option of document.querySelectorAll('[data-testid="neighbors-metric"] option')) option.disabled = !metrics.has(option.value);
+  if (!metrics.size) {
+    hidden.push('.field-row:has([data-testid="neighbors-k"])');
+    const hint = document.querySelector('[data-testid="neighbors-hint"]');
+    if (hint) hint.textContent = 'This shared site was exported without neighbour lists.';
+  }
   const style = document.createElement('style');
   style.textContent = `${hidden.map((s) => `html.static-site ${s}`).join(',\n')} { display: none !important; }`;
   document.head.append(style);
