@@ -40,9 +40,11 @@ VIEW = re.compile(r"#s=[A-Za-z0-9_-]{1,20000}")
 # view the site was exported with becomes the URL hash before the app reads it.
 OPENING_SCRIPT = """<script>
     if (location.protocol === 'file:') addEventListener('DOMContentLoaded', () => {
-      document.body.insertAdjacentHTML('afterbegin', '<p class="notice" data-testid="file-url-notice">'
-        + 'Browsers do not run this app from a file: serve this folder (python -m http.server, '
-        + 'or any static host) and open it from there.</p>');
+      const notice = Object.assign(document.createElement('p'), { className: 'notice' });
+      notice.dataset.testid = 'file-url-notice';
+      notice.textContent = 'Browsers do not run this app from a file: serve this folder '
+        + '(python -m http.server, or any static host) and open it from there.';
+      document.body.prepend(notice);
     });
     VIEW_LINE</script>"""
 FORMAT = "projector-static-site"

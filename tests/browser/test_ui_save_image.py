@@ -61,6 +61,7 @@ def test_save_image_is_the_screen_at_twice_its_size(serve, sample_logdir, projec
 def test_save_image_at_4x_a_chosen_width_and_as_svg(serve, sample_logdir, projector):
     _open_digits(projector, serve(sample_logdir))
     width, height = _canvas_size(projector)
+    projector.by("save-image-options").click()
     projector.by("save-image-format").select_option("4")
     _, path = _download(projector)
     assert Image.open(path).size == (4 * width, 4 * height)

@@ -55,19 +55,41 @@ export async function saveImage(app, choice = '2', width = null) {
   }
 }
 
+/** A toolbar icon: a path, and a circle when given. */
+function icon(path, circle = null) {
+  const svg = (tag, attributes) => {
+    const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    return node;
+  };
+  const root = svg('svg', { viewBox: '0 0 24 24' });
+  root.append(svg('path', { d: path }));
+  if (circle) root.append(svg('circle', circle));
+  return root;
+}
+
 function installSaveImage(app) {
   const toolbar = app.plot.container.querySelector('.plot-toolbar');
   if (!toolbar) return;
-  const button = el('button', { type: 'button', class: 'tool', 'data-testid': 'save-image', title: 'Save image: what is on screen, at full detail (PNG at 2× its size by default)', 'aria-label': 'Save image' });
-  button.innerHTML = '<svg viewBox="0 0 24 24"><path d="M4 8h3l2-3h6l2 3h3v11H4z"/><circle cx="12" cy="13" r="3.5"/></svg>';
-  const choice = el('select', { class: 'tool-select', 'data-testid': 'save-image-format', title: 'Image format and size', 'aria-label': 'Image format and size' },
+  const button = el('button', { type: 'button', class: 'tool', 'data-testid': 'save-image', title: 'Save image: what is on screen, at full detail (PNG at 2× its size unless chosen otherwise)', 'aria-label': 'Save image' });
+  button.append(icon('M4 8h3l2-3h6l2 3h3v11H4z', { cx: '12', cy: '13', r: '3.5' }));
+  // The choices sit in a small menu, so the toolbar stays narrow over the points.
+  const more = el('button', { type: 'button', class: 'tool tool-narrow', 'data-testid': 'save-image-options', title: 'Image format and size', 'aria-label': 'Image format and size', 'aria-expanded': 'false' });
+  more.append(icon('M8 10l4 4 4-4'));
+  const choice = el('select', { 'data-testid': 'save-image-format', 'aria-label': 'Image format and size' },
     ...CHOICES.map(([value, label]) => el('option', { value }, label)));
-  const width = el('input', { type: 'number', class: 'tool-width', min: '100', max: '16384', step: '100', value: '3000', hidden: true, 'data-testid': 'save-image-width', 'aria-label': 'Image width in pixels' });
+  const width = el('input', { type: 'number', min: '100', max: '16384', step: '100', value: '3000', hidden: true, 'data-testid': 'save-image-width', 'aria-label': 'Image width in pixels' });
+  const menu = el('div', { class: 'save-image-menu', hidden: true }, choice, width);
   choice.addEventListener('change', () => {
     width.hidden = choice.value !== 'width';
   });
+  more.addEventListener('click', () => {
+    menu.hidden = !menu.hidden;
+    more.setAttribute('aria-expanded', String(!menu.hidden));
+  });
   button.addEventListener('click', () => saveImage(app, choice.value, Number(width.value)));
-  toolbar.append(el('span', { class: 'toolbar-sep' }), button, choice, width);
+  toolbar.append(el('span', { class: 'toolbar-sep' }), button, more);
+  toolbar.after(menu);
 }
 
 function installExportSelection(app) {
