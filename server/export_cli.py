@@ -61,8 +61,8 @@ def _export(args: argparse.Namespace) -> int:
     try:
         catalog = _catalog(args.logdir, args.cache_dir)
         options = ExportOptions(run=args.run, embedding=args.embedding,
-                                projections=tuple(args.projection or ["pca"]),
-                                neighbors=args.neighbors, metrics=tuple(args.metric or ["cosine"]),
+                                projections=tuple(dict.fromkeys(args.projection or ["pca"])),
+                                neighbors=args.neighbors, metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
                                 max_points=args.max_points, gzip=args.gzip, device=args.device,
                                 cache_dir=catalog.cache.directory)
         service = projection_service(catalog.cache.directory)
@@ -124,12 +124,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("out", help="folder for the site (new, empty, or an earlier export)")
     export.add_argument("--run", help="only this run")
     export.add_argument("--embedding", help="only this embedding (tensor name)")
-    export.add_argument("--projection", action="append", choices=METHODS,
-                        help="a projection to precompute (repeat for several; default pca)")
+    export.add_argument("--projection", action="extend", nargs="+", choices=METHODS,
+                        help="projections to precompute (several, or repeated; default pca)")
     export.add_argument("--neighbors", type=int, default=30, metavar="K",
                         help="nearest neighbours kept per point (default 30)")
-    export.add_argument("--metric", action="append", choices=("cosine", "euclidean"),
-                        help="neighbour metric (repeat for both; default cosine)")
+    export.add_argument("--metric", action="extend", nargs="+", choices=("cosine", "euclidean"),
+                        help="neighbour metrics (default cosine)")
     export.add_argument("--max-points", type=int, metavar="N",
                         help="keep the first N points of the level-of-detail order (an even "
                              "sample) of sets larger than N")
