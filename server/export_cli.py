@@ -138,8 +138,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     export.add_argument("--cache-dir", help="where parsed tensors and results are cached")
     export.set_defaults(handler=_export)
-    render = commands.add_parser("render", help="draw a projection as a picture (PNG) without "
-                                 "a browser, e.g. for a paper")
+    render = commands.add_parser("render", help="draw a projection's first two columns (PCA: "
+                                 "components 1 and 2) as a picture without a browser")
     render.add_argument("logdir", help="log directory (or plain array file)")
     render.add_argument("-o", "--output", required=True, help="picture file (.png)")
     render.add_argument("--projection", choices=METHODS, default="pca")

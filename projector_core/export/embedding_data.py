@@ -86,9 +86,12 @@ def export_embedding(embedding: Embedding, files: SiteFiles, folder: str, what: 
     entry["projections"] = {
         m: _write_projection(files, folder, m, results[m], rows, requests[m])
         for m in what.methods}
+    progress(f"{label} metadata", None)
     entry["metadata"], columns = _write_metadata(files, folder, embedding, rows, n)
     entry["neighbors"] = _write_all_neighbors(files, folder, embedding, rows, n, what,
                                               lambda f: progress(f"{label} neighbours", f))
+    if embedding.sprite is not None and rows is None:
+        progress(f"{label} sprite pages", None)
     entry["sprite"] = None if rows is not None else _write_sprite(files, folder, embedding,
                                                                   what.cache_dir)
     entry["bookmarks"] = None

@@ -154,6 +154,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
     check_options(options)
     embeddings = chosen_embeddings(catalog, options)
     prepare_out(out)
+    progress("copying the front end", None)
     copy_front_end(page.frontend, out / "static")
     files = SiteFiles(out, options.gzip)
     what = EmbeddingExport(tuple(options.projections), options.neighbors, options.metrics,
