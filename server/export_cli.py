@@ -62,7 +62,8 @@ def _export(args: argparse.Namespace) -> int:
         catalog = _catalog(args.logdir, args.cache_dir)
         options = ExportOptions(run=args.run, embedding=args.embedding,
                                 projections=tuple(dict.fromkeys(args.projection or ["pca"])),
-                                neighbors=args.neighbors, metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
+                                neighbors=args.neighbors,
+                                metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
                                 max_points=args.max_points, gzip=args.gzip, device=args.device,
                                 cache_dir=catalog.cache.directory)
         service = projection_service(catalog.cache.directory)
