@@ -161,3 +161,31 @@ def test_export_site_route_answers_a_zip_of_the_site(serve, sample_logdir):
         answer = httpx.get(url + "/api/export/site", params={"run": "iris", "embedding": "iris",
                                                              "view": bad_view})
         assert answer.status_code == 422, bad_view
+
+
+def test_a_sampled_export_keeps_its_rows_thumbnails(site, tmp_path, capsys):
+    from PIL import Image
+    from projector.server.app import SAMPLE_DATA
+
+    sampled = tmp_path / "sampled"
+    assert _export(SAMPLE_DATA, sampled, "--run", "digits", "--max-points", "500") == 0
+    assert "bookmarks name rows of the whole set" in capsys.readouterr().out
+    [entry] = json.loads((sampled / "static.json").read_text())["embeddings"]
+    [whole] = json.loads((site / "static.json").read_text())["embeddings"]
+    assert entry["n"] == 500 and entry["bookmarks"] is None
+    body = _read(sampled, entry["metadata"]["columns"]["original_row"])
+    head = int.from_bytes(body[:4], "little")
+    rows = [int(v) for v in np.array(json.loads(body[4:4 + head]))[
+        np.frombuffer(body, "<i4", offset=4 + head)]]
+    layout = json.loads((sampled / entry["sprite"]["atlas"]).read_text())
+    source = json.loads((site / whole["sprite"]["atlas"]).read_text())
+    tw, th = layout["thumb_dim"]
+    assert layout["thumb_dim"] == source["thumb_dim"]
+    new = np.asarray(Image.open(sampled / entry["sprite"]["pages"][0]).convert("RGBA"))
+    old = np.asarray(Image.open(site / whole["sprite"]["pages"][0]).convert("RGBA"))
+    cols, old_cols = layout["pages"][0]["grid"][0], source["pages"][0]["grid"][0]
+    for j in (0, 1, 250, 499):
+        r, c = divmod(j, cols)
+        sr, sc = divmod(rows[j], old_cols)
+        np.testing.assert_array_equal(new[r * th:(r + 1) * th, c * tw:(c + 1) * tw],
+                                      old[sr * th:(sr + 1) * th, sc * tw:(sc + 1) * tw])

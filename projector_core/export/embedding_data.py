@@ -5,8 +5,8 @@ bookmarks), written under its folder and described by its manifest entry.
 ``max_points`` keeps the first points of the first projection's level-of-detail order (an
 even sample of the picture, outliers included); the sample is then a data set of its own:
 rows renumbered in their original order, neighbours found among its rows, the original row
-in an ``original_row`` column. Sprites and bookmarks name rows of the whole set, so a
-sampled export leaves them out (and says so in ``notes``).
+in an ``original_row`` column, its thumbnails on new atlas pages. Bookmarks name rows of the
+whole set, so a sampled export leaves them out (and says so in ``notes``).
 """
 
 from __future__ import annotations
@@ -23,15 +23,14 @@ import numpy as np
 from projector_core.export.compute import Progress, default_request, run_projection
 from projector_core.export.files import SiteFiles
 from projector_core.export.neighbors import CHUNK_ROWS, index_over, write_neighbors
+from projector_core.export.sprite_pages import write_sprite
 from projector_core.kernels.lod import lod_order
 from projector_core.methods import data_limits
 from projector_core.model import Embedding
 from projector_core.projection_jobs import ProjectionJobs
 from projector_core.projections import ProjectionResult
-from projector_core.sprite_atlas import DEFAULT_MAX_PX, SpriteAtlas, SpriteImage, plan_atlas
 
 TSV_UP_TO = 100_000  # columns.js's COLUMNS_ABOVE: above it the page reads column files only
-ATLAS_MAX_PX = min(DEFAULT_MAX_PX, 4096)  # pages every WebGL2 device takes
 SAMPLE_COLUMN = "original_row"
 
 
@@ -90,17 +89,17 @@ def export_embedding(embedding: Embedding, files: SiteFiles, folder: str, what: 
     entry["metadata"], columns = _write_metadata(files, folder, embedding, rows, n)
     entry["neighbors"] = _write_all_neighbors(files, folder, embedding, rows, n, what,
                                               lambda f: progress(f"{label} neighbours", f))
-    if embedding.sprite is not None and rows is None:
+    entry["sprite"] = None
+    if embedding.sprite is not None:
         progress(f"{label} sprite pages", None)
-    entry["sprite"] = None if rows is not None else _write_sprite(files, folder, embedding,
-                                                                  what.cache_dir)
+        entry["sprite"] = write_sprite(files, folder, embedding.sprite, rows, what.cache_dir)
     entry["bookmarks"] = None
     if embedding.has_bookmarks and rows is None:
         entry["bookmarks"] = files.json(f"{folder}/bookmarks.json", embedding.bookmarks())
-    if rows is not None and (embedding.sprite is not None or embedding.has_bookmarks):
-        what.notes.append(f"{label}: sampled to {n:,} of {n_all:,} points; its sprite and "
-                          "bookmarks name rows of the whole set and are left out")
-    entry["info"] = _embedding_info(embedding, n, d, columns, entry, what.k)
+    if rows is not None and embedding.has_bookmarks:
+        what.notes.append(f"{label}: sampled to {n:,} of {n_all:,} points; its bookmarks name "
+                          "rows of the whole set and are left out")
+    entry["info"] = _embedding_info(embedding, n, d, columns, entry)
     return entry
 
 
@@ -184,23 +183,8 @@ def _write_all_neighbors(files: SiteFiles, folder: str, embedding: Embedding,
     return {"k": k, "chunk_rows": CHUNK_ROWS, "metrics": metrics}
 
 
-def _write_sprite(files: SiteFiles, folder: str, embedding: Embedding,
-                  cache_dir: Path | None) -> dict[str, Any] | None:
-    sprite = embedding.sprite
-    if sprite is None:
-        return None
-    layout = plan_atlas(sprite.count, sprite.single_image_dim, ATLAS_MAX_PX)
-    atlas = SpriteAtlas(cache_dir)  # the server's atlas cache: pages cut once
-    pages = []
-    for page in layout.pages:
-        found = atlas.page(sprite, ATLAS_MAX_PX, page.index)
-        data = found.read() if isinstance(found, SpriteImage) else found.read_bytes()
-        pages.append(files.raw(f"{folder}/sprite/page-{page.index}.png", data))
-    return {"atlas": files.json(f"{folder}/sprite/atlas.json", layout.as_dict()), "pages": pages}
-
-
 def _embedding_info(embedding: Embedding, n: int, d: int, columns: list[str],
-                    entry: dict[str, Any], k: int) -> dict[str, Any]:
+                    entry: dict[str, Any]) -> dict[str, Any]:
     """The embedding as ``GET /api/runs`` lists it, for the exported rows: the neighbour
     limit is the k exported, so the page never asks for more."""
     limits = data_limits(n, d)
