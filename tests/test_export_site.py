@@ -189,3 +189,38 @@ def test_a_sampled_export_keeps_its_rows_thumbnails(site, tmp_path, capsys):
         sr, sc = divmod(rows[j], old_cols)
         np.testing.assert_array_equal(new[r * th:(r + 1) * th, c * tw:(c + 1) * tw],
                                       old[sr * th:(sr + 1) * th, sc * tw:(sc + 1) * tw])
+
+
+def test_large_sets_get_neighbours_from_the_cells_graph(tmp_path, monkeypatch):
+    """Above ALL_EXACT_ROWS the lists come from the k-means cells graph: nearly all the true
+    neighbours, each with its exact distance, nearest first."""
+    from projector.server.app import SAMPLE_DATA
+
+    from projector_core.catalog import Catalog
+    from projector_core.export import neighbors
+    from projector_core.kernels.knn import ExactIndex
+
+    monkeypatch.setattr(neighbors, "ALL_EXACT_ROWS", 100)
+    catalog = Catalog(SAMPLE_DATA / "digits", cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    embedding = catalog.runs()[0].embeddings[0]
+    index = neighbors.index_over(embedding, None, "cosine", "cpu")
+    files = neighbors.SiteFiles(tmp_path / "site", compress=False)
+    names = neighbors.write_neighbors(files, "nb", index, 10, "cosine", lambda f: None)
+    exact = ExactIndex(embedding.vectors())
+    truth, _ = exact.neighbors_of(np.arange(1797), 10, "cosine")
+    hits = 0
+    for c, name in enumerate(names):
+        rows = min(1024, 1797 - c * 1024)
+        body = (tmp_path / "site" / name).read_bytes()
+        found = np.frombuffer(body, "<i4", rows * 10).reshape(rows, 10)
+        dist = np.frombuffer(body, "<f4", rows * 10, rows * 40).reshape(rows, 10)
+        for r in range(rows):
+            i = c * 1024 + r
+            hits += len(set(found[r]) & set(truth[i]))
+            expected = 1 - embedding.vectors()[found[r]] @ embedding.vectors()[i] / (
+                np.linalg.norm(embedding.vectors()[found[r]], axis=1)
+                * np.linalg.norm(embedding.vectors()[i]))
+            np.testing.assert_allclose(dist[r], expected, atol=1e-5)
+            assert np.all(np.diff(dist[r]) >= -1e-6)
+    assert hits / truth.size > 0.95
