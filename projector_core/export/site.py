@@ -153,6 +153,9 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
     """Writes the site into ``out``; ValueError (or DataError) when it cannot."""
     check_options(options)
     embeddings = chosen_embeddings(catalog, options)
+    skipped = [f"{e.run}/{e.name} is left out: {e.error}" for r in catalog.runs()
+               for e in r.embeddings if e.error and (options.run in (None, r.name))
+               and (options.embedding in (None, e.name)) and e not in embeddings]
     prepare_out(out)
     progress("copying the front end", None)
     copy_front_end(page.frontend, out / "static")
@@ -173,7 +176,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
     (out / "index.html").write_text(static_page(page.html, options.view), encoding="utf-8")
     total = files.total_bytes + _size(out / "static") + (out / "index.html").stat().st_size
     return ExportSummary(out, files.count, total, [f"{e['run']}/{e['embedding']}" for e in entries],
-                         what.notes)
+                         skipped + what.notes)
 
 
 def manifest(entries: list[dict[str, Any]], gzip: bool) -> dict[str, Any]:
