@@ -95,14 +95,34 @@ class Projector(anywidget.AnyWidget):
         finally:
             self._from_page.active = False
 
+    def _shown_embedding(self) -> Any:
+        catalog = self._server.app.state.catalog
+        run = catalog.run(self.run) if self.run else catalog.runs()[0]
+        return run.embedding(self.embedding) if self.embedding else run.embeddings[0]
+
+    def save_image(self, path: str | Path, width: int = 2000, **options: Any) -> Path:
+        """The widget's projection, coloured as in the page, drawn as a picture at ``path``
+        (``projector render``'s renderer; computed or reused through the server's jobs).
+        ``options``: height, point_size, legend."""
+        from projector_core.export.compute import run_projection
+        from projector_core.export.render import AUTO, projection_picture, save_picture
+
+        if self.projection not in ("pca", "tsne", "umap"):
+            raise ValueError(f"save_image draws pca, tsne or umap, not {self.projection!r}")
+        embedding = self._shown_embedding()
+        state = self._server.app.state
+        result = run_projection(state.projection_jobs, embedding, self.projection,
+                                device=state.device)
+        color_by = AUTO if self.color_by is None else self.color_by  # None: the page's default
+        image = projection_picture(embedding, result.coordinates, width, color_by, **options)
+        save_picture(image, Path(path))
+        return Path(path)
+
     def selected_frame(self) -> Any:
         """The metadata rows of the selected points, as a pandas DataFrame indexed by point."""
         import pandas as pd
 
-        catalog = self._server.app.state.catalog
-        runs = catalog.runs()
-        run = catalog.run(self.run) if self.run else runs[0]
-        embedding = run.embedding(self.embedding) if self.embedding else run.embeddings[0]
+        embedding = self._shown_embedding()
         metadata = embedding.metadata()
         rows = list(self.selection)
         if metadata is None:

@@ -19,6 +19,7 @@ from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.routes import (
     compare,
     data,
+    export,
     jobs,
     lod,
     neighbors,
@@ -154,6 +155,7 @@ def create_app(
     app.include_router(lod.router)
     app.include_router(structure.router)
     app.include_router(compare.router)
+    app.include_router(export.router)  # GET /api/export/site: the UI's "Export site"
     app.include_router(session.router)
     app.include_router(uploads.router)
     app.include_router(ui.router)

@@ -251,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("logdir", help="log directory (or plain array file) to expose")
     mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     mcp.set_defaults(handler=_mcp)
+    from projector.server.export_cli import add_commands as add_export_commands
+
+    add_export_commands(commands)
     return parser
 
 

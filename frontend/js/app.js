@@ -12,9 +12,11 @@ import { mixin } from './mixin.js';
 import { ProgressTracker } from './controller/progress.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
+import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
 import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
+import { installExports } from './export/install.js';
 import { JobRunner, restoredProjection } from './jobs.js';
 import { listRunsWhenReady } from './loading.js';
 import { installMetadataEdit } from './metadata_edit.js';
@@ -32,7 +34,7 @@ import { installLayout } from './panels/layout.js';
 
 class App {
   constructor() {
-    this.api = new Api();
+    this.api = isStaticSite() ? new StaticApi() : new Api(); // static: a shared site (projector export)
     this.state = defaultState();
     this.runs = [];
     this.dataset = null;
@@ -203,9 +205,11 @@ class App {
 mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
 
 const app = new App();
-installStructure(app);
+if (app.api.isStatic) installStaticMode(app);
+else installStructure(app); // its analyses run on the server
 installEmbed(app);
 installMetadataEdit(app);
+installExports(app);
 installLabelsAndSequences(app);
 installKeyboard(app);
 installLayout();

@@ -17,6 +17,8 @@ from fastapi.responses import FileResponse, HTMLResponse
 if TYPE_CHECKING:
     from fastapi.templating import Jinja2Templates
 
+    from projector_core.export.site import SitePage
+
 FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend"
 TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "templates"
 
@@ -38,6 +40,18 @@ def templates() -> Jinja2Templates:
 def index(request: Request) -> HTMLResponse:
     """The single page of the app; everything else is fetched from /api by the front end."""
     return templates().TemplateResponse(request, "index.html")
+
+
+def index_html() -> str:
+    """The index page as text (``projector export`` ships it in a static site)."""
+    return templates().get_template("index.html").render()
+
+
+def site_page() -> SitePage:
+    """The page and front end a static site ships: this server's own."""
+    from projector_core.export.site import SitePage
+
+    return SitePage(index_html(), FRONTEND_DIR)
 
 
 @router.get("/compare", response_class=HTMLResponse)

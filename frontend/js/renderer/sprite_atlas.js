@@ -43,11 +43,14 @@ async function fetchOk(url) {
  */
 export async function loadSpriteAtlas(api, run, embedding, maxPx = browserMaxTextureSize(), onProgress = () => {}) {
   const params = { run, embedding, max_px: maxPx };
-  const layout = await (await fetchOk(api.url('sprite/atlas', params))).json();
+  // A shared static site (static_mode.js) lists its own atlas files.
+  const { layout, pageUrl } = api.spriteFiles
+    ? await api.spriteFiles(run, embedding)
+    : { layout: await (await fetchOk(api.url('sprite/atlas', params))).json(), pageUrl: (page) => api.url('sprite/page', { ...params, page }) };
   const pages = [];
   onProgress(0, layout.pages.length);
   for (const page of layout.pages) {
-    const blob = await (await fetchOk(api.url('sprite/page', { ...params, page: page.index }))).blob();
+    const blob = await (await fetchOk(pageUrl(page.index))).blob();
     pages.push({
       bitmap: await createImageBitmap(blob),
       url: URL.createObjectURL(blob),

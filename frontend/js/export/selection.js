@@ -1,0 +1,36 @@
+// The selected rows as a table to take elsewhere: row index, every metadata column, and the
+// shown projection's coordinates on the axes on screen; a first comment line holds the URL of
+// the view (its hash is the whole state: reopening it restores the view, selection included
+// up to the URL's limit). CSV fields are quoted as RFC 4180 asks; TSV fields lose tabs and
+// line breaks (TSV has no quoting).
+
+const AXIS_NAMES = ['x', 'y', 'z'];
+
+function csvField(value) {
+  const text = String(value ?? '');
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function tsvField(value) {
+  return String(value ?? '').replace(/[\t\r\n]+/g, ' ');
+}
+
+/** The table text for `rows` of the app's data set, `sep` ',' or '\t'. */
+export function selectionTable(app, rows, sep, url) {
+  const ds = app.dataset;
+  const field = sep === ',' ? csvField : tsvField;
+  const p = app.shown;
+  const axes = p?.data ? app._axes(p) : [];
+  const columns = ds.columns.filter((c) => c !== 'index');
+  const values = columns.map((c) => ds.values(c) ?? []);
+  const header = ['index', ...columns, ...axes.map((a, i) => `${p.method}_${AXIS_NAMES[i]}`)];
+  const lines = [`# view: ${url}`, header.map(field).join(sep)];
+  for (const i of rows) {
+    const coords = axes.map((a) => {
+      const v = p.data[i * p.cols + a];
+      return Number.isFinite(v) ? String(v) : '';
+    });
+    lines.push([i, ...values.map((v) => v[i] ?? ''), ...coords].map(field).join(sep));
+  }
+  return `${lines.join('\n')}\n`;
+}

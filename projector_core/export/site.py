@@ -1,0 +1,198 @@
+"""``projector export``: a static site of a LOGDIR's views that any static host serves
+(GitHub Pages, S3, ``python -m http.server``), with no Python behind it.
+
+The site is the app itself (the front end's files, unchanged, under ``static/``, and the
+server's index page) plus ``static.json``, the manifest the page finds through a
+``<meta name="projector-static">`` tag: it then reads the precomputed files listed there
+instead of ``/api/`` (``frontend/js/static_mode.js``) and hides what needs a server.
+
+Layout::
+
+    index.html               the app's page, with the static-mode tag
+    static/                  frontend/ (tests left out)
+    static.json              manifest: runs as GET /api/runs lists them, one entry per embedding
+    data/N/                  one embedding: PROJ.f32, PROJ.lod-AXES.i32, metadata.tsv,
+                             columns/J.bin, neighbors/METRIC/CHUNK.bin, sprite/, bookmarks.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from projector_core.catalog import Catalog
+from projector_core.errors import DataError
+from projector_core.export.compute import METHODS, Progress
+from projector_core.export.embedding_data import EmbeddingExport, export_embedding
+from projector_core.export.files import SiteFiles
+from projector_core.model import Embedding
+from projector_core.projection_jobs import ProjectionJobs
+
+MANIFEST = "static.json"
+STATIC_TAG = f'<meta name="projector-static" content="{MANIFEST}">'
+VIEW = re.compile(r"#s=[A-Za-z0-9_-]{1,20000}")
+# Browsers refuse ES modules from file:// pages: say so instead of showing an empty app. A
+# view the site was exported with becomes the URL hash before the app reads it.
+OPENING_SCRIPT = """<script>
+    if (location.protocol === 'file:') addEventListener('DOMContentLoaded', () => {
+      const notice = Object.assign(document.createElement('p'), { className: 'notice' });
+      notice.dataset.testid = 'file-url-notice';
+      notice.textContent = 'Browsers do not run this app from a file: serve this folder '
+        + '(python -m http.server, or any static host) and open it from there.';
+      document.body.prepend(notice);
+    });
+    VIEW_LINE</script>"""
+FORMAT = "projector-static-site"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """The app's page as the server renders it and the front end's folder: handed in by the
+    web layer, so this module never imports it."""
+
+    html: str
+    frontend: Path
+
+
+@dataclass
+class ExportOptions:
+    run: str | None = None
+    embedding: str | None = None
+    projections: tuple[str, ...] = ("pca",)
+    neighbors: int = 30
+    metrics: tuple[str, ...] = ("cosine",)
+    max_points: int | None = None
+    gzip: bool = False
+    device: str = "cpu"
+    cache_dir: Path | None = None
+    # Per method, the request to export instead of the app's default (the UI's current view).
+    requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    view: str | None = None  # a URL hash (#s=...): the state the site opens in
+
+
+@dataclass
+class ExportSummary:
+    out: Path
+    files: int
+    total_bytes: int
+    embeddings: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def check_options(options: ExportOptions) -> None:
+    """ValueError naming the option that cannot be exported."""
+    unknown = [m for m in options.projections if m not in METHODS]
+    if unknown or not options.projections:
+        raise ValueError(f"--projection: {', '.join(unknown) or 'none given'}; choose from "
+                         f"{', '.join(METHODS)}")
+    if options.neighbors < 0:
+        raise ValueError(f"--neighbors must be 0 or more, not {options.neighbors}")
+    if options.max_points is not None and options.max_points < 2:
+        raise ValueError(f"--max-points must be at least 2, not {options.max_points}")
+    bad = [m for m in options.metrics if m not in ("cosine", "euclidean")]
+    if bad:
+        raise ValueError(f"--metric: {', '.join(bad)}; choose cosine or euclidean")
+    if options.view is not None and not VIEW.fullmatch(options.view):
+        raise ValueError("view must be the app's URL hash, #s= and base64url text")
+
+
+def chosen_embeddings(catalog: Catalog, options: ExportOptions) -> list[Embedding]:
+    """The readable embeddings ``--run`` / ``--embedding`` name (all by default)."""
+    runs = [r for r in catalog.runs() if options.run is None or r.name == options.run]
+    if options.run is not None and not runs:
+        known = ", ".join(r.name for r in catalog.runs()) or "none"
+        raise ValueError(f"--run {options.run!r}: no such run (runs: {known})")
+    found = [e for r in runs for e in r.embeddings
+             if options.embedding is None or e.name == options.embedding]
+    if options.embedding is not None and not found:
+        raise ValueError(f"--embedding {options.embedding!r}: not in the chosen runs")
+    readable = [e for e in found if e.shape is not None and "tensor" not in e.errors]
+    if not readable:
+        raise ValueError("no readable embedding to export")
+    return readable
+
+
+def prepare_out(out: Path) -> None:
+    """An empty folder, or an earlier export's (replaced); never a folder of other files."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file, not a folder for the site")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MANIFEST).is_file():
+            raise ValueError(f"{out} is not empty and holds no earlier export ({MANIFEST}); "
+                             "choose a new or empty folder")
+        for name in ("data", "static"):
+            shutil.rmtree(out / name, ignore_errors=True)
+        for name in (MANIFEST, "index.html"):
+            (out / name).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def static_page(html: str, view: str | None = None) -> str:
+    """The app's page with the tag that puts the front end in static mode."""
+    if "</head>" not in html:
+        raise ValueError("the app's page has no </head> to put the static-mode tag before")
+    line = (f"if (!location.hash) history.replaceState(null, '', {json.dumps(view)});"
+            if view else "")
+    script = OPENING_SCRIPT.replace("VIEW_LINE", line)
+    return html.replace("</head>", f"  {STATIC_TAG}\n  {script}\n</head>", 1)
+
+
+def copy_front_end(frontend: Path, target: Path) -> None:
+    shutil.copytree(frontend, target, ignore=shutil.ignore_patterns("tests", "__pycache__",
+                                                                     "*.py", "*.pyc"))
+
+
+def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOptions,
+                service: ProjectionJobs, progress: Progress) -> ExportSummary:
+    """Writes the site into ``out``; ValueError (or DataError) when it cannot."""
+    check_options(options)
+    embeddings = chosen_embeddings(catalog, options)
+    skipped = [f"{e.run}/{e.name} is left out: {e.error}" for r in catalog.runs()
+               for e in r.embeddings if e.error and (options.run in (None, r.name))
+               and (options.embedding in (None, e.name)) and e not in embeddings]
+    prepare_out(out)
+    progress("copying the front end", None)
+    copy_front_end(page.frontend, out / "static")
+    files = SiteFiles(out, options.gzip)
+    what = EmbeddingExport(tuple(options.projections), options.neighbors, options.metrics,
+                           options.max_points, options.device, options.cache_dir,
+                           dict(options.requests))
+    entries = []
+    for i, embedding in enumerate(embeddings):
+        try:
+            entries.append(export_embedding(embedding, files, f"data/{i}", what, service,
+                                            progress))
+        except DataError:
+            raise
+        except ValueError as error:
+            raise ValueError(f"{embedding.run}/{embedding.name}: {error}") from None
+    files.json(MANIFEST, manifest(entries, options.gzip))
+    (out / "index.html").write_text(static_page(page.html, options.view), encoding="utf-8")
+    total = files.total_bytes + _size(out / "static") + (out / "index.html").stat().st_size
+    return ExportSummary(out, files.count, total, [f"{e['run']}/{e['embedding']}" for e in entries],
+                         skipped + what.notes)
+
+
+def manifest(entries: list[dict[str, Any]], gzip: bool) -> dict[str, Any]:
+    """``static.json``: runs as ``GET /api/runs`` answers them, and each embedding's files."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        runs.setdefault(entry["run"], []).append(entry["info"])
+    return {"format": FORMAT, "version": VERSION, "gzip": gzip,
+            "runs": [{"name": name, "error": None, "embeddings": infos}
+                     for name, infos in runs.items()],
+            "embeddings": [{k: v for k, v in e.items() if k != "info"} for e in entries]}
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in _files(folder))
+
+
+def _files(folder: Path) -> Iterable[Path]:
+    return (p for p in folder.rglob("*") if p.is_file())

@@ -1,0 +1,158 @@
+"""``projector export`` and ``projector render``: thin doors to ``projector_core.export``.
+
+They load the LOGDIR as ``projector serve`` does, hand the core the app's page (rendered
+here, where the templates live) and print one progress line while the work goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from projector_core.export.compute import METHODS
+
+
+class StageLine:
+    """One self-overwriting line on stderr: the stage and how far it is, a few times a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        self._stage = ""
+
+    def __call__(self, stage: str, fraction: float | None) -> None:
+        now = time.monotonic()
+        if stage == self._stage and now - self._last < 0.2 and fraction != 1.0:
+            return
+        self._last, self._stage = now, stage
+        done = "" if fraction is None else f" {100 * fraction:5.1f}%"
+        sys.stderr.write("\r" + f"{stage}:{done}".ljust(78)[:120])
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        sys.stderr.write("\r" + " " * 78 + "\r")
+        sys.stderr.flush()
+
+
+def _catalog(logdir: str | None, cache_dir: str | None):
+    from projector.server.app import SAMPLE_DATA
+
+    from projector_core.catalog import Catalog
+
+    root = Path(logdir) if logdir else SAMPLE_DATA
+    if not root.exists():
+        raise ValueError(f"LOGDIR {root} does not exist")
+    catalog = Catalog(root, cache_dir=Path(cache_dir) if cache_dir else None)
+    catalog.refresh()
+    if not catalog.runs():
+        raise ValueError(f"no projector_config.pbtxt or projector_config.json found under {root}")
+    return catalog
+
+
+def _export(args: argparse.Namespace) -> int:
+    from projector.server.routes.ui import site_page
+
+    from projector_core.errors import DataError
+    from projector_core.export.compute import projection_service
+    from projector_core.export.site import ExportOptions, export_site
+
+    line = StageLine()
+    try:
+        catalog = _catalog(args.logdir, args.cache_dir)
+        options = ExportOptions(run=args.run, embedding=args.embedding,
+                                projections=tuple(dict.fromkeys(args.projection or ["pca"])),
+                                neighbors=args.neighbors,
+                                metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
+                                max_points=args.max_points, gzip=args.gzip, device=args.device,
+                                cache_dir=catalog.cache.directory)
+        service = projection_service(catalog.cache.directory)
+        try:
+            summary = export_site(catalog, Path(args.out), site_page(), options, service, line)
+        finally:
+            line.end()
+            service.jobs.shutdown()
+    except (ValueError, DataError) as error:
+        print(f"projector export: {error}", file=sys.stderr)
+        return 2
+    for note in summary.notes:
+        print(f"note: {note}")
+    print(f"wrote {summary.files} data files for {', '.join(summary.embeddings)} into "
+          f"{summary.out}: {summary.total_bytes / 2**20:.1f} MiB in all")
+    print(f"serve it with: python -m http.server -d {summary.out}  (browsers refuse the app's "
+          "modules from file://; any static host works)")
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from projector_core.errors import DataError
+    from projector_core.export.compute import projection_service, run_projection
+    from projector_core.export.render import projection_picture, save_picture
+    from projector_core.export.site import ExportOptions, chosen_embeddings
+
+    line = StageLine()
+    try:
+        catalog = _catalog(args.logdir, args.cache_dir)
+        found = chosen_embeddings(catalog, ExportOptions(run=args.run, embedding=args.embedding))
+        if len(found) > 1:
+            names = ", ".join(f"{e.run}/{e.name}" for e in found)
+            raise ValueError(f"several embeddings ({names}): choose one with --run/--embedding")
+        service = projection_service(catalog.cache.directory)
+        try:
+            result = run_projection(service, found[0], args.projection, line, args.device)
+            line("drawing", None)
+            color_by = None if args.color_by == "none" else args.color_by
+            image = projection_picture(found[0], result.coordinates, args.width, color_by,
+                                       height=args.height, point_size=args.point_size,
+                                       legend=not args.no_legend)
+            save_picture(image, Path(args.output))
+        finally:
+            line.end()
+            service.jobs.shutdown()
+    except (ValueError, DataError, OSError) as error:
+        print(f"projector render: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output}: {image.width} x {image.height} px, {found[0].run}/"
+          f"{found[0].name} {args.projection}")
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """The export subcommands on ``projector``'s parser."""
+    export = commands.add_parser("export", help="write a static site of a LOGDIR's views "
+                                 "(no server needed to open it)")
+    export.add_argument("logdir", help="log directory (or plain array file) to export")
+    export.add_argument("out", help="folder for the site (new, empty, or an earlier export)")
+    export.add_argument("--run", help="only this run")
+    export.add_argument("--embedding", help="only this embedding (tensor name)")
+    export.add_argument("--projection", action="extend", nargs="+", choices=METHODS,
+                        help="projections to precompute (several, or repeated; default pca)")
+    export.add_argument("--neighbors", type=int, default=30, metavar="K",
+                        help="nearest neighbours kept per point (default 30)")
+    export.add_argument("--metric", action="extend", nargs="+", choices=("cosine", "euclidean"),
+                        help="neighbour metrics (default cosine)")
+    export.add_argument("--max-points", type=int, metavar="N",
+                        help="keep the first N points of the level-of-detail order (an even "
+                             "sample) of sets larger than N")
+    export.add_argument("--gzip", action="store_true",
+                        help="gzip the data files (the page decompresses them itself)")
+    export.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    export.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    export.set_defaults(handler=_export)
+    render = commands.add_parser("render", help="draw a projection's first two columns (PCA: "
+                                 "components 1 and 2) as a picture without a browser")
+    render.add_argument("logdir", help="log directory (or plain array file)")
+    render.add_argument("-o", "--output", required=True, help="picture file (.png)")
+    render.add_argument("--projection", choices=METHODS, default="pca")
+    render.add_argument("--run", help="the run (needed when there are several embeddings)")
+    render.add_argument("--embedding", help="the embedding (tensor name)")
+    render.add_argument("--width", type=int, default=3000, help="pixels (default 3000)")
+    render.add_argument("--height", type=int, help="pixels (default: from the points' aspect)")
+    render.add_argument("--color-by", default="auto", help="metadata column to colour by "
+                        "(default: the app's choice; 'none' for one colour)")
+    render.add_argument("--point-size", type=float, help="disc diameter in pixels at 1000 px "
+                        "wide (default: the app's size for this many points)")
+    render.add_argument("--no-legend", action="store_true", help="leave the legend out")
+    render.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    render.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    render.set_defaults(handler=_render)

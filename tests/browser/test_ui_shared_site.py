@@ -1,0 +1,127 @@
+"""A site written by ``projector export``, served by ``python -m http.server`` (no Projector
+server at all), in real Chromium: it draws, never asks /api/, searches, lists neighbours equal
+to the server's, restores bookmarks, and hides what needs a server."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from projector.server.app import SAMPLE_DATA
+from projector.server.cli import main as cli_main
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "shared"
+    code = cli_main(["export", str(SAMPLE_DATA), str(out), "--projection", "pca",
+                     "--neighbors", "30", "--gzip",
+                     "--cache-dir", str(tmp_path_factory.getbasetemp() / "cache")])
+    assert code == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def static_url(site: Path) -> Iterator[str]:
+    """The site under Python's own static file server, as a user would try it."""
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                                "127.0.0.1", "--directory", str(site)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(url + "/static.json", timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def requests(projector) -> list[str]:
+    seen: list[str] = []
+    projector.page.on("request", lambda request: seen.append(request.url))
+    return seen
+
+
+def _no_api(requests: list[str]) -> None:
+    assert requests, "the page made no requests at all"
+    assert not [u for u in requests if "/api/" in u], "a shared site never asks a server"
+
+
+def test_shared_site_draws_and_searches_without_a_server(static_url, projector, requests):
+    projector.open(static_url, {"run": "words", "embedding": "words"})
+    projector.wait_projection("pca")
+    projector.wait_settled()
+    assert projector.drawn_pixels() > 500
+    assert projector.state()["embedding"] == "words"
+    projector.by("search-input").fill("king")
+    projector.wait_js("app.searchResult.indices.length > 0")
+    words = projector.page.evaluate("""() => { const app = window.__projector.app;
+        return app.searchResult.indices.map((i) => app.dataset.values('word')[i]); }""")
+    assert "king" in words and all("king" in w for w in words)
+    # Server-only features are hidden, not broken.
+    for testid in ["tab-tsne", "tab-umap", "tab-custom", "upload-tensor", "compare-link", "spherize"]:
+        assert not projector.by(testid).is_visible(), testid
+    assert projector.by("tab-pca").is_visible()
+    _no_api(requests)
+
+
+def test_clicked_point_lists_the_servers_neighbours(static_url, serve, sample_logdir, projector,
+                                                    requests):
+    projector.open(static_url, {"run": "digits", "embedding": "digits"})
+    projector.wait_projection("pca")
+    projector.wait_settled()
+    x, y = projector.screen_position(123)
+    projector.page.mouse.click(x, y)
+    projector.wait_js("app.state.focus !== null && app.neighbors.length === 30")
+    focus = projector.state()["focus"]
+    shown = projector.page.evaluate("window.__projector.app.neighbors")
+    assert len(projector.by("neighbors-list").locator("li").all()) == 30
+    server = httpx.get(serve(sample_logdir) + "/api/neighbors",
+                       params={"run": "digits", "embedding": "digits", "index": focus, "k": 30},
+                       timeout=60).json()["neighbors"]
+    assert [n["index"] for n in shown] == [n["index"] for n in server]
+    assert [round(n["distance"], 5) for n in shown] == [round(n["distance"], 5) for n in server]
+    _no_api([u for u in requests if "127.0.0.1:" + static_url.rsplit(":", 1)[1] in u])
+
+
+def test_bookmarks_and_sprites_come_with_the_site(static_url, projector, requests):
+    projector.open(static_url, {"run": "digits", "embedding": "digits"})
+    projector.wait_js("app.bookmarks.length === 2 && app.dataset.sprite !== null")
+    items = projector.by("bookmarks-list").locator("input[type=radio]")
+    items.nth(1).check()
+    projector.wait_js("app.state.selection.length > 100")
+    state = projector.state()
+    assert state["projection"] == "pca" and state["pca"]["is3d"]
+    assert state["selection"][:3] == [0, 10, 20]
+    items.nth(0).check()
+    projector.wait_js("app.state.selection.length === 0 && app.state.pca.is3d === false")
+    _no_api(requests)
+
+
+def test_opened_from_a_file_it_says_to_serve_the_folder(site, projector):
+    """Chromium refuses ES modules (and fetch) from file://: the page says what to do."""
+    projector.page.goto((site / "index.html").as_uri())
+    projector.by("file-url-notice").wait_for()
+    assert "python -m http.server" in projector.by("file-url-notice").inner_text()
