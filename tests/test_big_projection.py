@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import httpx
 import numpy as np
@@ -147,7 +146,6 @@ def _follow(base_url: str, job: str) -> tuple[list[np.ndarray], dict]:
     ("umap", {"n_epochs": 60, "sample_threshold": 1000}),
 ])
 def test_api_samples_above_the_threshold_and_says_so(client, method, params):
-    started = time.monotonic()
     response = client.post("/api/projections", json={**DIGITS, "method": method,
                                                       "params": params})
     assert response.status_code == 202, response.text
@@ -158,7 +156,7 @@ def test_api_samples_above_the_threshold_and_says_so(client, method, params):
     assert info["n_points"] == 1797 and info["invalid_rows"] == 0
     placed = [int(np.isfinite(frame[:, 0]).sum()) for frame in frames]
     assert placed[0] == 898 and placed[-1] == 1797  # the sample streams before the rest
-    assert np.isfinite(frames[-1]).all() and time.monotonic() - started < 120
+    assert np.isfinite(frames[-1]).all()
 
 
 def test_api_full_mode_and_small_data_fit_everything(client):
