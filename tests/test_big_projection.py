@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -181,3 +182,41 @@ def test_api_rejects_bad_sampling_params(client, params, message):
                                                           "params": params})
         assert response.status_code == 422, response.text
         assert message in response.text
+
+
+@pytest.fixture(scope="module")
+def threshold_logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two runs of 4-D blobs: one point over the default threshold of 100,000, and exactly at it."""
+    root = tmp_path_factory.mktemp("threshold")
+    data, _ = make_blobs(100_001, 4, centers=6, random_state=1)
+    for run, rows in (("over", 100_001), ("at", 100_000)):
+        np.save(root / f"{run}.npy", data[:rows].astype(np.float32))
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method, params", [("tsne", {"n_iter": 2}), ("umap", {"n_epochs": 2})])
+def test_the_default_threshold_samples_100_001_points_but_not_100_000(
+        serve, threshold_logdir, method, params):
+    """Default mode ("auto"), threshold and sample size; only the iterations are cut short."""
+    with httpx.Client(base_url=serve(threshold_logdir), timeout=120) as http:
+        over = http.post("/api/projections", json={"run": ".", "embedding": "over",
+                                                   "method": method, "params": params})
+        assert over.status_code == 202, over.text
+        frames, status = _follow(str(http.base_url), over.json()["job"])
+        assert status["status"] == "done", status
+        info = status["info"]
+        assert (info["mode"], info["sample_size"], info["n_points"]) == ("sample", 50_000, 100_001)
+        placed = [int(np.isfinite(frame[:, 0]).sum()) for frame in frames]
+        assert placed[0] == 50_000 and placed[-1] == 100_001
+        # At the threshold itself: everything is fitted; cancelled once that shows.
+        at = http.post("/api/projections", json={"run": ".", "embedding": "at",
+                                                 "method": method, "params": params}).json()["job"]
+        url = str(http.base_url).replace("http", "ws", 1) + f"/api/jobs/{at}/stream"
+        with connect(url, max_size=None) as socket:
+            header = json.loads(socket.recv(timeout=120))
+            while not isinstance(first := socket.recv(timeout=300), bytes):
+                header = json.loads(first)
+        frame = np.frombuffer(first, "<f4").reshape(header["shape"])
+        assert np.isfinite(frame).all() and frame.shape[0] == 100_000
+        http.delete(f"/api/jobs/{at}")
