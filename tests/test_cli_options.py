@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 
 import httpx
 import numpy as np
@@ -133,3 +134,25 @@ def test_text_column_is_embedded_with_the_model_as_sentence_transformers_does(tm
     np.testing.assert_allclose(served, model.encode(texts), rtol=1e-5, atol=1e-6)
     assert metadata.splitlines() == ["review\tstars", *(f"{t}\t{s}" for t, s in
                                                         zip(texts, [5, 2, 4], strict=True))]
+
+
+@pytest.mark.slow
+def test_the_warm_up_compiles_umap_into_our_cache_before_any_job(tmp_path):
+    """Started as a user starts it, the server imports and compiles the compute libraries by
+    itself: numba's compiled UMAP kernels appear under --cache-dir (never in LOGDIR) before
+    anyone asked for a projection, and the first UMAP job then runs."""
+    np.save(tmp_path / "v.npy", np.random.default_rng(0).normal(size=(300, 6)).astype("f4"))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with cli_server([str(tmp_path / "v.npy")], tmp_path) as server:
+        numba = tmp_path / "cache" / "numba"
+        deadline = time.monotonic() + 600
+        while not any(numba.rglob("*.nbc")):
+            assert server.process.poll() is None, server.output()
+            assert time.monotonic() < deadline, "the warm-up compiled nothing"
+            time.sleep(0.5)
+        reply = httpx.post(f"{server.url}/api/projections?wait=true", timeout=600, json={
+            "run": ".", "embedding": "v", "method": "umap", "params": {"n_epochs": 20}})
+        assert reply.status_code == 200, reply.text
+        assert np.isfinite(np.array(reply.json()["coordinates"], float)).all()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name not in (
+        "cache", "serve.out", "serve.err")) == before
