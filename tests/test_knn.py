@@ -232,6 +232,13 @@ def test_approximate_index_recall_and_exact_distances(metric):
     )
     np.testing.assert_allclose(found_d, check, rtol=1e-6, atol=1e-6)
     assert (np.diff(found_d, axis=1) >= 0).all()
+    # One point's neighbours (what GET /api/neighbors asks): the same answer as in a batch.
+    for row in rows[:5]:
+        one_i, one_d = approx.neighbors_of([row], 10, metric)
+        position = int(np.flatnonzero(rows == row)[0])
+        assert one_i.shape == (1, 10)
+        np.testing.assert_array_equal(one_i[0], found_i[position])
+        np.testing.assert_allclose(one_d[0], found_d[position], rtol=1e-6)
 
 
 def test_large_embeddings_switch_to_the_approximate_index_once_built():
