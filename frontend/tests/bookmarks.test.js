@@ -82,3 +82,11 @@ test('bookmark files are lists; bad files say why', () => {
   assert.throws(() => parseBookmarkFile('nope'), /not JSON/);
   assert.throws(() => parseBookmarkFile('[1, 2]'), /list of State objects/);
 });
+
+test('our "auto" t-SNE learning rate is written as a number TensorBoard reads, and comes back as auto', () => {
+  const s = defaultState();
+  s.tsne = { ...s.tsne, learningRate: null };
+  const tb = toTensorBoardState(s, { label: 'auto', n: 3, d: 4 });
+  assert.equal(tb.tSNELearningRate, 10);
+  assert.equal(fromTensorBoardState(JSON.parse(JSON.stringify(tb)), { n: 3, d: 4 }).state.tsne.learningRate, null);
+});
