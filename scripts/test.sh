@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 if compgen -G "frontend/tests/*.test.js" >/dev/null; then
   node --test --test-reporter=dot frontend/tests/
 fi
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# -rfEs lists failures, errors and every skip with its reason; with CI=true a skip fails (tests/ci_skips.py).
+.venv/bin/python -m pytest -q -rfEs -p no:cacheprovider "$@"

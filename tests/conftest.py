@@ -16,6 +16,8 @@ from projector.server.app import SAMPLE_DATA, create_app
 # test process does it once here, so that no test's HTTP timeout pays for the import.
 import projector_core.kernels.tsne  # noqa: F401
 
+pytest_plugins = ["tests.ci_skips"]  # on CI, a skip is a failure unless the test allows it
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -50,7 +52,6 @@ class LiveServer:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test session caches under its own temp folder, never in the user's cache."""
     monkeypatch.setenv("PROJECTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
-    monkeypatch.setenv("PROJECTOR_NO_WARM_UP", "1")  # servers started by tests skip the warm-up
 
 
 @pytest.fixture

@@ -19,10 +19,6 @@ from tests.conftest import LiveServer
 # -- requests (the compute API of issue 3) ----------------------------------------------------
 
 
-def needs(module: str) -> None:
-    pytest.importorskip(module, reason=f"{module} (compute API, issue 3) does not exist yet")
-
-
 N_POINTS, DIMS = 12, 4
 
 
@@ -65,7 +61,6 @@ def assert_error(response: httpx.Response, status: int, *words: str) -> None:
     ({"embedding": "nope"}, "nope"),
 ])
 def test_neighbors_of_unknown_run_or_embedding_is_404(compute, params, word):
-    needs("projector.server.routes.neighbors")
     assert_error(neighbors(compute, **params), 404, word)
 
 
@@ -77,7 +72,6 @@ def test_neighbors_of_unknown_run_or_embedding_is_404(compute, params, word):
     ({"metric": "manhattan"}, "metric"),
 ])
 def test_neighbors_bad_parameters_are_422_naming_the_parameter(compute, params, word):
-    needs("projector.server.routes.neighbors")
     assert_error(neighbors(compute, **params), 422, word)
     assert neighbors(compute).status_code == 200
 
@@ -85,13 +79,11 @@ def test_neighbors_bad_parameters_are_422_naming_the_parameter(compute, params, 
 @pytest.mark.parametrize("k", [N_POINTS, N_POINTS + 50])
 def test_neighbors_k_not_below_n_is_422(compute, k):
     """Issue 5 lists k >= N among the requests refused with a clear error (not clamped)."""
-    needs("projector.server.routes.neighbors")
     assert_error(neighbors(compute, k=k), 422, "k")
     assert neighbors(compute, k=N_POINTS - 1).status_code == 200
 
 
 def test_nan_rows_are_never_neighbours(compute):
-    needs("projector.server.routes.neighbors")
     for index in (0, 5):
         response = neighbors(compute, index=index, k=N_POINTS - 1, metric="euclidean")
         assert response.status_code == 200, response.text
@@ -105,7 +97,6 @@ def test_nan_rows_are_never_neighbours(compute):
     (0, "vector"),
 ])
 def test_neighbors_of_a_vector_of_the_wrong_length_is_422(compute, length, words):
-    needs("projector.server.routes.neighbors")
     body = {"run": "r", "embedding": "e", "vector": [0.5] * length, "k": 3, "metric": "cosine"}
     assert_error(compute.post("/api/neighbors", json=body), 422, words)
     body["vector"] = [0.5] * DIMS
@@ -113,19 +104,16 @@ def test_neighbors_of_a_vector_of_the_wrong_length_is_422(compute, length, words
 
 
 def test_search_with_a_bad_regex_is_422(compute):
-    needs("projector.server.routes.neighbors")
     params = {"run": "r", "embedding": "e", "column": "name", "query": "p(1", "regex": "true"}
     assert_error(compute.get("/api/search", params=params), 422)
 
 
 def test_projection_with_an_unknown_method_is_422(compute):
-    needs("projector.server.routes.projections")
     body = {"run": "r", "embedding": "e", "method": "isomap", "dims": 2, "params": {}}
     assert_error(compute.post("/api/projections", json=body), 422, "method")
 
 
 def test_projection_of_an_unknown_embedding_is_404(compute):
-    needs("projector.server.routes.projections")
     body = {"run": "r", "embedding": "nope", "method": "pca", "dims": 2, "params": {}}
     assert_error(compute.post("/api/projections", json=body), 404, "nope")
 
@@ -136,7 +124,6 @@ def test_projection_of_an_unknown_embedding_is_404(compute):
     ("DELETE", "/api/jobs/no-such-job"),
 ])
 def test_unknown_job_id_is_404(compute, method, path):
-    needs("projector.server.routes.jobs")
     assert_error(compute.request(method, path), 404, "no-such-job")
 
 
@@ -151,7 +138,6 @@ def test_huge_declared_body_is_413_before_it_is_read(compute):
 
 def test_huge_streamed_body_is_413(compute):
     """No Content-Length (chunked upload): the limit is enforced while the body streams in."""
-    needs("projector.server.routes.neighbors")
 
     def chunks():
         yield b'{"run": "r", "embedding": "e", "k": 3, "vector": [0.25'

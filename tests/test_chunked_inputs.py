@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+from sklearn.decomposition import PCA
 
 zarr = pytest.importorskip("zarr")
 
@@ -118,10 +119,17 @@ def test_bad_zarr_is_a_clear_error(tmp_path, bad, message):
     assert "bad.zarr" in embedding.errors["tensor"] and message in embedding.errors["tensor"]
 
 
+def _coordinates(rows: list[list[float] | None]) -> np.ndarray:
+    """JSON coordinates, a not-finite input row (null) as a row of NaN."""
+    width = len(next(row for row in rows if row is not None))
+    return np.array([[np.nan] * width if row is None else row for row in rows], dtype=float)
+
+
 def test_neighbors_pca_custom_over_zarr_without_a_cluster(serve, tmp_path, vectors, never_whole):
     path = write_zarr(tmp_path / "logs" / "v.zarr", vectors, chunk_rows=250)
-    (tmp_path / "logs" / "meta.tsv").write_text(
-        "\n".join(["label"] + [("even" if i % 2 else "odd") for i in range(3000)]) + "\n")
+    labels = ["ab"[i % 2] + str(i % 3) for i in range(3000)]  # a0 b1 a2 b0 a1 b2 ...
+    # One column, so no header line (TensorBoard's rule); the column is then called "label".
+    (tmp_path / "logs" / "meta.tsv").write_text("\n".join(labels) + "\n")
     (tmp_path / "logs" / "projector_config.pbtxt").write_text(
         f'embeddings {{\n  tensor_name: "v"\n  tensor_path: "{path.name}"\n'
         '  metadata_path: "meta.tsv"\n}\n')
@@ -133,9 +141,30 @@ def test_neighbors_pca_custom_over_zarr_without_a_cluster(serve, tmp_path, vecto
         indices, distances = exact.neighbors_of([5], 20, metric)
         assert [n["index"] for n in got.json()["neighbors"]] == indices[0].tolist()
         assert [n["distance"] for n in got.json()["neighbors"]] == [float(str(d)) for d in distances[0]]
+    finite = np.isfinite(vectors).all(axis=1)
+    centred = vectors.astype(np.float64) - vectors[finite].mean(axis=0, dtype=np.float64)
     body = {"run": ".", "embedding": "v", "method": "pca"}
     pca = httpx.post(f"{base}/api/projections?wait=true", json=body, timeout=60).json()
     assert pca["info"]["invalid_rows"] == 1
+    ours = _coordinates(pca["coordinates"])[:, :2]
+    reference = PCA(2).fit(vectors[finite]).transform(np.nan_to_num(vectors))
+    assert np.isnan(ours[17]).all() and np.isfinite(np.delete(ours, 17, axis=0)).all()
+    signs = np.sign(np.nansum(ours * reference, axis=0))
+    np.testing.assert_allclose(np.delete(ours * signs, 17, 0), np.delete(reference, 17, 0),
+                               rtol=1e-4, atol=1e-4)
+    # The custom projection: axes from the centroids of the rows each query matches.
+    sides = {"left": "a", "right": "b", "up": "0", "down": "1"}
+    body = {"run": ".", "embedding": "v", "method": "custom", "params": {"column": "label", **sides}}
+    custom = httpx.post(f"{base}/api/projections?wait=true", json=body, timeout=60)
+    assert custom.status_code == 200, custom.text
+    ours = _coordinates(custom.json()["coordinates"])
+    centroid = {side: vectors[finite & np.array([query in label for label in labels])]
+                .mean(axis=0, dtype=np.float64) for side, query in sides.items()}
+    axes = np.stack([centroid["right"] - centroid["left"], centroid["up"] - centroid["down"]], 1)
+    expected = centred @ axes
+    assert np.isnan(ours[17]).all()
+    np.testing.assert_allclose(np.delete(ours, 17, 0), np.delete(expected, 17, 0),
+                               rtol=1e-4, atol=1e-4)
     tensor = httpx.get(f"{base}/api/tensor", params={"run": ".", "embedding": "v"})
     np.testing.assert_array_equal(np.frombuffer(tensor.content, "<f4").reshape(3000, 12), vectors)
 

@@ -232,7 +232,9 @@ def test_same_tensor_in_two_runs_is_offered_and_the_page_is_linked(tmp_path: Pat
     answer = httpx.get(f"{base}/api/compare", params={
         "run": "base", "embedding": "default:00000", "other_run": "tuned",
         "other_embedding": "default:00000", "k": 5, "metric": "euclidean"}).json()
-    assert len(answer["per_point"]) == 20 and 0 <= answer["mean"] <= 1
+    expected = sklearn_change(vectors(20, 3, seed=1), vectors(20, 6, seed=2), 5, "euclidean")
+    np.testing.assert_allclose(answer["per_point"], expected)
+    assert answer["mean"] == pytest.approx(expected.mean())
     assert 'href="compare"' in httpx.get(f"{base}/").text
     page = httpx.get(f"{base}/compare")
     assert page.status_code == 200 and "static/js/compare/main.js" in page.text

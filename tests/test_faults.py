@@ -22,7 +22,10 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image
+from websockets.exceptions import ConnectionClosedOK
+from websockets.sync.client import connect
 
+from projector_core.jobs import JobManager, JobStatus
 from tests.builders import vectors, write_pbtxt_run, write_tsv
 
 REFRESH = 0.2  # seconds between live re-scans in these tests
@@ -265,15 +268,9 @@ def test_clients_vanishing_mid_stream_of_a_big_tensor(tmp_path, serve):
 # -- jobs ---------------------------------------------------------------------------------------
 
 
-def needs(module: str) -> None:
-    pytest.importorskip(module, reason=f"{module} (jobs, issue 3) does not exist yet")
-
-
 def test_a_job_whose_worker_dies_is_failed_and_the_pool_keeps_working():
     """A work function that ends its thread outright (SystemExit, not an Exception) must not
     leave its job "running" forever nor take a worker from the pool."""
-    needs("projector_core.jobs")
-    from projector_core.jobs import JobManager, JobStatus
 
     def dies(ctx) -> None:
         raise SystemExit("worker killed")
@@ -299,10 +296,6 @@ def _digits_tsne(url: str) -> str:
 
 
 def test_websocket_followers_vanishing_mid_stream(serve, sample_logdir):
-    needs("projector.server.routes.jobs")
-    from websockets.exceptions import ConnectionClosedOK
-    from websockets.sync.client import connect
-
     url = serve(sample_logdir, refresh_seconds=0)
     job = _digits_tsne(url)
     stream = url.replace("http", "ws", 1) + f"/api/jobs/{job}/stream"

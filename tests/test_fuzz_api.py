@@ -81,12 +81,15 @@ def _bounded_work(body: Any) -> Any:
     return body
 
 
-def _finished_job(url: str, headers: dict[str, str]) -> str | None:
+def _finished_job(url: str, headers: dict[str, str]) -> str:
     """A done PCA job, so that the job routes are fuzzed with a real id too."""
     body = {"run": RUN, "embedding": EMBEDDING, "method": "pca", "dims": 2, "params": {}}
     response = httpx.post(f"{url}/api/projections", params={"wait": "true"}, json=body,
                           timeout=60, headers=headers)
-    return response.headers.get("x-job") if response.status_code == 200 else None
+    assert response.status_code == 200, response.text
+    job = response.headers["x-job"]
+    assert httpx.get(f"{url}/api/jobs/{job}", headers=headers).json()["status"] == "done"
+    return job
 
 
 @pytest.fixture(params=[None, "fuzz-token"], ids=["open", "token"])
@@ -96,17 +99,20 @@ def auth(request: pytest.FixtureRequest) -> dict[str, str]:
 
 
 @pytest.fixture
-def api_schema(tmp_path, serve, auth) -> schemathesis.BaseSchema:
+def api_schema(tmp_path, serve, auth) -> tuple[schemathesis.BaseSchema, list[str]]:
+    """The schema with its hooks, and the operations that were called with the done job's id."""
     token = auth["Authorization"].removeprefix("Bearer ") if auth else None
     url = serve(_fuzz_logdir(tmp_path / "logs"), refresh_seconds=0, token=token)
     schema = schemathesis.openapi.from_url(f"{url}/openapi.json", headers=auth)
     job = _finished_job(url, auth)
+    with_real_job: list[str] = []
 
     @schema.hook
     def map_path_parameters(context, path_parameters):
         value = (path_parameters or {}).get("job_id")
-        if job is not None and isinstance(value, str) and len(value) % 2 == 0:
+        if isinstance(value, str) and len(value) % 2 == 0:
             path_parameters["job_id"] = job
+            with_real_job.append(context.operation.label)
         return path_parameters
 
     @schema.hook
@@ -119,7 +125,7 @@ def api_schema(tmp_path, serve, auth) -> schemathesis.BaseSchema:
     def map_body(context, body):
         return _bounded_work(_real_names_half_the_time(body))
 
-    return schema
+    return schema, with_real_job
 
 
 def _fuzz(operation: schemathesis.APIOperation, session: requests.Session) -> None:
@@ -141,6 +147,7 @@ def _fuzz(operation: schemathesis.APIOperation, session: requests.Session) -> No
 
 
 def test_every_operation_answers_below_500_and_as_documented(api_schema, auth):
+    api_schema, with_real_job = api_schema
     operations = [result.ok() for result in api_schema.get_all_operations()]
     labels = {operation.label for operation in operations}
     assert {"GET /api/runs", "GET /api/tensor", "GET /api/metadata"} <= labels
@@ -153,3 +160,6 @@ def test_every_operation_answers_below_500_and_as_documented(api_schema, auth):
         except (Exception, FailureGroup) as failure:  # collected: every operation is fuzzed
             failures.append(f"{operation.label}:\n{failure}")
     assert not failures, "\n\n".join(failures)
+    # Every job route was fuzzed with the id of a real, finished job too, not only made-up ones.
+    job_routes = {label for label in labels if "{job_id}" in label}
+    assert job_routes and set(with_real_job) == job_routes, (job_routes, set(with_real_job))

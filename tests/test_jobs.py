@@ -142,23 +142,29 @@ def test_cancel_releases_a_paused_job(manager):
     assert manager.submit(lambda ctx: 2).wait(5)
 
 
-def test_frames_are_published_at_most_every_interval(manager):
-    release = threading.Event()
-    job = manager.submit(_looping(release))
-    seen = set()
-    deadline = time.monotonic() + 0.5
-    while time.monotonic() < deadline:
-        frame = job.frame
-        if frame is not None:
-            seen.add(frame.seq)
-            assert frame.coordinates.shape == (4, 2)
-            assert frame.coordinates[0, 0] == frame.iteration
-        time.sleep(0.005)
-    release.set()
-    job.wait(5)
-    # ~250 steps in 0.5 s, one frame per 0.05 s at most
-    assert 3 <= len(seen) <= 12
-    assert job.iteration >= 50
+@pytest.mark.parametrize("interval, published", [(0.0, 50), (3600.0, 1)])
+def test_frames_are_published_at_most_every_interval(interval, published):
+    """50 steps: with no interval every step publishes its frame; with an hour's interval only
+    the first one does, whatever the machine's speed."""
+    jobs = JobManager(workers=1, frame_interval=interval)
+    seen = []
+
+    def work(ctx: JobContext) -> str:
+        for i in range(1, 51):
+            ctx.step(i, i / 100, lambda i=i: np.full((4, 2), i, np.float32))
+            seen.append(ctx.job.frame)
+        return "finished"
+
+    job = jobs.submit(work)
+    try:
+        assert job.wait(30)
+    finally:
+        jobs.shutdown()
+    assert job.result == "finished" and job.iteration == 50
+    assert len({frame.seq for frame in seen}) == published
+    assert seen[-1].seq == published and seen[-1].iteration == (50 if interval == 0 else 1)
+    assert all(frame.coordinates.shape == (4, 2) for frame in seen)
+    assert all(frame.coordinates[0, 0] == frame.iteration for frame in seen)
     assert job.frame is None  # the result replaces the frames
 
 

@@ -160,14 +160,36 @@ def test_bad_arguments_are_clear_errors():
         index.neighbors_of([4], 2)
 
 
-def test_unknown_or_missing_device_is_a_clear_error():
+def test_an_unknown_device_is_a_clear_error():
     with pytest.raises(DeviceUnavailableError, match="unknown device"):
         get_backend("tpu")
+
+
+def _has_cuda() -> bool:
     import torch
 
-    if not torch.cuda.is_available():
-        with pytest.raises(DeviceUnavailableError, match="not available"):
-            get_backend("cuda")
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_has_cuda(), reason="this host has a CUDA GPU")
+def test_cuda_on_a_host_without_a_gpu_is_a_clear_error():
+    with pytest.raises(DeviceUnavailableError, match="not available"):
+        get_backend("cuda")
+
+
+@pytest.mark.may_skip_on_ci(reason="CI runners have no CUDA GPU")
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("metric", METRICS)
+def test_on_a_gpu_host_cuda_answers_as_numpy_does(digits, metric):
+    backend = get_backend("cuda")
+    assert backend.name in ("torch", "cupy") and "cuda" in str(backend.device)
+    data = np.ascontiguousarray(digits, np.float32)
+    rows = np.arange(0, len(data), 7)
+    ours = ExactIndex(data).neighbors_of(rows, 15, metric)
+    on_gpu = ExactIndex(data, backend).neighbors_of(rows, 15, metric)
+    np.testing.assert_allclose(on_gpu[1], ours[1], rtol=1e-5, atol=1e-5)
+    ties = np.isclose(ours[1][:, :, None], ours[1][:, None, :], atol=1e-5).sum(axis=2) > 1
+    assert (on_gpu[0] == ours[0])[~ties].all()
 
 
 def test_exact_index_is_cached_per_fingerprint():
@@ -210,6 +232,13 @@ def test_approximate_index_recall_and_exact_distances(metric):
     )
     np.testing.assert_allclose(found_d, check, rtol=1e-6, atol=1e-6)
     assert (np.diff(found_d, axis=1) >= 0).all()
+    # One point's neighbours (what GET /api/neighbors asks): the same answer as in a batch.
+    for row in rows[:5]:
+        one_i, one_d = approx.neighbors_of([row], 10, metric)
+        position = int(np.flatnonzero(rows == row)[0])
+        assert one_i.shape == (1, 10)
+        np.testing.assert_array_equal(one_i[0], found_i[position])
+        np.testing.assert_allclose(one_d[0], found_d[position], rtol=1e-6)
 
 
 def test_large_embeddings_switch_to_the_approximate_index_once_built():

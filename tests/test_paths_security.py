@@ -197,8 +197,14 @@ def test_run_names_cannot_reach_outside_logdir(escapes, route):
         response = client.get(f"/api/{route}", params={"run": name, "embedding": "t"})
         assert response.status_code == 404, name
         _assert_no_secret(response)
+    # The run itself is served, exactly; it has no sprite, so that one route says so.
     ok = client.get(f"/api/{route}", params={"run": "real", "embedding": "t"})
-    assert ok.status_code in (200, 404)  # 404: this run has no sprite
+    expected = {"tensor": vectors(3, 2).astype("<f4").tobytes(), "metadata": b"index\n0\n1\n2\n",
+                "bookmarks": b"[]"}
+    if route == "sprite":
+        assert ok.status_code == 404 and ok.json()["detail"] == "embedding 't' has no sprite"
+    else:
+        assert ok.status_code == 200 and ok.content == expected[route], ok.content
 
 
 def test_a_sprite_swapped_for_a_symlink_after_loading_is_not_followed(tmp_path, serve):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -116,6 +117,8 @@ def test_bookmarks_route(tmp_path, serve, sample_logdir):
     url = serve(sample_logdir)
     states = httpx.get(f"{url}/api/bookmarks", params={"run": "digits", "embedding": "digits"})
     assert states.status_code == 200
+    # Every State of the file, every field, as written.
+    assert states.json() == json.loads((sample_logdir / "digits" / "bookmarks.json").read_text())
     assert states.json()[0]["dataSetDimensions"] == [1797, 64]
     none = httpx.get(f"{url}/api/bookmarks", params={"run": "iris", "embedding": "iris"})
     assert none.json() == []

@@ -165,3 +165,28 @@ def test_running_job_is_409_and_bad_parameters_422(base):
         assert answer.status_code == 422, (route, params, answer.text)
         assert message in answer.json()["detail"]
     assert httpx.get(f"{base}/api/jobs/nope/clusters").status_code == 404
+
+
+@pytest.mark.slow
+def test_quality_above_200k_points_is_computed_on_an_even_sample(serve, tmp_path: Path):
+    """200,001 points: the route switches to an even sample of 50,000 rows, null elsewhere,
+    and each sampled row's value is scikit-learn's among the sample."""
+    rng = np.random.default_rng(4)
+    data = (rng.normal(size=(200_001, 3)) * [3.0, 1.0, 0.3]).astype(np.float32)
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    np.save(logdir / "big.npy", data)
+    base = serve(logdir, refresh_seconds=0)
+    job, coordinates = _finished(base, {"run": ".", "embedding": "big", "method": "pca"})
+    found = httpx.get(f"{base}/api/jobs/{job}/quality", params={"k": 5, "metric": "euclidean"},
+                      timeout=600).json()
+    assert found["sample_size"] == 50_000 and found["excluded_rows"] == 0
+    rows = np.linspace(0, 200_000, 50_000).round().astype(np.int64)  # every 4th row, evenly
+    per_point = np.array([np.nan if v is None else v for v in found["per_point"]])
+    assert np.array_equal(np.flatnonzero(np.isfinite(per_point)), rows)
+    x, y = data[rows].astype(np.float64), coordinates[rows, :2]
+    near_x = NearestNeighbors(n_neighbors=5).fit(x).kneighbors(return_distance=False)
+    near_y = NearestNeighbors(n_neighbors=5).fit(y).kneighbors(return_distance=False)
+    expected = np.array([len(set(a) & set(b)) / 5 for a, b in zip(near_x, near_y, strict=True)])
+    np.testing.assert_array_equal(per_point[rows], expected)
+    assert found["mean"] == pytest.approx(expected.mean(), abs=1e-12)

@@ -124,3 +124,25 @@ def test_phase_lengths_and_gradient_choice():
     assert gradient_method(9_999, 2) == "bh"
     assert gradient_method(10_000, 2) == "fft"
     assert gradient_method(100_000, 3) == "bh"
+
+
+def test_the_fft_gradient_is_the_very_computation_opentsne_does(digits):
+    """The FFT interpolation path every 2-D fit of 10k points or more takes, forced here on
+    digits: the same embedding as openTSNE.TSNE with negative_gradient_method="fft", streamed."""
+    steps = []
+    ours = tsne(digits, 2, perplexity=20, n_iter=150, early_exaggeration=8, seed=3, n_jobs=1,
+                gradient="fft", on_step=lambda i, progress, live: steps.append(i))
+    assert ours.gradient_method == "fft" and steps[-1] == 150
+    reference = openTSNE.TSNE(
+        perplexity=20, n_iter=100, early_exaggeration_iter=50, early_exaggeration=8,
+        random_state=3, n_jobs=1, neighbors="annoy", initialization="pca",
+        negative_gradient_method="fft",
+    ).fit(digits)
+    np.testing.assert_allclose(ours.coordinates, np.asarray(reference), rtol=0, atol=1e-3)
+    assert ours.kl_divergence == pytest.approx(reference.kl_divergence, rel=1e-3)
+    # And it differs from the Barnes-Hut run: the path taken is the one asked for.
+    bh = tsne(digits, 2, perplexity=20, n_iter=150, early_exaggeration=8, seed=3, n_jobs=1,
+              gradient="bh")
+    assert not np.allclose(bh.coordinates, ours.coordinates, atol=1e-3)
+    with pytest.raises(ValueError, match="'fft' for 2-D"):
+        tsne(digits[:100], 3, n_iter=10, gradient="fft")

@@ -87,3 +87,43 @@ def test_too_large_upload_is_a_clear_413(client):
     raw = client.post("/api/uploads", content=iter([big]))  # chunked: no Content-Length
     assert raw.status_code == 413
     assert not [r for r in client.get("/api/runs").json() if r["name"].startswith("upload-")]
+
+
+def _npy(vectors: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, vectors)
+    return buffer.getvalue()
+
+
+def test_the_ninth_upload_evicts_the_oldest_and_keeps_the_rest(client):
+    """The default of 8 uploads held: the oldest goes first, whole (listing, tensor)."""
+    sent = [np.full((4, 3), i, np.float32) for i in range(9)]
+    runs = []
+    for i, vectors in enumerate(sent):
+        answer = client.post("/api/uploads", params={"name": f"u{i}.npy"}, content=_npy(vectors))
+        assert answer.status_code == 201, answer.text
+        runs.append(answer.json()["run"])
+    listed = [r["name"] for r in client.get("/api/runs").json() if r["name"].startswith("upload-")]
+    assert sorted(listed) == sorted(runs[1:])
+    gone = client.get("/api/tensor", params={"run": runs[0], "embedding": "u0.npy"})
+    assert gone.status_code == 404
+    for i in range(1, 9):
+        kept = client.get("/api/tensor", params={"run": runs[i], "embedding": f"u{i}.npy"})
+        np.testing.assert_array_equal(np.frombuffer(kept.content, "<f4").reshape(4, 3), sent[i])
+
+
+@pytest.mark.slow
+def test_the_default_limit_is_64_mib(serve, tmp_path):
+    """A server started without a limit takes a 64 MiB .npy and refuses one 512 bytes more."""
+    header = len(_npy(np.zeros((0, 64), np.float32)))
+    rows = (64 * 2**20 - header) // 256
+    fits = _npy(np.ones((rows, 64), np.float32))
+    assert len(fits) <= 64 * 2**20 < len(fits) + 512
+    with httpx.Client(base_url=serve(tmp_path), timeout=300) as http:
+        accepted = http.post("/api/uploads", params={"name": "fits.npy"}, content=fits)
+        assert accepted.status_code == 201, accepted.text
+        assert accepted.json()["shape"] == [rows, 64]
+        over = _npy(np.ones((rows + 2, 64), np.float32))
+        refused = http.post("/api/uploads", params={"name": "over.npy"}, content=over)
+        assert refused.status_code == 413
+        assert "67108864 bytes" in refused.json()["detail"]

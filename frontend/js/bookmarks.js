@@ -8,6 +8,10 @@ import { is3d, PROJECTIONS, sanitizeState } from './state.js';
 /** Largest data set whose per-point projections go into a bookmark for PCA and custom. */
 export const RECOMPUTABLE_COORDS_LIMIT = 100000;
 
+// TensorBoard's own t-SNE learning rate, written where ours is "auto" (null): its State
+// holds a number there (our choice rides along in `projector`).
+const TENSORBOARD_LEARNING_RATE = 10;
+
 const PROJECTION_KEYS = {
   pca: (i) => `pca-${i}`,
   tsne: (i) => `tsne-${i}`,
@@ -45,7 +49,7 @@ export function toTensorBoardState(state, { label, n, d, coords = null, iteratio
     dataSetDimensions: [n, d],
     tSNEIteration: iteration,
     tSNEPerplexity: state.tsne.perplexity,
-    tSNELearningRate: state.tsne.learningRate,
+    tSNELearningRate: state.tsne.learningRate ?? TENSORBOARD_LEARNING_RATE,
     tSNEis3d: state.tsne.is3d,
     umapIs3d: state.umap.is3d,
     umapNeighbors: state.umap.nNeighbors,

@@ -87,3 +87,11 @@ test('bookmark files are lists; bad files say why', () => {
   assert.throws(() => parseBookmarkFile('[{"selectedProjection": "pca"}, {"not": 1}]'), /item 2: not a bookmark/);
   assert.throws(() => parseBookmarkFile('[]'), /holds no bookmarks/);
 });
+
+test('our "auto" t-SNE learning rate is written as a number TensorBoard reads, and comes back as auto', () => {
+  const s = defaultState();
+  s.tsne = { ...s.tsne, learningRate: null };
+  const tb = toTensorBoardState(s, { label: 'auto', n: 3, d: 4 });
+  assert.equal(tb.tSNELearningRate, 10);
+  assert.equal(fromTensorBoardState(JSON.parse(JSON.stringify(tb)), { n: 3, d: 4 }).state.tsne.learningRate, null);
+});

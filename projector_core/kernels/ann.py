@@ -96,10 +96,10 @@ class ApproximateIndex:
         if k == 0 or q.shape[0] == 0:
             return np.zeros((q.shape[0], k), np.int64), np.zeros((q.shape[0], k), np.float32)
         wanted = candidate_count(k + (1 if excluded is not None else 0), self.rows.size)
-        found = self._graph.search(np.asarray(q, np.float32), wanted)
-        if (found.counts < wanted).any():  # the graph came up short: scan exactly instead
+        keys, counts = _batched(self._graph.search(np.asarray(q, np.float32), wanted))
+        if (counts < wanted).any():  # the graph came up short: scan exactly instead
             return self.exact.query(q, k, metric, excluded)
-        candidates = self.rows[found.keys.astype(np.int64)]
+        candidates = self.rows[keys.astype(np.int64)]
         backend = self.exact.backend
         return self.exact.rescore(q, backend.asarray(candidates), k, metric, excluded)
 
@@ -207,3 +207,12 @@ def neighbor_index(
     if not be.is_numpy or exact.n * exact.dim <= exact_budget:
         return exact
     return approximate_indexes.ready(key, exact, metric) or exact
+
+
+def _batched(found) -> tuple[np.ndarray, np.ndarray]:
+    """(keys [Q, found], counts [Q]) of a usearch search: a batch of one query comes back as
+    a single ``Matches`` (keys [found], no counts), not as ``BatchMatches``."""
+    if hasattr(found, "counts"):
+        return found.keys, found.counts
+    keys = np.asarray(found.keys).reshape(1, -1)
+    return keys, np.array([keys.shape[1]])

@@ -77,6 +77,7 @@ def tsne(
     on_step: StepCallback | None = None,
     init: np.ndarray | None = None,
     supervision: tuple[np.ndarray, float] | None = None,
+    gradient: str | None = None,
 ) -> TsneResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
@@ -87,7 +88,9 @@ def tsne(
     finds them (exact on small data, Annoy on large). ``on_step`` first receives the PCA
     initialisation (iteration 0), then progress without an embedding during an Annoy search,
     then the embedding before every optimisation step. ``supervision``: (label codes per
-    row, weight 0..1) reweighting the affinities (:mod:`kernels.supervision`).
+    row, weight 0..1) reweighting the affinities (:mod:`kernels.supervision`). ``gradient``:
+    "bh" or "fft" instead of :func:`gradient_method`'s choice by size (the tests run the FFT
+    path, which real data only takes from 10k points, on small data).
     """
     n = data.shape[0]
     if dims not in (2, 3):
@@ -123,7 +126,9 @@ def tsne(
     if supervision is not None and supervision[1] > 0:
         affinities.P = supervise_affinities(affinities.P, *supervision)
 
-    method = gradient_method(n, dims)
+    method = gradient_method(n, dims) if gradient is None else gradient
+    if method not in ("bh", "fft") or (method == "fft" and dims != 2):
+        raise ValueError(f"gradient {method!r}: use 'bh', or 'fft' for 2-D")
     objective = kl_divergence_fft if method == "fft" else kl_divergence_bh
     early = early_exaggeration_iterations(n_iter)
     phases = [(early, early_exaggeration), (n_iter - early, None)]

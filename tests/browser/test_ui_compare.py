@@ -8,22 +8,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.test_compare import sklearn_change
+
 pytestmark = pytest.mark.slow
 
 MOVED = [4, 40, 90, 130]  # rows whose vectors rotate among themselves from step 0 to step 1
+
+
+def _steps() -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(150, 8)).astype(np.float32)
+    steps = [base, base.copy()]
+    steps[1][MOVED] = base[np.roll(MOVED, 1)]
+    steps.append(steps[1] + 0.3 * rng.normal(size=base.shape).astype(np.float32))
+    return steps
+
+
+STEPS = _steps()  # the vectors at steps 0, 10 and 20
 
 
 def write_steps(logdir: Path) -> None:
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
-    rng = np.random.default_rng(0)
-    base = rng.normal(size=(150, 8)).astype(np.float32)
-    steps = [base, base.copy()]
-    steps[1][MOVED] = base[np.roll(MOVED, 1)]
-    steps.append(steps[1] + 0.3 * rng.normal(size=base.shape).astype(np.float32))
     writer = SummaryWriter(str(logdir / "train"))
-    for step, matrix in enumerate(steps):
+    for step, matrix in enumerate(STEPS):
         writer.add_embedding(torch.from_numpy(matrix), metadata=[f"p{i}" for i in range(150)],
                              global_step=step * 10)
     writer.close()
@@ -116,7 +125,11 @@ def test_linked_plots_and_step_slider(tmp_path: Path, serve, projector) -> None:
     assert "step 10 -> 20" in projector.by("step-label").text_content()
     settle(page)
     assert page.evaluate("Array.from(window.__compare.plots.b.positions.slice(0, 6))") != before
-    assert page.evaluate("window.__compare.result.mean") < 1
+    # The change shown is scikit-learn's, from the vectors written at steps 10 and 20.
+    k, metric = int(projector.by("compare-k").input_value()), projector.by("compare-metric").input_value()
+    expected = sklearn_change(STEPS[1], STEPS[2], k, metric)
+    assert page.evaluate("window.__compare.result.mean") == pytest.approx(expected.mean())
+    np.testing.assert_allclose(page.evaluate("window.__compare.result.per_point"), expected)
 
     # Play walks the timeline from the first step to the last, then stops.
     slider.evaluate("(s) => { s.value = '1'; s.dispatchEvent(new Event('input')); }")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.decomposition import PCA
 
 pytestmark = pytest.mark.browser
 
@@ -75,13 +76,17 @@ def test_downloads_coordinates_and_metadata(serve, sample_logdir, projector):
         projector.by("download-csv").click()
     lines = Path(download.value.path()).read_text().splitlines()
     assert lines[0] == "index,x,y"
-    assert len(lines) == 1798
-    assert lines[1].startswith("0,")
+    rows = np.array([line.split(",") for line in lines[1:]], dtype=float)
+    np.testing.assert_array_equal(rows[:, 0], np.arange(1797))
+    # The picture shown: the digits' first two principal components (scikit-learn's).
+    digits = np.fromfile(sample_logdir / "digits" / "tensors.bytes", "<f4").reshape(1797, 64)
+    reference = PCA(2).fit_transform(digits.astype(np.float64))
+    shown = rows[:, 1:] * np.sign((rows[:, 1:] * reference).sum(axis=0))
+    np.testing.assert_allclose(shown, reference, rtol=1e-3, atol=1e-3)
     with projector.page.expect_download() as download:
         projector.by("download-metadata").click()
     text = Path(download.value.path()).read_text()
-    assert text.splitlines()[0] == "label\tparity"
-    assert len(text.splitlines()) == 1798
+    assert text == (sample_logdir / "digits" / "metadata.tsv").read_text()
 
 
 def test_uploaded_files_are_shown_with_pca_in_the_browser(serve, sample_logdir, projector, tmp_path):

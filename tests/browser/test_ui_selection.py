@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -87,27 +88,79 @@ def test_clicking_empty_space_clears_the_selection(serve, sample_logdir, project
     projector.page.wait_for_function("window.__projector.state().selection.length === 0")
 
 
+def _screen_positions(projector) -> np.ndarray:
+    """Page coordinates of every point, from the plot's own matrix (as screen_position)."""
+    xy = projector.page.evaluate("""() => { const p = window.__projector.app.plot; const m = p.matrix();
+        const out = [];
+        for (let i = 0; i < p.n; i++) {
+          const [x, y, z] = [p.positions[i*3], p.positions[i*3+1], p.positions[i*3+2]];
+          const w = m[3]*x + m[7]*y + m[11]*z + m[15];
+          out.push([((m[0]*x + m[4]*y + m[8]*z + m[12]) / w + 1) / 2 * p.canvas.clientWidth,
+                    (1 - (m[1]*x + m[5]*y + m[9]*z + m[13]) / w) / 2 * p.canvas.clientHeight]);
+        }
+        return out; }""")
+    box = projector.by("plot").bounding_box()
+    return np.array(xy) + np.array([box["x"], box["y"]])
+
+
+def _inside_polygon(points: np.ndarray, polygon: np.ndarray) -> np.ndarray:
+    """Even-odd rule, and each point's distance to the nearest edge."""
+    inside = np.zeros(len(points), bool)
+    distance = np.full(len(points), np.inf)
+    x, y = points[:, 0], points[:, 1]
+    for (x1, y1), (x2, y2) in zip(polygon, np.roll(polygon, -1, axis=0), strict=True):
+        crosses = (y1 > y) != (y2 > y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+        inside ^= crosses & (x < at)
+        edge = np.array([x2 - x1, y2 - y1])
+        t = np.clip(((points - [x1, y1]) @ edge) / max(edge @ edge, 1e-12), 0, 1)
+        nearest = np.array([x1, y1]) + t[:, None] * edge
+        distance = np.minimum(distance, np.hypot(*(points - nearest).T))
+    return inside, distance
+
+
+def _assert_selected(projector, inside: np.ndarray, distance: np.ndarray) -> None:
+    """The selection is the points inside, computed here; a point within a pixel of the edge
+    may go either way (rounding of the mouse positions)."""
+    selection = set(projector.state()["selection"])
+    sure = distance > 1.0
+    assert set(np.flatnonzero(inside & sure)) <= selection
+    assert not set(np.flatnonzero(~inside & sure)) & selection
+    assert selection <= set(np.flatnonzero(inside | ~sure))
+
+
 def test_box_and_lasso_select_the_points_inside(serve, sample_logdir, projector):
     projector.open(serve(sample_logdir), DIGITS_2D)
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
+    points = _screen_positions(projector)
     projector.by("tool-box").click()
     page = projector.page
-    page.mouse.move(box["x"] + 2, box["y"] + 60)
+    corners = [(box["x"] + 0.3 * box["width"], box["y"] + 0.25 * box["height"]),
+               (box["x"] + 0.7 * box["width"], box["y"] + 0.75 * box["height"])]
+    page.mouse.move(*corners[0])
     page.mouse.down()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=5)
-    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] - 2, steps=5)
+    page.mouse.move(*corners[1], steps=5)
     page.mouse.up()
-    selected = len(projector.state()["selection"])
-    assert 0 < selected <= 1797
-    # A lasso around the left half selects some but not all points.
+    (x0, y0), (x1, y1) = corners
+    rectangle = np.array([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
+    inside, distance = _inside_polygon(points, rectangle)
+    assert 100 < inside.sum() < 1797  # the test means something: some in, some out
+    _assert_selected(projector, inside, distance)
+    # A lasso around the left half: the points inside its polygon.
     projector.by("tool-lasso").click()
     left, top, width, height = box["x"], box["y"], box["width"], box["height"]
-    page.mouse.move(left + 2, top + 2)
+    path = [(left + 2, top + 2)] + [(left + fx * width, top + fy * height) for fx, fy in
+                                    [(0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]]
+    page.mouse.move(*path[0])
     page.mouse.down()
-    for fx, fy in [(0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]:
-        page.mouse.move(left + fx * width, top + fy * height, steps=4)
+    for x, y in path[1:]:
+        page.mouse.move(x, y, steps=4)
     page.mouse.up()
+    inside, distance = _inside_polygon(points, np.array(path))
+    assert 100 < inside.sum() < 1797
+    _assert_selected(projector, inside, distance)
     half = len(projector.state()["selection"])
-    assert 100 < half < 1797
     assert f"Selected {half:,} points" in projector.by("status-bar").inner_text()

@@ -1,6 +1,8 @@
 """While a sampled t-SNE streams, the points not yet placed are NaN (hidden): a moving
 frame's budget goes to the placed points first, so a frame of a million points while only the
-sample is placed draws the sample, not mostly hidden points."""
+sample is placed draws the sample, not mostly hidden points. The UI asks as it always does
+("auto"): the data is one point over the server's default threshold of 100,000, so the server
+samples by itself."""
 
 from __future__ import annotations
 
@@ -11,27 +13,26 @@ from tests.builders import write_pbtxt_run
 
 pytestmark = pytest.mark.browser
 
-N = 6000
-SAMPLE = 800
+N = 100_001  # one over the default sample_threshold
+SAMPLE = 50_000  # the default sample size: min(threshold, N // 2)
 BUDGET = 1500  # below N: every moving frame draws a sample of the draw order
 
 
+@pytest.mark.slow
 def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, projector):
     rng = np.random.default_rng(5)
-    coords = (rng.normal(0, 4, (6, 8))[rng.integers(0, 6, N)] + rng.normal(0, 1, (N, 8)))
+    coords = (rng.normal(0, 4, (6, 4))[rng.integers(0, 6, N)] + rng.normal(0, 1, (N, 4)))
     write_pbtxt_run(
         tmp_path / "run",
         f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {N} '
-        'tensor_shape: 8 }', {"t.bytes": coords.astype("<f4").tobytes()})
-    projector.open(serve(tmp_path), {"run": "run", "embedding": "points", "projection": "pca"})
-    # The UI asks for "auto" (a sample above 100k points); this set is small, so ask for one.
+        'tensor_shape: 4 }', {"t.bytes": coords.astype("<f4").tobytes()})
+    # Few iterations (a setting of the page), so that the 50,000-point fit ends soon.
+    projector.open(serve(tmp_path), {"run": "run", "embedding": "points", "projection": "pca",
+                                     "tsne": {"nIter": 20}})
     page = projector.page
+    assert page.evaluate("window.__projector.state().tsne.nIter") == 20
     page.evaluate(f"""() => {{ const app = window.__projector.app;
         app.plot.budget = {BUDGET};
-        const requestFor = app.requestFor.bind(app);
-        app.requestFor = (method, state) => {{ const r = requestFor(method, state);
-            if (method === 'tsne') Object.assign(r.params, {{ mode: 'sample', sample_size: {SAMPLE} }});
-            return r; }};
         window.__frames = [];
         const setPositions = app.plot.setPositions.bind(app.plot);
         app.plot.setPositions = (positions, options) => {{ setPositions(positions, options);
@@ -45,8 +46,9 @@ def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, proje
             while (prefix < {N} && placed(order[prefix])) prefix++;
             window.__frames.push({{ count, prefix, budget: app.plot.budget }}); }}; }}""")
     projector.by("tab-tsne").click()
-    projector.wait_projection("tsne", "done", timeout=120000)
-    assert page.evaluate("window.__projector.app.shown.info.sample_size") == SAMPLE
+    projector.wait_projection("tsne", "done", timeout=600000)
+    info = page.evaluate("window.__projector.app.shown.info")
+    assert (info["mode"], info["sample_size"], info["n_points"]) == ("sample", SAMPLE, N)
     frames = page.evaluate("window.__frames")
     streaming = [f for f in frames if f["count"] < N]
     assert streaming, f"no frame arrived before every point was placed: {frames}"

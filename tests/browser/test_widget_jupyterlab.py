@@ -1,9 +1,11 @@
 """The widget in a real JupyterLab (started headless here, its kernel a real ipykernel):
-Run the cell, the projector draws inside the output, a selection made in the page arrives in
-the kernel's ``widget.selection``, and a cell setting ``widget.selection`` changes the page."""
+Run the cell, the projector draws inside the output, a click or a selection made in the page
+arrives in the kernel's ``widget.selection``, and cells setting ``widget.selection``,
+``color_by`` and ``projection`` change the page."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import secrets
@@ -15,7 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+from PIL import Image
 from playwright.sync_api import Browser, Frame, Page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -24,13 +28,22 @@ ROOT = Path(__file__).resolve().parents[2]
 MAKE_WIDGET = """import json
 from pathlib import Path
 import numpy as np
+import pandas as pd
 from projector import Projector
 rng = np.random.default_rng(0)
 vectors = np.concatenate([rng.normal(centre, 1, (30, 5)) for centre in (0, 6, 12)])
-widget = Projector(vectors, {"group": ["a"] * 30 + ["b"] * 30 + ["c"] * 30}, color_by="group")
-widget.observe(lambda change: Path("selection.json").write_text(json.dumps(change["new"])), "selection")
+frame = pd.DataFrame({"group": ["a"] * 30 + ["b"] * 30 + ["c"] * 30,
+                      "name": [f"p{i}" for i in range(90)], "vector": list(vectors)})
+widget = Projector(frame, vector_column="vector", color_by="group")
+def saved(change):
+    Path("selection.json").write_text(json.dumps(change["new"]))
+    Path("chosen.json").write_text(json.dumps([int(i) for i in widget.selected_frame().index]))
+widget.observe(saved, "selection")
 widget"""
 SET_SELECTION = "widget.selection = [1, 2, 3]"
+SET_VIEW = 'widget.color_by = "name"\nwidget.projection = "tsne"'
+REPORT = """Path("state.json").write_text(json.dumps({"projection": widget.projection,
+                                              "selection": widget.selection}))"""
 
 
 def _free_port() -> int:
@@ -42,8 +55,8 @@ def _free_port() -> int:
 @pytest.fixture
 def jupyterlab(tmp_path: Path) -> Iterator[str]:
     """JupyterLab on a fresh config, serving a folder with the notebook; yields its URL."""
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(MAKE_WIDGET),
-                                               nbformat.v4.new_code_cell(SET_SELECTION)])
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in (
+        MAKE_WIDGET, SET_SELECTION, SET_VIEW, REPORT)])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     work = tmp_path / "work"
@@ -96,11 +109,42 @@ def _projector_frame(page: Page) -> Frame:
     return frame
 
 
-def test_widget_in_jupyterlab_shares_the_selection_with_the_kernel(browser: Browser, jupyterlab,
-                                                                     tmp_path: Path):
+def _kernel_wrote(path: Path, expected: object, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not (path.exists() and json.loads(path.read_text() or "null") == expected):
+        assert time.monotonic() < deadline, f"{what}: {path.read_text() if path.exists() else None}"
+        time.sleep(0.2)
+
+
+def _drawn_pixels(frame: Frame) -> int:
+    shot = frame.locator('[data-testid="plot"]').screenshot()
+    image = np.asarray(Image.open(io.BytesIO(shot)).convert("RGB")).astype(int)
+    background = np.median(image.reshape(-1, 3), axis=0)
+    return int((np.abs(image - background).sum(axis=2) > 60).sum())
+
+
+def _click_point(page: Page, frame: Frame, index: int) -> None:
+    x, y = frame.evaluate(
+        """(i) => { const p = window.__projector.app.plot; const m = p.matrix();
+          const [x, y, z] = [p.positions[i*3], p.positions[i*3+1], p.positions[i*3+2]];
+          const w = m[3]*x + m[7]*y + m[11]*z + m[15];
+          return [((m[0]*x + m[4]*y + m[8]*z + m[12]) / w + 1) / 2 * p.canvas.clientWidth,
+                  (1 - (m[1]*x + m[5]*y + m[9]*z + m[13]) / w) / 2 * p.canvas.clientHeight]; }""", index)
+    box = frame.locator('[data-testid="plot"]').bounding_box()
+    page.mouse.click(box["x"] + x, box["y"] + y)
+
+
+def test_widget_in_jupyterlab_shares_the_view_with_the_kernel(browser: Browser, jupyterlab,
+                                                                tmp_path: Path):
+    """The real host (JupyterLab + ipykernel + anywidget) in place of a hand-written one: the
+    widget draws, a click and a search reach ``widget.selection`` (and ``selected_frame``), and
+    cells setting the selection, the colour column and the projection change the page."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(60000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    work = tmp_path / "work"
     try:
         page.goto(jupyterlab)
         page.wait_for_selector(".jp-Notebook .jp-Cell .jp-InputArea-editor", timeout=120000)
@@ -110,21 +154,37 @@ def test_widget_in_jupyterlab_shares_the_selection_with_the_kernel(browser: Brow
         _run_cell(page, 0)
         frame = _projector_frame(page)
         assert "Points: 90" in frame.locator('[data-testid="status-bar"]').inner_text()
+        # Python's colour column, given before the page loaded, is applied.
         frame.wait_for_function("window.__projector.state().colorBy === 'group'")
+        assert frame.locator('[data-testid="legend"] .legend-row').count() == 3
+        frame.wait_for_function("!window.__projector.app.plot.fromPositions")
+        assert _drawn_pixels(frame) > 300, "the widget's canvas shows the points"
 
+        # A click in the page arrives in the kernel.
+        _click_point(page, frame, 7)
+        frame.wait_for_function("window.__projector.state().selection.length === 1")
+        clicked = frame.evaluate("window.__projector.state().selection")
+        _kernel_wrote(work / "selection.json", clicked, "the click did not reach the kernel")
+        # So does a search, and selected_frame() gives its rows.
         frame.locator('[data-testid="search-column"]').select_option("group")
         frame.locator('[data-testid="search-input"]').fill("b")
-        selection_file = tmp_path / "work" / "selection.json"
-        deadline = time.monotonic() + 30
-        while not (selection_file.exists() and json.loads(selection_file.read_text()) == list(range(30, 60))):
-            assert time.monotonic() < deadline, "the page's selection did not reach the kernel"
-            time.sleep(0.2)
+        _kernel_wrote(work / "selection.json", list(range(30, 60)),
+                      "the page's selection did not reach the kernel")
+        _kernel_wrote(work / "chosen.json", list(range(30, 60)), "selected_frame()")
 
         _run_cell(page, 1)
         frame.wait_for_function("JSON.stringify(window.__projector.state().selection) === '[1,2,3]'")
         assert "Selected 3 points" in frame.locator('[data-testid="status-selection"]').inner_text()
+        _run_cell(page, 2)
+        frame.wait_for_function("window.__projector.state().colorBy === 'name'")
+        frame.wait_for_function("""() => { const p = window.__projector.projection();
+            return p && p.method === 'tsne' && p.status === 'done'; }""", timeout=120000)
+        _run_cell(page, 3)
+        _kernel_wrote(work / "state.json", {"projection": "tsne", "selection": [1, 2, 3]},
+                      "the kernel's view after the cells")
     except Exception:
         page.screenshot(path=str(tmp_path / "jupyterlab.png"))  # what the user would have seen
         raise
     finally:
         context.close()
+    assert errors == []
