@@ -51,9 +51,12 @@ class ProjectionJobs:
         except KeyError:
             raise ValueError(f"{field}: no job {job_id!r} (unknown, or forgotten since)") from None
         try:
-            coordinates = projection_result(job).coordinates
+            result = projection_result(job)
         except ValueError as error:
             raise ValueError(f"{field}: {error}") from None
+        if result.info.get("method") == "compare":
+            raise ValueError(f"{field}: job {job_id!r} is a comparison, not a projection")
+        coordinates = result.coordinates
         check_reference(coordinates, request, (embedding.shape or (0, 0))[0])
         return coordinates
 
