@@ -88,7 +88,8 @@ def test_an_assistant_asks_what_is_near_blue_and_projects(sample_logdir, tmp_pat
                                                                "job": projected["job"]}))
         top = [c for c in groups["clusters"] if c["parent"] is None]
         assert len(groups["assignment"]) == 150 and len(top) >= 2
-        assert all(c["label"] in {"setosa", "versicolor", "virginica"} for c in top), top
+        assert sum(c["size"] for c in top) <= 150
+        assert any(c["label"] == "setosa (100%)" for c in top), "named by the label column"
 
     _session(sample_logdir, tmp_path / "cache", body)
 
@@ -143,7 +144,7 @@ def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, t
 
         pca = await session.call_tool("project", {"run": "digits", "embedding": "digits",
                                                   "method": "pca", "max_points": 100})
-        assert len(pca.content[0].text) < 8000
+        assert len(pca.content[0].text) < 12_000, "not 285 KB of indented text"
         assert len(_payload(pca)["coordinates"]) == 100 and _payload(pca)["rows"] == 1797
 
         past = await session.call_tool("metadata", {"run": "iris", "embedding": "iris",
