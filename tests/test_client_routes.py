@@ -116,6 +116,8 @@ def test_the_contract_every_door_keeps(serve, sample_logdir, tmp_path: Path) -> 
 
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "tensors.tsv").write_text("1\t2\nthree\t4\n")
-    [run] = Client(serve(tmp_path / "bad")).runs()
+    (tmp_path / "bad" / "projector_config.json").write_text(
+        '{"embeddings": [{"tensorName": "t", "tensorPath": "tensors.tsv"}]}')
+    [run] = Client(serve(tmp_path)).runs()
     [embedding] = run["embeddings"]
     assert embedding["status"] == "error" and "tensors.tsv" in embedding["error"]
