@@ -102,19 +102,25 @@ def test_mcp_clusters_are_the_rest_clusters_of_the_same_projection(sample_logdir
     base = serve(sample_logdir)
     request = {"run": "digits", "embedding": "digits", "method": "umap", "dims": 2,
                "params": {"n_neighbors": 10, "n_epochs": 50, "seed": 3}}
-    job = httpx.post(f"{base}/api/projections", params={"wait": "true"}, json=request,
-                     timeout=300).headers["x-job"]
+    done = httpx.post(f"{base}/api/projections", params={"wait": "true"}, json=request,
+                      timeout=300)
+    job = done.headers["x-job"]
     rest = httpx.get(f"{base}/api/jobs/{job}/clusters",
                      params={"label_column": "label", "min_cluster_size": 30}, timeout=120).json()
     answers: dict[str, object] = {}
 
     async def body(session: ClientSession) -> None:
+        answers["project"] = _payload(await session.call_tool("project", {
+            **request, "max_points": 0}))
         answers["mcp"] = _payload(await session.call_tool("clusters", {
             **request, "label_column": "label", "min_cluster_size": 30}))
         answers["default"] = _payload(await session.call_tool("clusters", {
             **request, "min_cluster_size": 30}))
 
-    _session(sample_logdir, tmp_path / "mcp-cache", body)
+    _session(sample_logdir, tmp_path / "cache", body)  # the server's cache directory
+    projected = answers["project"]
+    assert isinstance(projected, dict)
+    assert projected["info"] == done.json()["info"], "the same result, from the result cache"
     mcp = answers["mcp"]
     assert isinstance(mcp, dict) and mcp.pop("job")
     assert mcp == rest
@@ -152,7 +158,7 @@ def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, t
         assert _error(past).endswith("index 150 out of range: iris/iris has 150 points (0..149)")
         far = await session.call_tool("neighbors", {"run": "iris", "embedding": "iris",
                                                     "index": 500})
-        assert "index 500 out of range: the embedding has 150 points" in _error(far)
+        assert "index 500 out of range: iris/iris has 150 points" in _error(far)
         many = await session.call_tool("neighbors", {"run": "iris", "embedding": "iris",
                                                      "index": 0, "k": 150})
         assert "k 150 is more than the 149 other points" in _error(many), "the REST k limit"
