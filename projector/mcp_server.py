@@ -233,7 +233,7 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
     async def project(run: Run, embedding: EmbeddingName, method: Method, ctx: Context,
                       dims: Literal[2, 3] = 2, params: Params = None,
                       max_points: Annotated[Rows, Field(
-                          description="Coordinates returned (rounded to 4 decimals)")] = 1000,
+                          description="Coordinates returned (rounded to 4 decimals)")] = 200,
                       ) -> Any:
         """Run a projection to the end (progress is reported as it goes): its job id (for
         clusters and quality), its info and the coordinates of the first `max_points` points."""
