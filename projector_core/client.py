@@ -35,6 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector_core.client_wire import (
+    detail,
+    float32,
+    given,
+    job_path,
+    names,
+    part,
+    projection_body,
+)
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -95,8 +105,8 @@ class ProjectorClient:
         raise ProjectorError(404, f"unknown embedding {embedding!r} in run {run!r}")
 
     def tensor(self, run: str, embedding: str) -> np.ndarray:
-        body, headers = self._request("GET", "/api/tensor", _names(run, embedding))
-        return _float32(body, headers)
+        body, headers = self._request("GET", "/api/tensor", names(run, embedding))
+        return float32(body, headers)
 
     def metadata(self, run: str, embedding: str) -> pd.DataFrame:
         """The metadata table (numbers as numbers, missing values as NaN)."""
@@ -105,21 +115,30 @@ class ProjectorClient:
         except ImportError:
             raise ImportError("Client.metadata needs pandas: "
                               "pip install 'embedding-projector[notebook]'") from None
-        body, _ = self._request("GET", "/api/metadata", _names(run, embedding),
+        body, _ = self._request("GET", "/api/metadata", names(run, embedding),
                                 accept="text/tab-separated-values")
         return pd.read_csv(io.BytesIO(body), sep="\t", quoting=csv.QUOTE_NONE, encoding="utf-8",
                            keep_default_na=False, na_values=[""])
 
     def bookmarks(self, run: str, embedding: str) -> list[dict[str, Any]]:
-        return self._json("GET", "/api/bookmarks", _names(run, embedding))
+        return self._json("GET", "/api/bookmarks", names(run, embedding))
 
     def sprite(self, run: str, embedding: str) -> bytes:
         """The sprite image's own bytes (PNG or JPEG)."""
-        return self._request("GET", "/api/sprite", _names(run, embedding), accept="image/*")[0]
+        return self._request("GET", "/api/sprite", names(run, embedding), accept="image/*")[0]
+
+    def sprite_atlas(self, run: str, embedding: str, max_px: int = 8192) -> dict[str, Any]:
+        """The thumbnails' layout on browser-safe pages (see :meth:`sprite_page`)."""
+        return self._json("GET", "/api/sprite/atlas", {**names(run, embedding), "max_px": max_px})
+
+    def sprite_page(self, run: str, embedding: str, page: int, max_px: int = 8192) -> bytes:
+        """Atlas page ``page`` as PNG bytes."""
+        return self._request("GET", "/api/sprite/page", {**names(run, embedding), "page": page,
+                                                          "max_px": max_px}, accept="image/png")[0]
 
     def limits(self, run: str, embedding: str) -> dict[str, Any]:
         """What this data allows each method's parameters, and ``k`` of a neighbour query."""
-        return self._json("GET", "/api/projections/methods", _names(run, embedding))
+        return self._json("GET", "/api/projections/methods", names(run, embedding))
 
     def steps(self, run: str) -> list[dict[str, Any]]:
         """The run's tags, each with the steps written for it."""
@@ -142,7 +161,7 @@ class ProjectorClient:
         else:
             table, table_name = metadata.to_csv(sep="\t", index=False).encode(), "metadata.tsv"
         boundary = secrets.token_hex(16)
-        body = b"".join(_part(boundary, field, filename, data) for field, filename, data in
+        body = b"".join(part(boundary, field, filename, data) for field, filename, data in
                         (("tensor", name, tensor), ("metadata", table_name, table)))
         return self._json("POST", "/api/uploads", raw=body + f"--{boundary}--\r\n".encode(),
                           content_type=f"multipart/form-data; boundary={boundary}")
@@ -156,12 +175,12 @@ class ProjectorClient:
         if (index is None) == (vector is None):
             raise ValueError("give exactly one of index and vector")
         if index is not None:
-            answer = self._json("GET", "/api/neighbors", {**_names(run, embedding),
+            answer = self._json("GET", "/api/neighbors", {**names(run, embedding),
                                                           "index": index, "k": k,
                                                           "metric": metric})
         else:
             answer = self._json("POST", "/api/neighbors", body={
-                **_names(run, embedding), "k": k, "metric": metric,
+                **names(run, embedding), "k": k, "metric": metric,
                 "vector": [float(v) for v in np.asarray(vector).ravel()]})
         found = answer["neighbors"]
         return (np.array([n["index"] for n in found], np.int64),
@@ -170,7 +189,7 @@ class ProjectorClient:
     def search(self, run: str, embedding: str, column: str, query: str,
                regex: bool = False) -> list[int]:
         return self._json("GET", "/api/search", {
-            **_names(run, embedding), "column": column, "query": query,
+            **names(run, embedding), "column": column, "query": query,
             "regex": str(regex).lower()})["indices"]
 
     # -- projections ---------------------------------------------------------------------------
@@ -195,7 +214,7 @@ class ProjectorClient:
               device: str | None = None, **params: Any) -> str:
         """Queue a projection; returns the job id."""
         return self._json("POST", "/api/projections",
-                          body=_projection_body(run, embedding, method, dims, device,
+                          body=projection_body(run, embedding, method, dims, device,
                                                 params))["job"]
 
     def wait(self, job_id: str, on_progress: ProgressCallback | None = None,
@@ -222,39 +241,46 @@ class ProjectorClient:
         return self._json("GET", "/api/jobs")["jobs"]
 
     def job(self, job_id: str) -> dict[str, Any]:
-        return self._json("GET", _job(job_id))
+        return self._json("GET", job_path(job_id))
 
     def cancel(self, job_id: str) -> dict[str, Any]:
-        return self._json("DELETE", _job(job_id))
+        return self._json("DELETE", job_path(job_id))
 
     def pause(self, job_id: str) -> dict[str, Any]:
-        return self._json("POST", _job(job_id, "pause"))
+        return self._json("POST", job_path(job_id, "pause"))
 
     def resume(self, job_id: str) -> dict[str, Any]:
-        return self._json("POST", _job(job_id, "resume"))
+        return self._json("POST", job_path(job_id, "resume"))
 
     def result(self, job_id: str) -> Projection:
-        body, headers = self._request("GET", _job(job_id, "result"), accept=OCTET_STREAM)
-        return Projection(_float32(body, headers), json.loads(headers.get("x-info", "{}")),
+        body, headers = self._request("GET", job_path(job_id, "result"), accept=OCTET_STREAM)
+        return Projection(float32(body, headers), json.loads(headers.get("x-info", "{}")),
                           job_id)
+
+    def lod_order(self, job_id: str, axes: str | None = None) -> np.ndarray:
+        """A done job's points in level-of-detail order (int32): any prefix covers the map
+        evenly, as the page draws large data."""
+        body, _ = self._request("GET", job_path(job_id, "lod"), given(axes=axes),
+                                accept=OCTET_STREAM)
+        return np.frombuffer(body, "<i4").copy()
 
     # -- structure and comparison ----------------------------------------------------------------
     def clusters(self, job_id: str, min_cluster_size: int | None = None,
                  label_column: str | None = None, space: str = "projection") -> dict[str, Any]:
         """HDBSCAN clusters of a finished projection: ``assignment`` and ``clusters``."""
-        return self._json("GET", _job(job_id, "clusters"), _given(
+        return self._json("GET", job_path(job_id, "clusters"), given(
             min_cluster_size=min_cluster_size, label_column=label_column, space=space))
 
     def quality(self, job_id: str, k: int = 10, metric: str = "cosine") -> dict[str, Any]:
         """Per-point neighbourhood kept, trustworthiness and continuity of a projection."""
-        return self._json("GET", _job(job_id, "quality"), {"k": k, "metric": metric})
+        return self._json("GET", job_path(job_id, "quality"), {"k": k, "metric": metric})
 
     def compare(self, run: str, embedding: str, other_run: str, other_embedding: str,
                 k: int = 10, metric: str = "cosine", top: int = 100,
                 timeout: float | None = None) -> dict[str, Any]:
         """How each point's k-neighbourhood changed from A to B (as a job, so ``timeout``
         bounds the wait)."""
-        query = {**_names(run, embedding), "other_run": other_run,
+        query = {**names(run, embedding), "other_run": other_run,
                  "other_embedding": other_embedding, "k": k, "metric": metric, "top": top}
         job_id = self._json("GET", "/api/compare", {**query, "background": "true"})["job"]
         self.wait(job_id, timeout=timeout)
@@ -315,6 +341,16 @@ class ProjectorClient:
                                       + (f": {status['error']}" if status.get("error") else ""))
         return Projection(final, status.get("info", {}), job_id)
 
+    # -- the view a notebook widget shares with its page ----------------------------------------
+    def session(self, since: int = -1, timeout: float = 0) -> dict[str, Any]:
+        """The shared view (``selection``, ``color_by``, ``projection``...); with ``since``,
+        waits up to ``timeout`` seconds for a version past it."""
+        return self._json("GET", "/api/session/state", {"since": since, "timeout": timeout})
+
+    def update_session(self, **changes: Any) -> dict[str, Any]:
+        """Set fields of the shared view; an unknown column or an index past N is refused."""
+        return self._json("POST", "/api/session/state", body=changes)
+
     # -- HTTP ----------------------------------------------------------------------------------
     def _json(self, method: str, path: str, query: dict[str, Any] | None = None,
               body: Any = None, **send: Any) -> Any:
@@ -338,49 +374,7 @@ class ProjectorClient:
                 headers = {name.lower(): value for name, value in response.headers.items()}
                 return response.read(), headers
         except urllib.error.HTTPError as error:
-            raise ProjectorError(error.code, _detail(error.read())) from None
-
-
-def _projection_body(run: str, embedding: str, method: str, dims: int, device: str | None,
-                     params: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {"run": run, "embedding": embedding, "method": method, "dims": dims,
-                            "params": params}
-    if device is not None:
-        body["device"] = device
-    return body
-
-
-def _names(run: str, embedding: str) -> dict[str, str]:
-    return {"run": run, "embedding": embedding}
-
-
-def _job(job_id: str, part: str | None = None) -> str:
-    return f"/api/jobs/{urllib.parse.quote(job_id)}" + (f"/{part}" if part else "")
-
-
-def _given(**values: Any) -> dict[str, Any]:
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def _part(boundary: str, field: str, filename: str, data: bytes) -> bytes:
-    """One file of a multipart/form-data body."""
-    safe = filename.replace('"', "_").replace("\r", "_").replace("\n", "_")
-    return (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; "
-            f"filename=\"{safe}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-            ).encode() + data + b"\r\n"
-
-
-def _float32(body: bytes, headers: dict[str, str]) -> np.ndarray:
-    shape = tuple(int(s) for s in headers["x-shape"].split(","))
-    return np.frombuffer(body, "<f4").reshape(shape).copy()
-
-
-def _detail(body: bytes) -> str:
-    try:
-        detail = json.loads(body)["detail"]
-    except (ValueError, KeyError, TypeError):
-        return body.decode(errors="replace")
-    return detail if isinstance(detail, str) else json.dumps(detail)
+            raise ProjectorError(error.code, detail(error.read())) from None
 
 
 Client = ProjectorClient  # ``from projector import Client``

@@ -40,6 +40,10 @@ def test_data_routes(client: Client) -> None:
     with pytest.raises(ProjectorError) as error:
         client.sprite("iris", "iris")
     assert error.value.status == 404
+    view = client.update_session(run="iris", embedding="iris", selection=[1, 2])
+    assert client.session(since=view["version"] - 1)["selection"] == [1, 2]
+    with pytest.raises(ProjectorError, match="selection index 150 out of range"):
+        client.update_session(selection=[150])
 
 
 def test_projection_with_progress_jobs_clusters_and_quality(client: Client) -> None:
@@ -56,6 +60,8 @@ def test_projection_with_progress_jobs_clusters_and_quality(client: Client) -> N
     assert listed[projection.job]["kind"] == "projection"
     groups = client.clusters(projection.job, label_column="label", min_cluster_size=30)
     assert len(groups["assignment"]) == 1797 and groups["clusters"]
+    order = client.lod_order(projection.job)
+    assert sorted(order.tolist()) == list(range(1797))
     quality = client.quality(projection.job, k=5)
     assert 0 < quality["trustworthiness"] <= 1 and len(quality["per_point"]) == 1797
 
@@ -75,13 +81,17 @@ def test_compare_steps_and_uploads(serve, tmp_path: Path) -> None:
     a = vectors(120, 6, seed=1)
     b = a.copy()
     b[[3, 4]] = b[[4, 3]]
-    add_embedding(tmp_path / "r", a, global_step=0)
+    images = np.random.default_rng(0).random((120, 3, 8, 8)).astype(np.float32)
+    add_embedding(tmp_path / "r", a, global_step=0, label_img=images)
     add_embedding(tmp_path / "r", b, global_step=1)
     client = Client(serve(tmp_path))
     [timeline] = client.steps("r")
     assert [s["step"] for s in timeline["steps"]] == [0, 1]
     first, second = (s["embedding"] for s in timeline["steps"])
     assert {"kind": "steps"}.items() <= client.compare_pairs()[0].items()
+    atlas = client.sprite_atlas("r", first)
+    assert atlas["single_image_dim"] == [8, 8] and atlas["pages"][0]["count"] == 120
+    assert client.sprite_page("r", first, 0).startswith(b"\x89PNG")
     change = client.compare("r", first, "r", second, k=5, top=5, timeout=60)
     assert change["rows"] == 120 and min(change["per_point"]) < 1 == max(change["per_point"])
     comparisons = [job for job in client.jobs() if job["kind"] == "compare"]
