@@ -165,12 +165,8 @@ class ProjectionService:
         return projection_result(job)
 
     def projection(self, job: Job, need: str) -> ProjectionResult:
-        """The result of a done *projection* job: a comparison's values are no layout to
-        cluster or to judge (ValueError)."""
-        result = self.result(job)
-        if result.info.get("method") == "compare":
-            raise ValueError(f"job {job.id} is a comparison, not a projection: it has no {need}")
-        return result
+        """The result of a done *projection* job (see :func:`layout_of`)."""
+        return layout_of(job, need)
 
     # -- neighbours ------------------------------------------------------------------------------
     def neighbors(self, embedding: Embedding, k: int, metric: Metric, *, index: int | None = None,
@@ -274,6 +270,17 @@ class ProjectionService:
         job.about = {"kind": "compare", "method": "compare", "run": a.run, "embedding": a.name,
                      "other_run": b.run, "other_embedding": b.name}
         return job
+
+
+def layout_of(job: Job, need: str) -> ProjectionResult:
+    """A done job's result when it is a layout: a comparison's values are none to cluster,
+    judge or order (ValueError naming ``need``); :class:`NotDone` before it is done."""
+    if job.status is not JobStatus.DONE:
+        raise NotDone(job)
+    result = projection_result(job)
+    if result.info.get("method") == "compare":
+        raise ValueError(f"job {job.id} is a comparison, not a projection: it has no {need}")
+    return result
 
 
 def _picture(result: ProjectionResult) -> np.ndarray:
