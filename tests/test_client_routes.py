@@ -10,6 +10,7 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
+from projector.server.routes.structure import ClustersOut, QualityOut
 
 from projector import Client
 from projector_core.client import ProjectorError
@@ -60,10 +61,12 @@ def test_projection_with_progress_jobs_clusters_and_quality(client: Client) -> N
     assert listed[projection.job]["kind"] == "projection"
     groups = client.clusters(projection.job, label_column="label", min_cluster_size=30)
     assert len(groups["assignment"]) == 1797 and groups["clusters"]
+    ClustersOut.model_validate(groups, strict=True)  # the answer is what the OpenAPI says
     order = client.lod_order(projection.job)
     assert sorted(order.tolist()) == list(range(1797))
     quality = client.quality(projection.job, k=5)
     assert 0 < quality["trustworthiness"] <= 1 and len(quality["per_point"]) == 1797
+    QualityOut.model_validate(quality)
 
 
 def test_pause_resume_cancel_and_timeout(client: Client) -> None:

@@ -17,6 +17,7 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 from projector.server.deps import ServiceDep
 from projector.server.job_responses import JobsDep, find_job, not_done
+from pydantic import BaseModel, Field
 
 from projector_core.jobs import Job, JobStatus
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE
@@ -29,6 +30,38 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"description": "A bad parameter, an unknown metadata column, one the data "
                          "cannot satisfy, or a comparison job (not a projection)"},
 }
+
+
+class ClusterOut(BaseModel):
+    id: int
+    size: int
+    label: str = Field(description='Commonest values of the label column ("7 (96%)"), or '
+                                   '"cluster ID"')
+    centroid: list[float] = Field(description="Where the label sits: the member `point`'s "
+                                              "coordinates")
+    parent: int | None = Field(description="The top-level cluster a sub-cluster lies in")
+    point: int = Field(description="The member nearest the members' mean")
+
+
+class ClustersOut(BaseModel):
+    assignment: list[int] = Field(description="Top-level cluster per point; -1: noise or no "
+                                              "coordinates")
+    clusters: list[ClusterOut] = Field(description="Top-level clusters, then sub-clusters "
+                                                   "(for zoomed-in views)")
+    min_cluster_size: int
+    sampled: int | None = Field(description="Points HDBSCAN saw when a sample stood for the set")
+
+
+class QualityOut(BaseModel):
+    per_point: list[float | None] = Field(description="Share of each point's original-space "
+                                                      "neighbours kept; null where not measured")
+    mean: float | None
+    trustworthiness: float | None
+    continuity: float | None
+    k: int
+    metric: Literal["cosine", "euclidean"]
+    excluded_rows: int
+    sample_size: int | None
 
 
 def _done_job(jobs: Any, job_id: str) -> Job:
@@ -51,13 +84,9 @@ def _answer(compute: Callable[[], dict[str, Any]]) -> Response:
         raise HTTPException(422, str(error)) from None
 
 
-@router.get("/jobs/{job_id}/clusters", response_class=Response, responses={
-    200: {"description": '{"assignment": [top-level cluster id per point, -1 = noise or no '
-                         'coordinates], "clusters": [{"id", "size", "label", "centroid", '
-                         '"parent", "point" (the member at the centroid)}], "min_cluster_size", '
-                         '"sampled"}. Clusters with a parent '
-                         "are sub-clusters found inside it (for zoomed-in views).",
-          "content": {"application/json": {}}},
+@router.get("/jobs/{job_id}/clusters", response_model=ClustersOut, responses={
+    200: {"description": "HDBSCAN clusters; those with a parent are sub-clusters found inside "
+                         "it (for zoomed-in views)."},
     **_ERRORS})
 def get_clusters(
     job_id: str,
@@ -74,12 +103,9 @@ def get_clusters(
     return _answer(lambda: service.clusters(job, min_cluster_size, label_column, space))
 
 
-@router.get("/jobs/{job_id}/quality", response_class=Response, responses={
-    200: {"description": '{"per_point": [fraction or null per point], "mean", '
-                         '"trustworthiness", "continuity", "k", "excluded_rows", '
-                         f'"sample_size"}}. Exact up to {EXACT_LIMIT} points; above, an even '
-                         f"sample of {SAMPLE_SIZE} points (null elsewhere).",
-          "content": {"application/json": {}}},
+@router.get("/jobs/{job_id}/quality", response_model=QualityOut, responses={
+    200: {"description": f"Exact up to {EXACT_LIMIT} points; above, an even sample of "
+                         f"{SAMPLE_SIZE} points (null elsewhere)."},
     **_ERRORS})
 def get_quality(
     job_id: str,
