@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
@@ -13,6 +14,7 @@ from projector_core.model import Embedding
 from projector_core.service import ProjectionService
 
 RETRY_AFTER_SECONDS = 1
+_SERVICE_LOCK = threading.Lock()
 
 
 def get_catalog(request: Request) -> Catalog:
@@ -22,9 +24,10 @@ def get_catalog(request: Request) -> Catalog:
 def get_service(request: Request) -> ProjectionService:
     """The app's projection service, made on first use over its catalog and job engine."""
     state = request.app.state
-    if not hasattr(state, "projection_service"):
-        state.projection_service = ProjectionService(state.catalog, state.projection_jobs,
-                                                     state.device, state.cluster)
+    with _SERVICE_LOCK:  # two first requests at once must not make two services
+        if not hasattr(state, "projection_service"):
+            state.projection_service = ProjectionService(state.catalog, state.projection_jobs,
+                                                         state.device, state.cluster)
     return state.projection_service
 
 
