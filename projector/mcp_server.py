@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import numpy as np
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector_core.catalog import Catalog
 from projector_core.errors import DataError
@@ -46,10 +46,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 Run = Annotated[str, Field(description="Run name, as list_runs gives it")]
 EmbeddingName = Annotated[str, Field(description="Embedding name within the run")]
 Method = Literal["pca", "tsne", "umap", "custom", "precomputed"]
-Params = Annotated[
-    TsneParams | UmapParams | PcaParams | CustomParams | PrecomputedParams | None,
-    Field(description="The method's parameters (t-SNE: perplexity, n_iter, seed...; UMAP: "
-                      "n_neighbors, min_dist...; PCA: spherize); omitted: its defaults")]
+# Typed per method in the schema the assistant reads; checked with the method's own model
+# (``ProjectionRequest``), so a mistake is named once, not once per method it is not.
+Params = Annotated[dict[str, Any] | None, WithJsonSchema({
+    "anyOf": [*(model.model_json_schema() for model in (
+        TsneParams, UmapParams, PcaParams, CustomParams, PrecomputedParams)), {"type": "null"}],
+    "default": None,
+    "description": "The method's parameters (tsne: TsneParams, umap: UmapParams, pca: "
+                   "PcaParams...); omitted: its defaults"})]
 Rows = Annotated[int, Field(ge=0, le=MAX_ROWS, description=f"Rows returned, at most {MAX_ROWS}")]
 Metric = Literal["cosine", "euclidean"]
 _REQUEST = TypeAdapter(ProjectionRequest)
@@ -151,15 +155,15 @@ class Tools:
                 for i, d in zip(found[0], distances[0], strict=True) if i >= 0]
 
     async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
-                         dims: int, params: Any, job: str | None) -> Job:
+                         dims: int, params: dict[str, Any] | None, job: str | None) -> Job:
         """The finished job ``job`` names, or the one answering this projection (shared with
         the page's identical requests, or from the result cache), awaited with progress."""
         if job is not None:
             found = self.service.job(job)
         else:
-            given = params.model_dump(exclude_unset=True) if params is not None else {}
             request = _REQUEST.validate_python({"run": run, "embedding": embedding,
-                                                "method": method, "dims": dims, "params": given})
+                                                "method": method, "dims": dims,
+                                                "params": params or {}})
             found = await asyncio.to_thread(self.service.project, request)
         while not found.status.finished:
             await ctx.report_progress(found.progress, 1.0, f"{method}: {found.progress:.0%}")

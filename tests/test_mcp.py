@@ -166,6 +166,11 @@ def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, t
                                                   "method": "tsne",
                                                   "params": {"perplexity": 100}})
         assert "perplexity 100 is too large for 150 points" in _error(bad)
+        wide = await session.call_tool("project", {"run": "iris", "embedding": "iris",
+                                                   "method": "umap",
+                                                   "params": {"n_neighbors": 5000}})
+        assert _error(wide).endswith("umap.params.n_neighbors: Input should be less than or "
+                                     "equal to 200"), "named once, by the method's own model"
         nowhere = await session.call_tool("metadata", {"run": "nope", "embedding": "x"})
         assert "unknown embedding nope/x; known:" in _error(nowhere)
 
