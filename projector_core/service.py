@@ -141,8 +141,7 @@ class ProjectionService:
         reference layout ``init_from_job``/``align_to_job`` names, checked."""
         self.backend(request.device)
         check_projection(request, embedding, self.cluster)
-        reference = self.projection_jobs.reference(request, embedding)
-        return reference
+        return self.projection_jobs.reference(request, embedding)
 
     def start(self, request: ProjectionRequest, embedding: Embedding,
               reference: np.ndarray | None = None) -> Job:
@@ -163,10 +162,6 @@ class ProjectionService:
         if job.status is not JobStatus.DONE:
             raise NotDone(job)
         return projection_result(job)
-
-    def projection(self, job: Job, need: str) -> ProjectionResult:
-        """The result of a done *projection* job (see :func:`layout_of`)."""
-        return layout_of(job, need)
 
     # -- neighbours ------------------------------------------------------------------------------
     def neighbors(self, embedding: Embedding, k: int, metric: Metric, *, index: int | None = None,
@@ -202,7 +197,7 @@ class ProjectionService:
         from projector_core.kernels.cluster_labels import cluster_labels
         from projector_core.kernels.clusters import cluster_points, default_min_cluster_size
 
-        picture = _picture(self.projection(job, "clusters"))
+        picture = _picture(layout_of(job, "clusters"))
         metadata = None
         if label_column is not None:
             metadata = _source(job, "a label column").metadata()
@@ -233,7 +228,7 @@ class ProjectionService:
         """Per-point neighbourhood preservation, trustworthiness and continuity."""
         from projector_core.kernels.quality import projection_quality
 
-        picture = _picture(self.projection(job, "quality"))
+        picture = _picture(layout_of(job, "quality"))
         embedding = _source(job, "quality")
 
         def compute() -> dict[str, Any]:
