@@ -28,7 +28,12 @@ from projector_core.kernels.neighbor_index import Metric
 from projector_core.label_column import default_label_column
 from projector_core.limits import neighbor_count
 from projector_core.model import Embedding
-from projector_core.projection_jobs import ProjectionJobs, projection_result
+from projector_core.projection_jobs import (
+    NotDone,
+    ProjectionJobs,
+    layout_of,
+    projection_result,
+)
 from projector_core.projection_params import ProjectionRequest
 from projector_core.projections import ProjectionResult
 from projector_core.result_cache import ResultCache
@@ -38,19 +43,6 @@ if TYPE_CHECKING:
 
 KEEP_ANSWERS = 8  # clusters/quality answers kept: a map asks again when the user comes back
 Space = Literal["projection", "original"]
-
-
-class NotDone(Exception):
-    """The job has no result yet (or failed, or was cancelled)."""
-
-    def __init__(self, job: Job) -> None:
-        if job.status is JobStatus.FAILED:
-            message = f"job {job.id} failed: {job.error}"
-        else:
-            message = (f"job {job.id} is {job.status.value} (progress {job.progress:.0%}); "
-                       "its result is not available")
-        super().__init__(message)
-        self.job = job
 
 
 class UnknownName(LookupError):
@@ -265,17 +257,6 @@ class ProjectionService:
         job.about = {"kind": "compare", "method": "compare", "run": a.run, "embedding": a.name,
                      "other_run": b.run, "other_embedding": b.name}
         return job
-
-
-def layout_of(job: Job, need: str) -> ProjectionResult:
-    """A done job's result when it is a layout: a comparison's values are none to cluster,
-    judge or order (ValueError naming ``need``); :class:`NotDone` before it is done."""
-    if job.status is not JobStatus.DONE:
-        raise NotDone(job)
-    result = projection_result(job)
-    if result.info.get("method") == "compare":
-        raise ValueError(f"job {job.id} is a comparison, not a projection: it has no {need}")
-    return result
 
 
 def _picture(result: ProjectionResult) -> np.ndarray:

@@ -15,8 +15,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from projector_core.jobs import Job, JobManager
-from projector_core.projection_jobs import ProjectionJobs, projection_result
-from projector_core.service import NotDone
+from projector_core.projection_jobs import NotDone, ProjectionJobs, projection_result
 
 
 class JobCreated(BaseModel):

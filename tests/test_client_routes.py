@@ -103,6 +103,8 @@ def test_compare_steps_and_uploads(serve, tmp_path: Path) -> None:
         with pytest.raises(ProjectorError) as error:
             route(comparisons[0]["id"])
         assert error.value.status == 422 and "a comparison, not a projection" in error.value.detail
+    with pytest.raises(ProjectorError, match=r"init_from_job: job .* is a comparison"):
+        client.start("r", first, "tsne", init_from_job=comparisons[0]["id"])
 
     table = pd.DataFrame({"name": [f"p{i}" for i in range(40)], "group": ["a", "b"] * 20})
     uploaded = client.upload(vectors(40, 3, seed=2), table)

@@ -41,9 +41,8 @@ from projector.server.job_responses import JobsDep, find_job, not_done
 
 from projector_core.jobs import Job, JobStatus
 from projector_core.kernels.lod import lod_order
-from projector_core.projection_jobs import projection_result
+from projector_core.projection_jobs import layout_of, projection_result
 from projector_core.projections import ProjectionResult
-from projector_core.service import layout_of
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
