@@ -1,4 +1,5 @@
-"""Projector from Python: ``show()`` for scripts, ``Projector`` for notebooks.
+"""Projector from Python: ``show()`` for scripts, ``Projector`` for notebooks, ``Client`` for
+a running server's API.
 
 ``Projector`` needs ``anywidget`` (``pip install 'embedding-projector[notebook]'``); it is imported only
 when asked for, so ``show()`` works without it.
@@ -11,10 +12,13 @@ from typing import Any
 from projector.local_server import LocalServer, memory_server
 from projector.script import show
 
-__all__ = ["LocalServer", "Projector", "memory_server", "show"]
+__all__ = ["Client", "LocalServer", "Projector", "memory_server", "show"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Client":
+        from projector_core.client import Client
+        return Client
     if name == "Projector":
         try:
             from projector.widget import Projector

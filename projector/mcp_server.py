@@ -1,94 +1,129 @@
 """``projector mcp LOGDIR``: the projector's data as MCP tools for an assistant (stdio).
 
-Over ``projector_core`` directly, not over HTTP: the runs of one LOGDIR, metadata, search,
-neighbours of a point or of a word ("what is near 'blue'"), projections (blocking, with
-progress notifications) and k-means clusters described by their members so that the assistant
-can name them. Nothing is written; stdout belongs to the protocol, so nothing else prints there.
+A thin door onto :class:`projector_core.service.ProjectionService`, as the REST routes are:
+the same projection jobs and result cache, the same limits (``k`` of a neighbour query), the
+same HDBSCAN clusters as ``GET /api/jobs/ID/clusters``. What is its own is the size of the
+answers: compact JSON once, rows capped by bounds every schema states, points named by the
+label column the page picks, and every failure a sentence. Nothing is written; stdout
+belongs to the protocol, so nothing else prints there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections import Counter
+import json
+import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import numpy as np
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector_core.catalog import Catalog
 from projector_core.errors import DataError
-from projector_core.jobs import JobManager, JobStatus
-from projector_core.kernels.ann import neighbor_index
-from projector_core.kernels.backend import get_backend
+from projector_core.jobs import Job, JobStatus
 from projector_core.kernels.search import search as search_values
 from projector_core.model import Embedding
-from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import check, compute
+from projector_core.projection_params import (
+    CustomParams,
+    PcaParams,
+    PrecomputedParams,
+    ProjectionRequest,
+    TsneParams,
+    UmapParams,
+)
+from projector_core.service import NotDone, ProjectionService
+from projector_core.service import label_column as naming_column
 
-MAX_ROWS = 5000  # coordinates returned by one call; more would swamp the assistant's context
+MAX_ROWS = 5000  # rows one answer may carry; more would swamp the assistant's context
 PROGRESS_EVERY = 0.25
 F = TypeVar("F", bound=Callable[..., Any])
 
+Run = Annotated[str, Field(description="Run name, as list_runs gives it")]
+EmbeddingName = Annotated[str, Field(description="Embedding name within the run")]
+Method = Literal["pca", "tsne", "umap", "custom", "precomputed"]
+# Typed per method in the schema the assistant reads; checked with the method's own model
+# (``ProjectionRequest``), so a mistake is named once, not once per method it is not.
+Params = Annotated[dict[str, Any] | None, WithJsonSchema({
+    "anyOf": [*(model.model_json_schema() for model in (
+        TsneParams, UmapParams, PcaParams, CustomParams, PrecomputedParams)), {"type": "null"}],
+    "default": None,
+    "description": "The method's parameters (tsne: TsneParams, umap: UmapParams, pca: "
+                   "PcaParams...); omitted: its defaults"})]
+Rows = Annotated[int, Field(ge=0, le=MAX_ROWS, description=f"Rows returned, at most {MAX_ROWS}")]
+Metric = Literal["cosine", "euclidean"]
+_REQUEST = TypeAdapter(ProjectionRequest)
 
-def plain_errors(fn: F) -> F:
-    """Bad requests and bad data (ValueError, DataError, validation) reach the assistant as
-    their message; the SDK would hide any other exception behind a generic one."""
-    if asyncio.iscoroutinefunction(fn):
-        @functools.wraps(fn)
-        async def run_async(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await fn(*args, **kwargs)
-            except ValueError as exc:
-                raise ToolError(str(exc)) from None
-        return run_async  # type: ignore[return-value]
 
+def _message(error: BaseException) -> str:
+    """One readable sentence for any failure (the SDK would hide all but its own)."""
+    if isinstance(error, ValidationError):
+        return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
+                         for e in error.errors(include_url=False))
+    if isinstance(error, ValueError | LookupError | NotDone):
+        return str(error)
+    return f"internal error ({type(error).__name__}): {error}"
+
+
+def answers(fn: F) -> F:
+    """The tool's value as compact JSON text (once: no indented copy, no structured twin);
+    any exception as its message."""
     @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    async def run(*args: Any, **kwargs: Any) -> str:
         try:
-            return fn(*args, **kwargs)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+            if asyncio.iscoroutinefunction(fn):
+                value = await fn(*args, **kwargs)
+            else:  # a neighbour scan or a file read: off the protocol's event loop
+                value = await asyncio.to_thread(fn, *args, **kwargs)
+        except ToolError:
+            raise
+        except Exception as error:
+            raise ToolError(_message(error)) from None
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
     return run  # type: ignore[return-value]
 
 
-def label_column(embedding: Embedding) -> str | None:
-    """TensorBoard's default label: the first non-numeric metadata column, else the first."""
-    metadata = embedding.metadata()
-    if metadata is None:
-        return None
-    return next((n for n in metadata.names if not metadata.is_numeric(n)), metadata.names[0])
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _rounded(rows: np.ndarray) -> list[list[float] | None]:
+    return [r.tolist() if np.isfinite(r).all() else None
+            for r in np.round(rows.astype(np.float64), 4)]
 
 
 class Tools:
     """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python."""
 
-    def __init__(self, catalog: Catalog, device: str = "cpu") -> None:
-        self.catalog = catalog
-        self.backend = get_backend(device)
-        self.jobs = JobManager()
-
-    def embedding(self, run: str, embedding: str) -> Embedding:
-        try:
-            return self.catalog.embedding(run, embedding)
-        except KeyError:
-            known = [f"{r.name}/{e.name}" for r in self.catalog.runs() for e in r.embeddings]
-            raise ValueError(f"unknown embedding {run}/{embedding}; known: {', '.join(known)}") from None
+    def __init__(self, service: ProjectionService) -> None:
+        self.service = service
 
     def row(self, embedding: Embedding, index: int) -> dict[str, Any]:
         metadata = embedding.metadata()
-        values = {n: metadata.column(n)[index] for n in metadata.names} if metadata else {}
+        values = ({n: metadata.arrays[n][index].as_py() for n in metadata.names}
+                  if metadata else {})
         return {"index": int(index), **values}
+
+    def rows(self, embedding: Embedding, indices: list[int]) -> list[dict[str, Any]]:
+        n = (embedding.shape or (0, 0))[0]
+        bad = [i for i in indices if not 0 <= i < n]
+        if bad:
+            raise ValueError(f"index {bad[0]} out of range: {embedding.run}/{embedding.name} "
+                             f"has {n} points (0..{n - 1})")
+        return [self.row(embedding, i) for i in indices]
 
     def runs(self) -> list[dict[str, Any]]:
         return [{"run": r.name, "error": r.error, "embeddings": [
-            {"name": e.name, "shape": e.shape, "metadata_columns": e.metadata_columns(),
-             "label_column": None if "metadata" in e.errors else label_column(e), "error": e.error}
-            for e in r.embeddings]} for r in self.catalog.runs()]
+            {"name": e.name, "status": e.status,
+             "shape": e.shape, "metadata_columns": e.metadata_columns(),
+             "label_column": naming_column(e), "error": e.error}
+            for e in r.embeddings]} for r in self.service.catalog.runs()]
 
     def rows_matching(self, embedding: Embedding, query: str, column: str | None,
                       regex: bool = False) -> list[int]:
@@ -97,7 +132,7 @@ class Tools:
         metadata = embedding.metadata()
         if metadata is None:
             raise ValueError(f"{embedding.run}/{embedding.name} has no metadata to search")
-        column = column or label_column(embedding)
+        column = column or naming_column(embedding)
         if column not in metadata.names:
             raise ValueError(f"unknown column {column!r}; the columns are {', '.join(metadata.names)}")
         values = metadata.column(column)
@@ -108,127 +143,167 @@ class Tools:
         return search_values(values, query, regex)
 
     def neighbors(self, embedding: Embedding, rows: list[int], k: int,
-                  metric: Literal["cosine", "euclidean"]) -> list[dict[str, Any]]:
+                  metric: Metric) -> list[dict[str, Any]]:
         """Nearest points to one row, or to the centroid of several (the rows left out)."""
-        index = neighbor_index(embedding.fingerprint, embedding.vectors, metric, self.backend)
         if len(rows) == 1:
-            found, distances = index.neighbors_of(rows, k, metric)
+            found, distances = self.service.neighbors(embedding, k, metric, index=rows[0])
         else:
             centroid = np.asarray(embedding.vectors()[rows], np.float64).mean(axis=0)
-            n = embedding.vectors().shape[0]
-            found, distances = index.query(centroid, min(k + len(rows), n), metric)
-        skip = set(rows)
-        pairs = [(int(i), float(d)) for i, d in zip(found[0], distances[0], strict=True)
-                 if int(i) not in skip and i >= 0][:k]
-        return [{**self.row(embedding, i), "distance": round(d, 5)} for i, d in pairs]
+            found, distances = self.service.neighbors(embedding, k, metric, vector=centroid,
+                                                      exclude=tuple(rows))
+        return [{**self.row(embedding, int(i)), "distance": round(float(d), 5)}
+                for i, d in zip(found[0], distances[0], strict=True) if i >= 0]
 
-    def clusters(self, embedding: Embedding, k: int, examples: int) -> list[dict[str, Any]]:
-        from sklearn.cluster import KMeans
-
-        vectors = np.asarray(embedding.vectors(), np.float32)
-        valid = np.flatnonzero(np.isfinite(vectors).all(axis=1))
-        model = KMeans(n_clusters=k, n_init=3, random_state=0).fit(vectors[valid])
-        metadata = embedding.metadata()
-        out = []
-        for c in range(k):
-            members = valid[model.labels_ == c]
-            spread = np.linalg.norm(vectors[members] - model.cluster_centers_[c], axis=1)
-            central = members[np.argsort(spread)[:examples]]
-            summary: dict[str, Any] = {"cluster": c, "size": len(members),
-                                       "central_points": [self.row(embedding, i) for i in central]}
-            if metadata is not None:
-                summary["common_values"] = {
-                    n: Counter(metadata.column(n)[i] for i in members).most_common(3)
-                    for n in metadata.names if not metadata.is_numeric(n)}
-            out.append(summary)
-        return out
+    async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
+                         dims: int, params: dict[str, Any] | None, job: str | None) -> Job:
+        """The finished job ``job`` names, or the one answering this projection (shared with
+        the page's identical requests, or from the result cache), awaited with progress."""
+        if job is not None:
+            found = self.service.job(job)
+        else:
+            request = _REQUEST.validate_python({"run": run, "embedding": embedding,
+                                                "method": method, "dims": dims,
+                                                "params": params or {}})
+            found = await asyncio.to_thread(self.service.project, request)
+        while not found.status.finished:
+            await ctx.report_progress(found.progress, 1.0, f"{method}: {found.progress:.0%}")
+            await asyncio.sleep(PROGRESS_EVERY)
+        if found.status is not JobStatus.DONE:
+            raise NotDone(found)
+        await ctx.report_progress(1.0, 1.0, f"{method}: done")
+        return found
 
 
 def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
-    tools = Tools(catalog, device)
+    service = ProjectionService.standalone(catalog, device)
+    tools = Tools(service)
     mcp = MCPServer("projector", instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
-        "'what is near X'; clusters gives groups with their central points to name them."))
+        "'what is near X'; clusters gives the groups the Structure panel shows, with labels."))
+    tool = mcp.tool(structured_output=False)
 
-    @mcp.tool()
-    @plain_errors
-    def list_runs() -> list[dict[str, Any]]:
-        """Runs and their embeddings: shape (points x dimensions), metadata columns, label column."""
+    @tool
+    @answers
+    def list_runs() -> Any:
+        """Runs and their embeddings: status, shape (points x dimensions), metadata columns,
+        the label column that names points."""
         catalog.refresh()
         return tools.runs()
 
-    @mcp.tool()
-    @plain_errors
-    def metadata(run: str, embedding: str, indices: list[int] | None = None,
-                 limit: int = 20) -> list[dict[str, Any]]:
+    @tool
+    @answers
+    def metadata(run: Run, embedding: EmbeddingName,
+                 indices: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(
+                     max_length=MAX_ROWS, description="Point indices (default: the first "
+                                                      "`limit`)")] = None,
+                 limit: Annotated[int, Field(ge=1, le=MAX_ROWS)] = 20) -> Any:
         """Metadata rows of the given point indices (default: the first `limit` points)."""
-        found = tools.embedding(run, embedding)
-        n = found.shape[0] if found.shape else 0
-        rows = indices if indices is not None else list(range(min(limit, n)))
-        bad = [i for i in rows if not 0 <= i < n]
-        if bad:
-            raise ValueError(f"indices out of range 0..{n - 1}: {bad[:5]}")
-        return [tools.row(found, i) for i in rows[:MAX_ROWS]]
+        found = service.embedding(run, embedding)
+        n = (found.shape or (0, 0))[0]
+        return tools.rows(found, indices if indices is not None else list(range(min(limit, n))))
 
-    @mcp.tool()
-    @plain_errors
-    def search(run: str, embedding: str, query: str, column: str | None = None,
-               regex: bool = False, limit: int = 50) -> dict[str, Any]:
-        """Points whose metadata `column` (default: the label column) matches `query`."""
-        found = tools.embedding(run, embedding)
+    @tool
+    @answers
+    def search(run: Run, embedding: EmbeddingName, query: str,
+               column: Annotated[str | None, Field(description="Default: the label column")] = None,
+               regex: bool = False, limit: Rows = 50) -> Any:
+        """Points whose metadata `column` equals `query` (any case), else contains it."""
+        found = service.embedding(run, embedding)
         rows = tools.rows_matching(found, query, column, regex)
-        return {"count": len(rows), "points": [tools.row(found, i) for i in rows[:limit]]}
+        return {"count": len(rows), "column": column or naming_column(found),
+                "points": [tools.row(found, i) for i in rows[:limit]]}
 
-    @mcp.tool()
-    @plain_errors
-    def neighbors(run: str, embedding: str, index: int | None = None, query: str | None = None,
-                  column: str | None = None, k: int = 10,
-                  metric: Literal["cosine", "euclidean"] = "cosine") -> dict[str, Any]:
+    @tool
+    @answers
+    def neighbors(run: Run, embedding: EmbeddingName,
+                  index: Annotated[int | None, Field(ge=0, description="A point")] = None,
+                  query: Annotated[str | None, Field(description="Or: its label")] = None,
+                  column: str | None = None,
+                  k: Annotated[int, Field(ge=1, le=1000, description="At most N - 1")] = 10,
+                  metric: Metric = "cosine") -> Any:
         """The k nearest points, in the original space, to point `index` or to the points whose
         label (or `column`) is `query` (their centroid when several match)."""
-        found = tools.embedding(run, embedding)
+        found = service.embedding(run, embedding)
         if (index is None) == (query is None):
             raise ValueError("give either index or query")
         rows = [index] if index is not None else tools.rows_matching(found, query or "", column)
         if not rows:
             raise ValueError(f"no point matches {query!r}")
-        return {"of": [tools.row(found, i) for i in rows[:10]],
+        return {"of": tools.rows(found, rows[:10]), "of_count": len(rows),
                 "neighbors": tools.neighbors(found, rows, k, metric)}
 
-    @mcp.tool()
-    @plain_errors
-    async def project(run: str, embedding: str, method: Literal["pca", "tsne", "umap"],
-                      ctx: Context, dims: Literal[2, 3] = 2, params: dict[str, Any] | None = None,
-                      include_coordinates: bool = True) -> dict[str, Any]:
-        """Run a projection to the end (progress is reported as it goes); the coordinates come
-        back for up to 5000 points, rounded to 4 decimals."""
-        found = tools.embedding(run, embedding)
-        request = TypeAdapter(ProjectionRequest).validate_python(
-            {"run": run, "embedding": embedding, "method": method, "dims": dims,
-             "params": params or {}})
-        check(request, found)
-        job = tools.jobs.submit(lambda jc: compute(request, found, tools.backend, jc))
-        while not job.status.finished:
-            await ctx.report_progress(job.progress, 1.0, f"{method}: {job.progress:.0%}")
-            await asyncio.sleep(PROGRESS_EVERY)
-        if job.status is not JobStatus.DONE:
-            raise ValueError(f"{method} {job.status.value}: {job.error}")
-        await ctx.report_progress(1.0, 1.0, f"{method}: done")
-        result = job.result
-        out: dict[str, Any] = {"info": result.info}
-        if include_coordinates:
-            coords = np.round(result.coordinates[:MAX_ROWS].astype(np.float64), 4)
-            out["coordinates"] = [None if not np.isfinite(r).all() else r.tolist() for r in coords]
-        return out
+    @tool
+    @answers
+    async def project(run: Run, embedding: EmbeddingName, method: Method, ctx: Context,
+                      dims: Literal[2, 3] = 2, params: Params = None,
+                      max_points: Annotated[Rows, Field(
+                          description="Coordinates returned (rounded to 4 decimals)")] = 200,
+                      ) -> Any:
+        """Run a projection to the end (progress is reported as it goes): its job id (for
+        clusters and quality), its info and the coordinates of the first `max_points` points."""
+        job = await tools.projection(ctx, run, embedding, method, dims, params, None)
+        result = service.result(job)
+        return {"job": job.id, "info": result.info, "rows": int(result.coordinates.shape[0]),
+                "coordinates": _rounded(result.coordinates[:max_points])}
 
-    @mcp.tool()
-    @plain_errors
-    def clusters(run: str, embedding: str, k: int = 8, examples: int = 8) -> list[dict[str, Any]]:
-        """k-means groups of the points (original space): size, most central points and the
-        commonest metadata values of each, to name the groups from."""
-        if not 2 <= k <= 100:
-            raise ValueError("k must be between 2 and 100")
-        return tools.clusters(tools.embedding(run, embedding), k, examples)
+    @tool
+    @answers
+    async def clusters(run: Run, embedding: EmbeddingName, ctx: Context,
+                       method: Method = "pca", dims: Literal[2, 3] = 2, params: Params = None,
+                       job: Annotated[str | None, Field(
+                           description="A finished projection job (from project) instead")] = None,
+                       min_cluster_size: Annotated[int | None, Field(ge=2)] = None,
+                       label_column: Annotated[str | None, Field(
+                           description="Column naming the clusters; default: the label "
+                                       "column")] = None,
+                       space: Literal["projection", "original"] = "projection",
+                       max_points: Annotated[Rows, Field(
+                           description="Length of `assignment` returned")] = MAX_ROWS) -> Any:
+        """The Structure panel's clusters of a projection (HDBSCAN, sub-clusters with a
+        `parent`), exactly as GET /api/jobs/ID/clusters answers: each with size, label
+        (commonest values of the label column) and its central point."""
+        found = await tools.projection(ctx, run, embedding, method, dims, params, job)
+        source = found.source if isinstance(found.source, Embedding) else None
+        naming = label_column or (naming_column(source) if source is not None else None)
+        answer = await asyncio.to_thread(service.clusters, found, min_cluster_size, naming, space)
+        n = len(answer["assignment"])
+        return {**answer, "assignment": answer["assignment"][:max_points], "job": found.id,
+                **({"assignment_rows": n} if n > max_points else {})}
+
+    @tool
+    @answers
+    async def quality(run: Run, embedding: EmbeddingName, ctx: Context,
+                      method: Method = "pca", dims: Literal[2, 3] = 2, params: Params = None,
+                      job: str | None = None,
+                      k: Annotated[int, Field(ge=1, le=1000)] = 10, metric: Metric = "cosine",
+                      worst: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
+        """How faithful a projection is (GET /api/jobs/ID/quality without the per-point list):
+        trustworthiness, continuity, mean neighbourhood kept, and the `worst` placed points."""
+        found = await tools.projection(ctx, run, embedding, method, dims, params, job)
+        answer = await asyncio.to_thread(service.quality, found, k, metric)
+        per_point = np.array([math.nan if v is None else v for v in answer["per_point"]])
+        order = [int(i) for i in np.argsort(per_point, kind="stable")
+                 if math.isfinite(per_point[i])][:worst]
+        source = found.source
+        return {**{key: v for key, v in answer.items() if key != "per_point"}, "job": found.id,
+                "worst": [{**tools.row(source, i), "kept": answer["per_point"][i]}
+                          for i in order]}
+
+    @tool
+    @answers
+    def compare(run: Run, embedding: EmbeddingName, other_run: Run, other_embedding: EmbeddingName,
+                k: Annotated[int, Field(ge=1, le=200)] = 10, metric: Metric = "cosine",
+                top: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
+        """How much each point's neighbourhood changed from one embedding to another of the
+        same points (GET /api/compare): the mean overlap and the `top` most changed points."""
+        a, b = service.embedding(run, embedding), service.embedding(other_run, other_embedding)
+        found = service.compare(a, b, k, metric, top)
+        usable = found.per_point[np.isfinite(found.per_point)]
+        return {"rows": int(found.per_point.shape[0]), "k": found.k,
+                "mean": float(usable.mean()) if usable.size else None,
+                "neighbors": found.neighbors, "recall": found.recall,
+                "most_changed": [{**tools.row(a, int(i)), "overlap": round(float(
+                    found.per_point[i]), 4)} for i in found.most_changed[:top]]}
 
     return mcp
 

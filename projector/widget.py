@@ -18,6 +18,7 @@ import anywidget
 import traitlets
 
 from projector.local_server import LocalServer, memory_server
+from projector_core.session import check_view
 
 PROJECTIONS = ("pca", "tsne", "umap", "custom")
 
@@ -74,6 +75,20 @@ class Projector(anywidget.AnyWidget):
         if proposal["value"] not in PROJECTIONS:
             raise traitlets.TraitError(f"projection must be one of {', '.join(PROJECTIONS)}")
         return proposal["value"]
+
+    @traitlets.validate("selection", "color_by")
+    def _check_exists(self, proposal: dict[str, Any]) -> Any:
+        """An unknown column or an index past N is refused here, not stored for the page."""
+        value = proposal["value"]
+        if getattr(self._from_page, "active", False):
+            return value
+        name = proposal["trait"].name
+        try:
+            check_view(self._server.app.state.catalog, self._session.snapshot(),
+                       {name: list(value) if name == "selection" else value})
+        except ValueError as error:
+            raise traitlets.TraitError(str(error)) from None
+        return value
 
     @traitlets.observe("selection", "color_by", "projection")
     def _python_changed(self, change: dict[str, Any]) -> None:

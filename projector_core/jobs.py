@@ -78,6 +78,7 @@ class Job:
         self.phase_progress: float | None = None  # how far through that phase, when known
         self.result: Any = None
         self.source: Any = None  # what the job computed from (an Embedding), for analyses of it
+        self.about: dict[str, Any] = {}  # what it computes (kind, method, run): GET /api/jobs
         self.frame: Frame | None = None
         self._version = 0
         self._lock = threading.Lock()
@@ -299,6 +300,11 @@ class JobManager:
         """The job, or KeyError when unknown or forgotten."""
         with self._lock:
             return self._jobs[job_id]
+
+    def all(self) -> list[Job]:
+        """Every job still kept, oldest first."""
+        with self._lock:
+            return list(self._jobs.values())
 
     def find(self, key: str) -> Job | None:
         with self._lock:

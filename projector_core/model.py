@@ -56,8 +56,12 @@ class Embedding:
 
     @property
     def status(self) -> str:
-        """"loading" while the tensor is read in the background, else "ready" (see errors)."""
-        return "loading" if self.loading is not None else "ready"
+        """"loading" while the tensor is read in the background; "error" when it could not be
+        read (``error`` says why); else "ready" (a broken metadata or sprite file leaves the
+        points usable: ``error`` names it)."""
+        if self.loading is not None:
+            return "loading"
+        return "error" if self._vectors is None or "tensor" in self.errors else "ready"
 
     def raise_if_loading(self) -> None:
         if self.loading is not None:

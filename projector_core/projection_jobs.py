@@ -32,6 +32,30 @@ def projection_result(job: Job) -> ProjectionResult:
     return job.result
 
 
+class NotDone(Exception):
+    """The job has no result yet (or failed, or was cancelled)."""
+
+    def __init__(self, job: Job) -> None:
+        if job.status is JobStatus.FAILED:
+            message = f"job {job.id} failed: {job.error}"
+        else:
+            message = (f"job {job.id} is {job.status.value} (progress {job.progress:.0%}); "
+                       "its result is not available")
+        super().__init__(message)
+        self.job = job
+
+
+def layout_of(job: Job, need: str) -> ProjectionResult:
+    """A done job's result when it is a layout: a comparison's values are none to cluster,
+    judge, order or start from (ValueError naming ``need``); :class:`NotDone` before."""
+    if job.status is not JobStatus.DONE:
+        raise NotDone(job)
+    result = projection_result(job)
+    if result.info.get("method") == "compare":
+        raise ValueError(f"job {job.id} is a comparison, not a projection: it has no {need}")
+    return result
+
+
 class ProjectionJobs:
     """Starts projection jobs on ``jobs`` and keeps their results in ``results``."""
 
@@ -51,8 +75,8 @@ class ProjectionJobs:
         except KeyError:
             raise ValueError(f"{field}: no job {job_id!r} (unknown, or forgotten since)") from None
         try:
-            coordinates = projection_result(job).coordinates
-        except ValueError as error:
+            coordinates = layout_of(job, "layout").coordinates
+        except (ValueError, NotDone) as error:
             raise ValueError(f"{field}: {error}") from None
         check_reference(coordinates, request, (embedding.shape or (0, 0))[0])
         return coordinates

@@ -74,6 +74,9 @@ class UmapParams(_SampledParams):
 
 class PcaParams(_Params):
     spherize: bool = Field(False, description="Centre, then scale each row to unit length first")
+    components: int = Field(
+        10, ge=1, le=100, description="Principal components returned (at most D); the page "
+                                      "picks two or three of them as axes")
     align_to_job: AlignTo = None
 
 
@@ -102,8 +105,8 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: str
     embedding: str
-    dims: Dims = Field(2, description="Output dimensions (t-SNE, UMAP); PCA returns all "
-                                      "computed components, custom is always 2-D")
+    dims: Dims = Field(2, description="Output dimensions (t-SNE, UMAP); PCA returns "
+                                      "params.components columns, custom is always 2-D")
     device: str | None = Field(
         None, description='"cpu", "cuda" (GPU kNN/PCA when available) or "torch"; default: '
                           "the server's --device")

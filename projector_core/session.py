@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from projector_core.catalog import Catalog
 
 FIELDS = ("run", "embedding", "selection", "color_by", "projection")
 Listener = Callable[[str, dict[str, Any]], None]
@@ -49,3 +52,37 @@ class SessionState:
     def subscribe(self, listener: Listener) -> None:
         with self._lock:
             self._listeners.append(listener)
+
+
+def check_view(catalog: Catalog, current: dict[str, Any], changes: dict[str, Any]) -> None:
+    """ValueError for a view that names what does not exist: an unknown run or embedding, a
+    colour column the metadata lacks, a selected index past N. The view's embedding is the
+    one ``changes`` or ``current`` names, else the first (what the page then shows)."""
+    view = {**current, **changes}
+    runs = catalog.runs()
+    if not runs:
+        return
+    try:
+        run = catalog.run(view["run"]) if view.get("run") is not None else runs[0]
+    except KeyError:
+        raise ValueError(f"unknown run {view['run']!r}") from None
+    try:
+        embedding = (run.embedding(view["embedding"]) if view.get("embedding") is not None
+                     else run.embeddings[0])
+    except KeyError:
+        raise ValueError(f"unknown embedding {view['embedding']!r} in run {run.name!r}") from None
+    except IndexError:
+        return  # a run without embeddings: nothing to check against
+    if embedding.loading is not None or embedding.shape is None:
+        return  # not read yet (or unreadable): the page reports it
+    where = f"{run.name}/{embedding.name}"
+    color = changes.get("color_by")
+    columns = embedding.metadata_columns() or ["index"]
+    if color is not None and color not in columns:
+        raise ValueError(f"unknown column {color!r} for color_by: {where} has "
+                         f"{', '.join(columns)}")
+    n = embedding.shape[0]
+    past = [i for i in changes.get("selection") or [] if not 0 <= i < n]
+    if past:
+        raise ValueError(f"selection index {past[0]} out of range: {where} has {n} points "
+                         f"(0..{n - 1})")

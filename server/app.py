@@ -64,6 +64,16 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def _json_decode_error(exc: RequestValidationError) -> str | None:
+    """What is wrong with a body that is not JSON at all, or None when it is JSON."""
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "not valid JSON")
+            at = error.get("loc", ("body", 0))[-1]
+            return f"the request body is not valid JSON: {reason} (at character {at})"
+    return None
+
+
 def create_app(
     logdir: str | Path | None = None,
     *,
@@ -133,6 +143,9 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        undecodable = _json_decode_error(exc)
+        if undecodable is not None:  # the documented 400, not a field's 422
+            return JSONResponse({"detail": undecodable}, status_code=400)
         return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
 
     @app.exception_handler(DataError)

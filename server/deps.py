@@ -1,7 +1,8 @@
-"""Shared request dependencies: the catalog and the embedding a request names."""
+"""Shared request dependencies: the catalog, the projection service, the embedding named."""
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
@@ -10,12 +11,24 @@ from fastapi.responses import JSONResponse
 from projector_core.catalog import Catalog
 from projector_core.loading import StillLoading
 from projector_core.model import Embedding
+from projector_core.service import ProjectionService
 
 RETRY_AFTER_SECONDS = 1
+_SERVICE_LOCK = threading.Lock()
 
 
 def get_catalog(request: Request) -> Catalog:
     return request.app.state.catalog
+
+
+def get_service(request: Request) -> ProjectionService:
+    """The app's projection service, made on first use over its catalog and job engine."""
+    state = request.app.state
+    with _SERVICE_LOCK:  # two first requests at once must not make two services
+        if not hasattr(state, "projection_service"):
+            state.projection_service = ProjectionService(state.catalog, state.projection_jobs,
+                                                         state.device, state.cluster)
+    return state.projection_service
 
 
 def get_embedding(
@@ -53,3 +66,4 @@ async def still_loading(request: Request, exc: Exception) -> JSONResponse:
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 EmbeddingDep = Annotated[Embedding, Depends(get_embedding)]
+ServiceDep = Annotated[ProjectionService, Depends(get_service)]

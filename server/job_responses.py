@@ -14,8 +14,8 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from projector_core.jobs import Job, JobManager, JobStatus
-from projector_core.projection_jobs import ProjectionJobs, projection_result
+from projector_core.jobs import Job, JobManager
+from projector_core.projection_jobs import NotDone, ProjectionJobs, projection_result
 
 
 class JobCreated(BaseModel):
@@ -77,7 +77,4 @@ def result_response(job: Job, binary: bool) -> Response:
 
 
 def not_done(job: Job) -> HTTPException:
-    if job.status is JobStatus.FAILED:
-        return HTTPException(409, f"job {job.id} failed: {job.error}")
-    return HTTPException(409, f"job {job.id} is {job.status.value} (progress "
-                              f"{job.progress:.0%}); its result is not available")
+    return HTTPException(409, str(NotDone(job)))

@@ -6,9 +6,11 @@ import json
 import os
 import re
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
+import httpx
 import numpy as np
 import pytest
 from mcp import ClientSession, StdioServerParameters
@@ -28,11 +30,28 @@ def _server(logdir: Path, cache: Path) -> StdioServerParameters:
 
 
 def _payload(result) -> object:
+    """The answer: one compact JSON text, and nothing beside it."""
     assert not result.is_error, result.content
-    if result.structured_content is not None:
-        content = result.structured_content
-        return content.get("result", content) if set(content) == {"result"} else content
-    return json.loads(result.content[0].text)
+    assert result.structured_content is None and len(result.content) == 1
+    text = result.content[0].text
+    value = json.loads(text)
+    assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False), "compact JSON"
+    return value
+
+
+def _error(result) -> str:
+    assert result.is_error
+    return result.content[0].text
+
+
+def _session(logdir: Path, cache: Path, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+    async def run() -> None:
+        async with stdio_client(_server(logdir, cache)) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            await body(session)
+
+    anyio.run(run)
 
 
 @pytest.mark.slow
@@ -42,42 +61,125 @@ def test_an_assistant_asks_what_is_near_blue_and_projects(sample_logdir, tmp_pat
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append(done)
 
-    async def session_run() -> None:
-        async with stdio_client(_server(sample_logdir, tmp_path / "cache")) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            names = {tool.name for tool in (await session.list_tools()).tools}
-            assert {"list_runs", "metadata", "search", "neighbors", "project", "clusters"} <= names
+    async def body(session: ClientSession) -> None:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"list_runs", "metadata", "search", "neighbors", "project", "clusters",
+                "quality", "compare"} <= names
 
-            runs = _payload(await session.call_tool("list_runs", {}))
-            words = next(r for r in runs if r["run"] == "words")["embeddings"][0]
-            assert words["label_column"] == "word" and words["shape"][0] == 4000
+        runs = _payload(await session.call_tool("list_runs", {}))
+        words = next(r for r in runs if r["run"] == "words")["embeddings"][0]
+        assert words["label_column"] == "word" and words["shape"][0] == 4000
+        assert words["status"] == "ready"
 
-            near = _payload(await session.call_tool("neighbors", {
-                "run": "words", "embedding": words["name"], "query": "blue", "k": 10}))
-            assert [p["word"] for p in near["of"]] == ["blue"]
-            neighbours = near["neighbors"]
-            assert len(neighbours) == 10 and "blue" not in [p["word"] for p in neighbours]
-            assert sum(p["category"] == "colour" for p in neighbours) >= 5, neighbours
+        near = _payload(await session.call_tool("neighbors", {
+            "run": "words", "embedding": words["name"], "query": "blue", "k": 10}))
+        assert [p["word"] for p in near["of"]] == ["blue"]
+        neighbours = near["neighbors"]
+        assert len(neighbours) == 10 and "blue" not in [p["word"] for p in neighbours]
+        assert sum(p["category"] == "colour" for p in neighbours) >= 5, neighbours
 
-            unknown = await session.call_tool("neighbors", {"run": "words", "embedding": words["name"],
-                                                            "query": "zzzzqq"})
-            assert unknown.is_error and "zzzzqq" in unknown.content[0].text
+        unknown = await session.call_tool("neighbors", {"run": "words", "embedding": words["name"],
+                                                        "query": "zzzzqq"})
+        assert "zzzzqq" in _error(unknown)
 
-            projected = _payload(await session.call_tool("project", {
-                "run": "iris", "embedding": "iris",
-                "method": "tsne", "params": {"perplexity": 10, "n_iter": 300}},
-                progress_callback=on_progress))
-            assert projected["info"]["method"] == "tsne" and len(projected["coordinates"]) == 150
-            assert progress and progress[-1] == 1.0
+        projected = _payload(await session.call_tool("project", {
+            "run": "iris", "embedding": "iris",
+            "method": "tsne", "params": {"perplexity": 10, "n_iter": 300}},
+            progress_callback=on_progress))
+        assert projected["info"]["method"] == "tsne" and len(projected["coordinates"]) == 150
+        assert progress and progress[-1] == 1.0
 
-            groups = _payload(await session.call_tool("clusters", {"run": "iris", "embedding": "iris",
-                                                                   "k": 3}))
-            assert sorted(g["size"] for g in groups)[-1] <= 100 and sum(g["size"] for g in groups) == 150
-            species = {g["common_values"]["species"][0][0] for g in groups}
-            assert len(species) == 3, "three clusters, one per species"
+        groups = _payload(await session.call_tool("clusters", {"run": "iris", "embedding": "iris",
+                                                               "job": projected["job"]}))
+        top = [c for c in groups["clusters"] if c["parent"] is None]
+        assert len(groups["assignment"]) == 150 and len(top) >= 2
+        assert sum(c["size"] for c in top) <= 150
+        assert any(c["label"] == "setosa (100%)" for c in top), "named by the label column"
 
-    anyio.run(session_run)
+    _session(sample_logdir, tmp_path / "cache", body)
+
+
+@pytest.mark.slow
+def test_mcp_clusters_are_the_rest_clusters_of_the_same_projection(sample_logdir, tmp_path,
+                                                                    serve):
+    """The Structure panel and an assistant name the same groups: HDBSCAN, same labels,
+    same hierarchy, for the same request."""
+    base = serve(sample_logdir)
+    request = {"run": "digits", "embedding": "digits", "method": "umap", "dims": 2,
+               "params": {"n_neighbors": 10, "n_epochs": 50, "seed": 3}}
+    done = httpx.post(f"{base}/api/projections", params={"wait": "true"}, json=request,
+                      timeout=300)
+    job = done.headers["x-job"]
+    rest = httpx.get(f"{base}/api/jobs/{job}/clusters",
+                     params={"label_column": "label", "min_cluster_size": 30}, timeout=120).json()
+    answers: dict[str, object] = {}
+
+    async def body(session: ClientSession) -> None:
+        answers["project"] = _payload(await session.call_tool("project", {
+            **request, "max_points": 0}))
+        answers["mcp"] = _payload(await session.call_tool("clusters", {
+            **request, "label_column": "label", "min_cluster_size": 30}))
+        answers["default"] = _payload(await session.call_tool("clusters", {
+            **request, "min_cluster_size": 30}))
+
+    _session(sample_logdir, tmp_path / "cache", body)  # the server's cache directory
+    projected = answers["project"]
+    assert isinstance(projected, dict)
+    assert projected["info"] == done.json()["info"], "the same result, from the result cache"
+    mcp = answers["mcp"]
+    assert isinstance(mcp, dict) and mcp.pop("job")
+    assert mcp == rest
+    assert len([c for c in rest["clusters"] if c["parent"] is None]) >= 5
+    default = answers["default"]
+    assert isinstance(default, dict) and default["clusters"] == rest["clusters"], \
+        "by default the clusters are named by the label column the page picks"
+
+
+@pytest.mark.slow
+def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, tmp_path):
+    async def body(session: ClientSession) -> None:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        project = tools["project"].input_schema
+        assert project["properties"]["max_points"]["maximum"] == 5000
+        assert "perplexity" in json.dumps(project["properties"]["params"]), "typed params"
+        assert tools["neighbors"].input_schema["properties"]["k"]["maximum"] == 1000
+        assert tools["search"].input_schema["properties"]["limit"]["maximum"] == 5000
+
+        runs = _payload(await session.call_tool("list_runs", {}))
+        digits = next(r for r in runs if r["run"] == "digits")["embeddings"][0]
+        assert digits["label_column"] == "label"
+        sevens = _payload(await session.call_tool("search", {
+            "run": "digits", "embedding": "digits", "query": "7", "limit": 3}))
+        assert sevens["column"] == "label" and sevens["count"] == 179
+        assert [p["label"] for p in sevens["points"]] == ["7"] * 3
+
+        pca = await session.call_tool("project", {"run": "digits", "embedding": "digits",
+                                                  "method": "pca", "max_points": 100})
+        assert len(pca.content[0].text) < 12_000, "not 285 KB of indented text"
+        assert len(_payload(pca)["coordinates"]) == 100 and _payload(pca)["rows"] == 1797
+
+        past = await session.call_tool("metadata", {"run": "iris", "embedding": "iris",
+                                                    "indices": [3, 150]})
+        assert _error(past).endswith("index 150 out of range: iris/iris has 150 points (0..149)")
+        far = await session.call_tool("neighbors", {"run": "iris", "embedding": "iris",
+                                                    "index": 500})
+        assert "index 500 out of range: iris/iris has 150 points" in _error(far)
+        many = await session.call_tool("neighbors", {"run": "iris", "embedding": "iris",
+                                                     "index": 0, "k": 150})
+        assert "k 150 is more than the 149 other points" in _error(many), "the REST k limit"
+        bad = await session.call_tool("project", {"run": "iris", "embedding": "iris",
+                                                  "method": "tsne",
+                                                  "params": {"perplexity": 100}})
+        assert "perplexity 100 is too large for 150 points" in _error(bad)
+        wide = await session.call_tool("project", {"run": "iris", "embedding": "iris",
+                                                   "method": "umap",
+                                                   "params": {"n_neighbors": 5000}})
+        assert _error(wide).endswith("umap.params.n_neighbors: Input should be less than or "
+                                     "equal to 200"), "named once, by the method's own model"
+        nowhere = await session.call_tool("metadata", {"run": "nope", "embedding": "x"})
+        assert "unknown embedding nope/x; known:" in _error(nowhere)
+
+    _session(sample_logdir, tmp_path / "cache", body)
 
 
 def _iris(sample_logdir: Path) -> tuple[np.ndarray, list[dict[str, str]]]:

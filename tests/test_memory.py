@@ -113,6 +113,21 @@ def test_the_session_carries_the_view_both_ways(cleanup):
         widget.projection = "nope"
 
 
+def test_the_widget_refuses_what_does_not_exist(cleanup):
+    import traitlets
+
+    widget = Projector(_vectors(), {"group": ["a", "b", "c"] * 10})
+    cleanup(widget._server)
+    with pytest.raises(traitlets.TraitError,
+                       match=r"selection index 30 out of range: memory/embedding has 30 points"):
+        widget.selection = [1, 30]
+    with pytest.raises(traitlets.TraitError, match="unknown column 'colour' for color_by"):
+        widget.color_by = "colour"
+    assert widget.selection == [] and widget.color_by is None
+    state = httpx.get(f"{widget.url}api/session/state").json()
+    assert state["selection"] == [] and state["color_by"] is None, "nothing refused is shared"
+
+
 def test_from_logdir_shows_its_runs(sample_logdir, cleanup):
     widget = Projector.from_logdir(sample_logdir)
     cleanup(widget._server)

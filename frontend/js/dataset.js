@@ -111,9 +111,14 @@ export class Dataset {
     return true;
   }
 
-  /** TensorBoard's default label column: the first non-numeric one, else the first. */
+  /**
+   * The column that names points: the server's choice (`label_column`, one rule for the page,
+   * the API and the MCP tools); for data without it, TensorBoard's first non-numeric column.
+   */
   defaultLabelColumn() {
     const cols = this.columns;
+    const chosen = this.info?.label_column;
+    if (chosen && cols.includes(chosen)) return chosen;
     return cols.find((c) => this.loaded(c) && !this.numeric(c)) ?? cols[0] ?? null;
   }
 

@@ -28,3 +28,11 @@ test('asking for a column before the metadata arrives does not poison the cache'
   ds.metadata = parseMetadataTsv('class\tx\n0\ta\n1\tb\n2\tc\n');
   assert.deepEqual(Array.from(ds.numeric('class')), [0, 1, 2]);
 });
+
+test('the label column is the server\'s choice when it names one (digits: label, not parity)', () => {
+  const metadata = parseMetadataTsv('label\tparity\n0\teven\n1\todd\n2\teven\n');
+  const ds = new Dataset({ source: 'server', run: 'r', name: 'e', n: 3, d: 2, metadata, info: { label_column: 'label' } });
+  assert.equal(ds.defaultLabelColumn(), 'label');
+  const gone = new Dataset({ source: 'server', run: 'r', name: 'e', n: 3, d: 2, metadata, info: { label_column: 'nope' } });
+  assert.equal(gone.defaultLabelColumn(), 'parity', 'else TensorBoard\'s rule');
+});

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
     from projector_core.formats.chunked import ChunkedVectors
 
-PCA_COMPONENTS = 10  # the front end picks any two or three of them as axes
 
 
 class Pca(ProjectionMethod[PcaParams]):
@@ -24,10 +23,10 @@ class Pca(ProjectionMethod[PcaParams]):
     params_model = PcaParams
 
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
-        result = pca(ctx.data, PCA_COMPONENTS, self.params.spherize, ctx.backend)
+        result = pca(ctx.data, self.params.components, self.params.spherize, ctx.backend)
         return result.coordinates, {"explained_variance_ratio": result.explained_variance_ratio}
 
     def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
                        reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
-        result = sharded_pca(vectors, cluster, PCA_COMPONENTS, self.params.spherize)
+        result = sharded_pca(vectors, cluster, self.params.components, self.params.spherize)
         return result.coordinates, {"explained_variance_ratio": result.explained_variance_ratio}

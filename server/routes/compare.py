@@ -11,19 +11,14 @@ import math
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse
-from projector.server.deps import CatalogDep, EmbeddingDep, lookup_embedding
-from projector.server.job_responses import JobCreated, JobsDep
+from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
+from projector.server.job_responses import JobCreated
 from pydantic import BaseModel, Field
 
-from projector_core.comparison import check_comparable, compare_embeddings
-from projector_core.jobs import JobContext, JobManager
-from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.knn import Metric
-from projector_core.model import Embedding
 from projector_core.pairs import comparable_pairs
-from projector_core.projections import ProjectionResult
 from projector_core.steps import timelines
 
 router = APIRouter(prefix="/api", tags=["compare"])
@@ -88,10 +83,9 @@ def _floats(values) -> list[float | None]:
     422: {"description": "Different row counts (both are named), k not below N, unknown metric, "
                          "or an unreadable tensor"}})
 def compare(
-    request: Request,
     embedding: EmbeddingDep,
     catalog: CatalogDep,
-    jobs: JobsDep,
+    service: ServiceDep,
     other_run: Annotated[str, Query(description="Run of embedding B")],
     other_embedding: Annotated[str, Query(description="Embedding B (same number of rows)")],
     k: Annotated[int, Query(gt=0, le=200, description="Neighbours per point")] = 10,
@@ -104,11 +98,10 @@ def compare(
     """How much each point's k-neighbourhood changed from embedding A to embedding B."""
     other = lookup_embedding(catalog, other_run, other_embedding)
     try:
-        backend = get_backend(request.app.state.device)
         if background:
-            check_comparable(embedding, other, k)
-            return _background(jobs, embedding, other, k, metric, top, backend)
-        result = compare_embeddings(embedding, other, k, metric, backend, top)
+            job = service.compare_job(embedding, other, k, metric, top)
+            return JSONResponse({"job": job.id}, status_code=202)
+        result = service.compare(embedding, other, k, metric, top)
     except ValueError as error:  # DataError and the row-count mismatch included
         raise HTTPException(422, str(error)) from None
     usable = result.per_point[np.isfinite(result.per_point)]
@@ -122,24 +115,6 @@ def compare(
         recall=result.recall,
         rows=int(result.per_point.shape[0]),
     )
-
-
-def _background(jobs: JobManager, a: Embedding, b: Embedding, k: int, metric: Metric, top: int,
-                backend: Backend) -> JSONResponse:
-    """The comparison as a job (one per question): its progress is the job's, its result a
-    [N, 2] array (overlap, rank displacement) and the summary in ``info``."""
-    key = f"compare:{a.fingerprint}:{b.fingerprint}:{k}:{metric}:{top}:{backend.device}"
-    job = jobs.find(key)
-    if job is None:
-        def work(ctx: JobContext) -> ProjectionResult:
-            found = compare_embeddings(a, b, k, metric, backend, top,
-                                       progress=lambda done: ctx.step(None, done))
-            values = np.column_stack([found.per_point, found.rank_displacement])
-            return ProjectionResult(values.astype(np.float32), {
-                "method": "compare", "k": found.k, "most_changed": found.most_changed.tolist(),
-                "neighbors": found.neighbors, "recall": found.recall})
-        job = jobs.submit(work, key=key)
-    return JSONResponse({"job": job.id}, status_code=202)
 
 
 @router.get("/compare/pairs")

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from projector_core.methods import data_limits
 from projector_core.model import Embedding
+from projector_core.service import label_column
 
 router = APIRouter(prefix="/api", tags=["data"])
 
@@ -30,7 +31,7 @@ class SpriteOut(BaseModel):
 
 class EmbeddingOut(BaseModel):
     name: str
-    status: Literal["loading", "ready"]
+    status: Literal["loading", "ready", "error"]
     progress: ProgressOut | None  # while loading: how much of the tensor file is read
     shape: tuple[int, int] | None
     metadata_columns: list[str]
@@ -40,6 +41,7 @@ class EmbeddingOut(BaseModel):
     warnings: list[str]
     sources: dict[str, str]
     limits: DataLimitsOut | None  # what the data allows each method's parameters (shape known)
+    label_column: str | None  # the column that names points (``projector_core.label_column``)
 
     @classmethod
     def of(cls, embedding: Embedding) -> EmbeddingOut:
@@ -60,6 +62,7 @@ class EmbeddingOut(BaseModel):
             sources=embedding.sources,
             limits=None if embedding.shape is None else DataLimitsOut(**data_limits(
                 *embedding.shape)),
+            label_column=label_column(embedding),
         )
 
 

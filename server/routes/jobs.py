@@ -1,5 +1,6 @@
 """Jobs: status, cancel, pause/resume, the result (JSON or float32 bytes), and a live stream.
 
+``GET /api/jobs`` lists the jobs with what each computes (kind, method, run, embedding).
 ``GET /api/jobs/ID/result`` before the job is done answers 409 Conflict with the job's status
 in the message (425 Too Early is about TLS early data, so it does not fit).
 
@@ -24,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
+from projector.server.deps import ServiceDep
 from projector.server.job_responses import (
     JobsDep,
     ProjectionOut,
@@ -58,6 +60,26 @@ class JobOut(BaseModel):
                               "affinities, initial layout, optimisation, placement")
     phase_progress: float | None = Field(None, ge=0, le=1,
                                          description="How far through that phase, when known")
+
+
+class JobAboutOut(JobOut):
+    kind: Literal["projection", "compare", "unknown"]
+    method: str | None = Field(None, description='"pca", "tsne", ...; "compare" for a comparison')
+    run: str | None = None
+    embedding: str | None = None
+    dims: int | None = Field(None, description="A projection's requested dimensions")
+    other_run: str | None = Field(None, description="A comparison's embedding B")
+    other_embedding: str | None = None
+
+
+class JobsOut(BaseModel):
+    jobs: list[JobAboutOut] = Field(description="Every job still kept, oldest first")
+
+
+@router.get("/jobs")
+def list_jobs(service: ServiceDep) -> JobsOut:
+    """The jobs this server runs or keeps, each with what it computes."""
+    return JobsOut(jobs=[JobAboutOut(**job) for job in service.list_jobs()])
 
 
 @router.get("/jobs/{job_id}")

@@ -39,9 +39,10 @@ from projector.server.deps import EmbeddingDep
 from projector.server.error_responses import EMBEDDING_ERRORS
 from projector.server.job_responses import JobsDep, find_job, not_done
 
-from projector_core.jobs import JobStatus
+from projector_core.jobs import Job, JobStatus
 from projector_core.kernels.lod import lod_order
-from projector_core.projection_jobs import projection_result
+from projector_core.projection_jobs import layout_of, projection_result
+from projector_core.projections import ProjectionResult
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
@@ -103,7 +104,8 @@ def _axes(text: str | None, cols: int) -> list[int]:
     response_class=Response,
     responses={200: {"content": {"application/octet-stream": {}},
                      "description": "N int32 (little-endian): the points in level-of-detail order"},
-               409: {"description": "The job is not done"}, 404: {"description": "Unknown job"}},
+               409: {"description": "The job is not done"}, 404: {"description": "Unknown job"},
+               422: {"description": "A comparison job: it has no layout"}},
 )
 def get_lod(job_id: str, request: Request, jobs: JobsDep,
             axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1,2")] = None,
@@ -111,10 +113,18 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
     job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    chosen = _axes(axes, projection_result(job).coordinates.shape[1])
+    chosen = _axes(axes, _layout(job).coordinates.shape[1])
     order = _order(request, job, chosen)
     return Response(order.astype("<i4").tobytes(), media_type="application/octet-stream",
                     headers={"X-Shape": str(order.size)})
+
+
+def _layout(job: Job) -> ProjectionResult:
+    """The done job's layout; a comparison job has none to order (422)."""
+    try:
+        return layout_of(job, "level-of-detail order")
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None
 
 
 def _order(request: Request, job, chosen: list[int]) -> np.ndarray:
@@ -151,7 +161,8 @@ def _as_shown(axes: str | None, cols: int) -> str | None:
     responses={200: {"content": {"application/octet-stream": {}},
                      "description": "count int32 indices, then count x k float32 coordinates"},
                409: {"description": "The job failed or was cancelled"},
-               404: {"description": "Unknown job"}},
+               404: {"description": "Unknown job"},
+               422: {"description": "A comparison job: it has no layout"}},
 )
 async def get_lod_points(
     job_id: str, request: Request, jobs: JobsDep,
@@ -166,7 +177,7 @@ async def get_lod_points(
     await job.finished()
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    cols = projection_result(job).coordinates.shape[1]
+    cols = _layout(job).coordinates.shape[1]
     chosen = _axes(_as_shown(axes, cols), cols)
 
     def answer() -> Response:

@@ -6,20 +6,17 @@ blocks the event loop and is answered while projection jobs run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query, Request
-from projector.server.deps import CatalogDep, EmbeddingDep, lookup_embedding
+from fastapi import APIRouter, HTTPException, Query
+from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
 from pydantic import BaseModel, ConfigDict, Field
 
-from projector_core.distributed.dispatch import neighbor_index_for
-from projector_core.kernels.backend import get_backend
-from projector_core.kernels.neighbor_index import Metric, NeighborIndex
+from projector_core.kernels.neighbor_index import Metric
 from projector_core.kernels.search import search
-from projector_core.limits import neighbor_count
 from projector_core.model import Embedding
+from projector_core.service import ProjectionService
 
 router = APIRouter(prefix="/api", tags=["neighbors"])
 
@@ -56,23 +53,11 @@ class SearchOut(BaseModel):
     indices: list[int] = Field(description="Matching rows, ascending")
 
 
-def _check_k(k: int, others: int) -> None:
-    """More neighbours than there are other points is a bad request (issue 5), not clamped."""
+def _answer(service: ProjectionService, embedding: Embedding, k: int, metric: Metric,
+            **where: Any) -> NeighborsOut:
+    """The service's neighbours (of ``index=`` or ``vector=``); ValueError -> 422."""
     try:
-        neighbor_count(others).check(k)
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
-
-
-NeighborQuery = Callable[[NeighborIndex], tuple[np.ndarray, np.ndarray]]
-
-
-def _answer(request: Request, embedding: Embedding, metric: Metric, query: NeighborQuery) -> NeighborsOut:
-    """Run ``query(index)`` on the embedding's neighbour index; ValueError -> 422."""
-    try:
-        backend = get_backend(request.app.state.device)
-        index = neighbor_index_for(request.app.state.cluster, embedding, metric, backend)
-        indices, distances = query(index)
+        indices, distances = service.neighbors(embedding, k, metric, **where)
     except ValueError as error:  # DataError included: the tensor file is unreadable
         raise HTTPException(422, str(error)) from None
     return NeighborsOut(
@@ -86,7 +71,7 @@ def _answer(request: Request, embedding: Embedding, metric: Metric, query: Neigh
 
 @router.get("/neighbors", responses=_ERRORS)
 def neighbors_of_point(
-    request: Request,
+    service: ServiceDep,
     embedding: EmbeddingDep,
     index: Annotated[int, Query(ge=0, description="Row whose neighbours are wanted")],
     k: Annotated[int, Query(gt=0, description="Number of neighbours, below N")] = K_DEFAULT,
@@ -96,22 +81,16 @@ def neighbors_of_point(
 
     Rows holding NaN or Inf are never neighbours, so fewer than ``k`` may come back.
     """
-    if embedding.shape is not None:
-        n = embedding.shape[0]
-        if index >= n:
-            raise HTTPException(422, f"index {index} out of range: the embedding has {n} points")
-        _check_k(k, n - 1)
-    return _answer(request, embedding, metric, lambda ix: ix.neighbors_of([index], k, metric))
+    return _answer(service, embedding, k, metric, index=index)
 
 
 @router.post("/neighbors", responses=_ERRORS)
-def neighbors_of_vector(body: VectorQuery, request: Request, catalog: CatalogDep) -> NeighborsOut:
+def neighbors_of_vector(body: VectorQuery, service: ServiceDep,
+                        catalog: CatalogDep) -> NeighborsOut:
     """The ``k`` nearest points to an arbitrary vector of the embedding's dimension."""
     embedding = lookup_embedding(catalog, body.run, body.embedding)
-    if embedding.shape is not None:
-        _check_k(body.k, embedding.shape[0])
     vector = np.asarray(body.vector, np.float64)
-    return _answer(request, embedding, body.metric, lambda ix: ix.query(vector, body.k, body.metric))
+    return _answer(service, embedding, body.k, body.metric, vector=vector)
 
 
 @router.get(

@@ -4,7 +4,7 @@ Checks that need the data (perplexity against N, metadata columns, the device) h
 so a bad request is a 422 at once instead of a failed job; the method registry
 (``projector_core.methods``) holds them, and ``GET /api/projections/methods`` tells the
 limits the data puts on each method's parameters. Identical requests share one job or a
-cached result (``projector_core.projection_jobs``).
+cached result (``projector_core.service``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from typing import Annotated
 from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
-from projector.server.deps import CatalogDep, EmbeddingDep, lookup_embedding
+from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
 from projector.server.job_responses import (
     JobCreated,
-    ProjectionJobsDep,
     ProjectionOut,
     failure_status,
     not_done,
@@ -26,10 +25,8 @@ from projector.server.job_responses import (
 )
 from projector.server.limits_models import DataLimitsOut
 
-from projector_core.distributed.dispatch import check_projection
 from projector_core.errors import DataError
 from projector_core.jobs import JobStatus
-from projector_core.kernels.backend import get_backend
 from projector_core.methods import data_limits
 from projector_core.projection_params import ProjectionRequest
 
@@ -54,7 +51,7 @@ async def create_projection(
     body: Annotated[ProjectionRequest, Body()],
     request: Request,
     catalog: CatalogDep,
-    projections: ProjectionJobsDep,
+    service: ServiceDep,
     wait: Annotated[bool, Query(description="Block until done and answer the result")] = False,
     cancel_unfollowed: Annotated[bool, Query(
         description="Cancel the job once nothing has followed it (its WebSocket stream or "
@@ -62,16 +59,13 @@ async def create_projection(
                     "stops its t-SNE. Without it a job runs to its end")] = False,
 ) -> Response:
     embedding = lookup_embedding(catalog, body.run, body.embedding)
-    cluster = request.app.state.cluster
     try:
-        backend = get_backend(body.device or request.app.state.device)
-        await run_in_threadpool(check_projection, body, embedding, cluster)  # may import openTSNE
-        reference = projections.reference(body, embedding)
+        reference = await run_in_threadpool(service.check, body, embedding)  # may import openTSNE
     except DataError:
         raise  # the app's handler answers it: a 422 naming the file
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-    job = await run_in_threadpool(projections.start, body, embedding, backend, cluster, reference)
+    job = await run_in_threadpool(service.start, body, embedding, reference)
     followers = request.app.state.followers
     if cancel_unfollowed and not wait:
         followers.watch(job)

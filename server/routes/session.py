@@ -10,10 +10,10 @@ import asyncio
 import time
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from projector_core.session import SessionState
+from projector_core.session import SessionState, check_view
 
 router = APIRouter(prefix="/api/session", tags=["session"])
 POLL_STEP = 0.05
@@ -60,8 +60,14 @@ async def get_state(
     return SessionOut(**session.snapshot())
 
 
-@router.post("/state")
+@router.post("/state", responses={422: {"description": "An unknown run, embedding or colour "
+                                                         "column, or a selected index past N"}})
 def post_state(body: SessionPatch, request: Request) -> SessionOut:
-    """The page's view changed: only the fields sent are set."""
+    """The page's view changed: only the fields sent are set, once they exist."""
     changes: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
-    return SessionOut(**_session(request).update("page", **changes))
+    session = _session(request)
+    try:
+        check_view(request.app.state.catalog, session.snapshot(), changes)
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None
+    return SessionOut(**session.update("page", **changes))

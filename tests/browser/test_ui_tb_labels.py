@@ -137,3 +137,13 @@ def test_3d_labels_replace_thumbnails_and_take_the_point_colours(serve, sample_l
     assert len(coloured) > 1000, "label text in colour, not grey"
     hues = {round(colorsys.rgb_to_hsv(*(c / 255))[0] * 12) % 12 for c in coloured}
     assert len(hues) >= 5, f"hues {sorted(hues)}"
+
+
+def test_digits_are_labelled_by_their_digit_as_the_api_says(serve, projector, sample_logdir):
+    """One rule for the label column: the page starts from /api/runs' label_column (digits:
+    "label", not TensorBoard's first text column "parity"), as the MCP tools search it."""
+    base = serve(sample_logdir)
+    projector.open(base)  # a fresh view: the first run, digits
+    projector.wait_js("app.dataset && app.dataset.name === 'digits' && app.dataset.metadata")
+    assert projector.state()["labelBy"] == "label"
+    assert projector.state()["search"]["column"] == "label"

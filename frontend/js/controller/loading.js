@@ -36,7 +36,7 @@ export class DatasetLoading {
     const { labelBy, colorBy, search } = this.state;
     const metadata = info.metadata_columns?.length
       ? (columnar
-          ? fetchFirstColumns(dataset.fetchColumn, info.metadata_columns, n, [colorBy, labelBy, search.column], (f) => metaTask.update(f))
+          ? fetchFirstColumns(dataset.fetchColumn, info.metadata_columns, n, [colorBy, labelBy ?? info.label_column, search.column], (f) => metaTask.update(f))
           : this.api
               .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
               .then((text) => parseMetadataTsv(text, { header: true, file: 'metadata' }))
