@@ -1,12 +1,16 @@
 """The compute libraries, loaded and compiled in the background once the server is up.
 
-Importing openTSNE and scikit-learn takes about 2 s, umap-learn (numba, pynndescent) more, and
-numba then compiles UMAP's kernels on the first job (about 8 s before its first frame). The
+Importing openTSNE and scikit-learn takes about 1 s, umap-learn 2 s (without pynndescent:
+``kernels/umap_learn.py``), and numba then compiles what a UMAP job runs (the fuzzy graph's
+two kernels, then the epoch kernel: about 5 s of one core on an empty numba cache). The
 server starts without any of them (``projections.py`` imports them on first use); this thread
-imports them once the server is listening and runs a tiny UMAP, so the first real job finds
-everything ready. numba's compiled code is also kept on disk, under the project's cache
-directory (never LOGDIR): umap-learn caches few of its kernels itself, so the others are marked
-for caching here before their first compile, and a later server loads them instead.
+imports them once the server is listening and runs a tiny UMAP, in the order a job needs them,
+so the first real job finds everything ready; then it ends (nothing else is compiled: UMAP's
+neighbours come from our own indexes, never NN-descent). A job asked meanwhile shows its PCA
+preview at once and waits only for what is still compiling. numba's compiled code is also
+kept on disk, under the project's cache directory (never LOGDIR): umap-learn caches few of its
+kernels itself, so the others are marked for caching here before their first compile, and a
+later server loads them instead.
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ def cache_umap_kernels() -> int:
 
     from numba.core.dispatcher import Dispatcher
 
+    from projector_core.kernels.umap_learn import umap_module
+
+    umap_module()  # without pynndescent, before the plain imports below find umap.umap_
     marked = 0
     for name in _UMAP_MODULES:
         for value in vars(importlib.import_module(name)).values():
@@ -83,12 +90,9 @@ def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
 
 
 def _tiny_umap() -> None:
-    """Compile what a UMAP job runs, on both neighbour paths (exact and NN-descent): numba
-    compiles per argument type, not size, so a few points compile the real job's code."""
-    from umap.umap_ import nearest_neighbors
-
+    """Compile what a UMAP job runs: numba compiles per argument type, not size, so a few
+    points compile the real job's code (both neighbour paths give it the same types)."""
     from projector_core.kernels.umap import umap
 
     data = np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)
     umap(data, n_neighbors=5, n_epochs=2)
-    nearest_neighbors(data, 5, "euclidean", {}, False, np.random.RandomState(0), n_jobs=1)
