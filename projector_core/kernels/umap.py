@@ -17,19 +17,22 @@ Small data (under 4,096 points, as umap-learn decides) or precomputed neighbours
 neighbours; larger data use our approximate index (``kernels/ann.py``, exact distances of
 HNSW candidates), never umap-learn's NN-descent: pynndescent is not even imported
 (``kernels/umap_learn.py``), which spares a fresh install about 12 s of numba compiling.
-The PCA preview is sent before umap-learn is imported, so a first frame comes at once.
+The PCA preview (our own numpy PCA) is sent before scikit-learn and umap-learn are imported
+(seconds on a fresh start), so a job's first frame comes at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from openTSNE import initialization
-from sklearn.utils import check_random_state
 
 from projector_core.kernels.knn import ExactIndex
-from projector_core.kernels.tsne import StepCallback
+from projector_core.kernels.pca import pca
+
+if TYPE_CHECKING:
+    from projector_core.kernels.tsne import StepCallback
 
 SMALL_DATA = 4096  # umap-learn's threshold for exact neighbours
 GRAPH_SHARE = 0.2  # progress reported once the fuzzy graph and initialisation are built
@@ -91,12 +94,15 @@ def umap(
     if dims not in (2, 3):
         raise ValueError(f"UMAP makes 2-D or 3-D embeddings, not {dims}-D")
     epochs = n_epochs or default_epochs(n)
-    random_state = check_random_state(seed)
     if on_step is not None and preview:
-        on_step(0, 0.0, initialization.pca(data, n_components=dims, random_state=seed))
+        components = pca(data, n_components=dims, seed=seed).coordinates  # fewer when D < dims
+        on_step(0, 0.0, np.pad(components, ((0, 0), (0, dims - components.shape[1]))))
+
+    from sklearn.utils import check_random_state
 
     from projector_core.kernels.umap_learn import umap_module
 
+    random_state = check_random_state(seed)
     umap_ = umap_module()  # umap-learn, after the preview: its import takes a second or two
     from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
     from umap.spectral import spectral_layout
@@ -181,6 +187,7 @@ def place(
     quarter of the fit's learning rate.
     """
     import scipy.sparse
+    from sklearn.utils import check_random_state
 
     from projector_core.kernels.umap_learn import umap_module
 
