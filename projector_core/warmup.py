@@ -9,8 +9,8 @@ so the first real job finds everything ready; then it ends (nothing else is comp
 neighbours come from our own indexes, never NN-descent). A job asked meanwhile shows its PCA
 preview at once and waits only for what is still compiling. numba's compiled code is also
 kept on disk, under the project's cache directory (never LOGDIR): umap-learn caches few of its
-kernels itself, so the others are marked for caching here before their first compile, and a
-later server loads them instead.
+kernels itself, so the others are marked for caching as it is imported (``umap_learn.py``),
+and a later server loads them instead.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from projector_core.kernels.umap_learn import import_lock, umap_module
+
 log = logging.getLogger("projector")
 
 NUMBA_CACHE_SUBDIR = "numba"
 START_DELAY_SECONDS = 0.5  # uvicorn binds and answers the page's first requests first
-_UMAP_MODULES = ("umap.umap_", "umap.layouts", "umap.spectral", "umap.utils")
 _started = threading.Event()
 ready = threading.Event()  # set once the warm-up has finished (or failed)
 
@@ -51,36 +52,16 @@ def start_warm_up(after: Callable[[], object] | None = None,
     threading.Thread(target=_warm_up, args=(after, delay), name="warm-up", daemon=True).start()
 
 
-def cache_umap_kernels() -> int:
-    """Mark umap-learn's numba kernels for the on-disk cache; how many were marked."""
-    import importlib
-
-    from numba.core.dispatcher import Dispatcher
-
-    from projector_core.kernels.umap_learn import umap_module
-
-    umap_module()  # without pynndescent, before the plain imports below find umap.umap_
-    marked = 0
-    for name in _UMAP_MODULES:
-        for value in vars(importlib.import_module(name)).values():
-            if isinstance(value, Dispatcher):
-                try:
-                    value.enable_caching()
-                except RuntimeError:  # no source file to key the cache on: compiled per process
-                    continue
-                marked += 1
-    return marked
-
-
 def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
     time.sleep(delay)
     if after is not None:
         after()
     started = time.perf_counter()
     try:
-        import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)
+        with import_lock:  # a job's thread may be importing them too
+            import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)
 
-        cache_umap_kernels()
+            umap_module()
         _tiny_umap()
     except Exception:  # the first projection then pays for it; nothing else is affected
         log.exception("warming up the compute libraries failed")

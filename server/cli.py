@@ -221,19 +221,27 @@ def connect_cluster(address: str, timeout: float) -> Cluster | None:
     return cluster
 
 
-def installed_version() -> str:
-    """The installed distribution's version (the checkout's, once installed editable)."""
-    from importlib.metadata import PackageNotFoundError, version
+class VersionAction(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked (the
+    package metadata is not read on every start)."""
 
-    try:
-        return version("embedding-projector")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("embedding-projector")
+        except PackageNotFoundError:
+            found = "unknown (not installed)"
+        print(f"{parser.prog} {found}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projector", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
+    parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")
     serve.add_argument("logdir", nargs="?", help="log directory to serve, or a plain array file "

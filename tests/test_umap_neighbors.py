@@ -20,16 +20,18 @@ import numpy as np
 from projector_core import warmup
 from projector_core.kernels.umap import umap
 
-warmup.start_warm_up(delay=0)
-assert warmup.ready.wait(300)
+warmup.start_warm_up(delay=0)  # importing and compiling while the job below does too
 data = np.random.default_rng(0).normal(size=(4200, 8)).astype(np.float32)
 result = umap(data, n_epochs=3)
+assert warmup.ready.wait(300)
 import umap as umap_learn  # the package is whole: its estimator is still there
 print(result.neighbors, "pynndescent" in sys.modules, hasattr(umap_learn, "UMAP"))
 """
 
 
-def test_a_job_and_the_warm_up_never_import_nndescent(tmp_path):
+def test_a_job_beside_the_warm_up_never_imports_nndescent(tmp_path):
+    """Also: both import the compute libraries at once without meeting a half-imported
+    numba module (they take turns)."""
     result = subprocess.run([sys.executable, "-c", JOB_AND_WARM_UP], capture_output=True,
                             text=True, timeout=600, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr

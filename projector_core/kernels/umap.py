@@ -98,12 +98,10 @@ def umap(
         components = pca(data, n_components=dims, seed=seed).coordinates  # fewer when D < dims
         on_step(0, 0.0, np.pad(components, ((0, 0), (0, dims - components.shape[1]))))
 
-    from sklearn.utils import check_random_state
-
     from projector_core.kernels.umap_learn import umap_module
 
-    random_state = check_random_state(seed)
     umap_ = umap_module()  # umap-learn, after the preview: its import takes a second or two
+    random_state = umap_.check_random_state(seed)
     from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
     from umap.spectral import spectral_layout
 
@@ -187,11 +185,11 @@ def place(
     quarter of the fit's learning rate.
     """
     import scipy.sparse
-    from sklearn.utils import check_random_state
 
     from projector_core.kernels.umap_learn import umap_module
 
-    umap_module()  # without pynndescent
+    umap_module()  # without pynndescent, before the imports below
+    from sklearn.utils import check_random_state
     from umap.layouts import optimize_layout_euclidean
     from umap.umap_ import (
         compute_membership_strengths,

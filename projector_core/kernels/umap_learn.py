@@ -7,6 +7,10 @@ approximate indexes, ``kernels/umap.py``). So umap-learn is imported here with s
 the three names it takes from pynndescent; each stand-in imports the real pynndescent the
 first time it is used, so ``umap.UMAP`` (the Dask sample fit, the tests' reference) still
 works as before, and pays the import then. pynndescent itself is left unimported.
+
+umap-learn caches few of its numba kernels on disk itself; the others are marked for caching
+here, before their first compile, so a later process loads them from numba's cache directory
+(``warmup.use_numba_cache``) instead of compiling them again.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-_lock = threading.Lock()
+# Held while the compute libraries are imported: numba's modules import each other in circles,
+# and two threads importing them at once can meet a half-initialised module (ImportError).
+import_lock = threading.RLock()
 
 
 def _real(module: str, name: str) -> Any:
@@ -73,15 +79,39 @@ def _stand_ins() -> dict[str, types.ModuleType]:
 
 
 def umap_module() -> types.ModuleType:
-    """``umap.umap_``, imported (once) without importing pynndescent."""
-    with _lock:
+    """``umap.umap_``, imported (once) without importing pynndescent, its kernels cached."""
+    with import_lock:
         if "umap.umap_" in sys.modules or "pynndescent" in sys.modules:
-            return importlib.import_module("umap.umap_")
-        stand_ins = _stand_ins()
-        sys.modules.update(stand_ins)
-        try:
-            return importlib.import_module("umap.umap_")
-        finally:
-            for name, module in stand_ins.items():
-                if sys.modules.get(name) is module:
-                    del sys.modules[name]
+            module = importlib.import_module("umap.umap_")
+        else:
+            stand_ins = _stand_ins()
+            sys.modules.update(stand_ins)
+            try:
+                module = importlib.import_module("umap.umap_")
+            finally:
+                for name, stand_in in stand_ins.items():
+                    if sys.modules.get(name) is stand_in:
+                        del sys.modules[name]
+        if not _cached:
+            _cached.append(_cache_kernels())
+        return module
+
+
+_cached: list[int] = []  # how many kernels were marked, once marked
+_KERNEL_MODULES = ("umap.umap_", "umap.layouts", "umap.spectral", "umap.utils")
+
+
+def _cache_kernels() -> int:
+    """Mark umap-learn's numba kernels for the on-disk cache; how many were marked."""
+    from numba.core.dispatcher import Dispatcher
+
+    marked = 0
+    for name in _KERNEL_MODULES:
+        for value in vars(importlib.import_module(name)).values():
+            if isinstance(value, Dispatcher):
+                try:
+                    value.enable_caching()
+                except RuntimeError:  # no source file to key the cache on: compiled per process
+                    continue
+                marked += 1
+    return marked
