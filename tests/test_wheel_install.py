@@ -147,7 +147,8 @@ def test_serve_lists_the_samples_and_streams_a_umap(served):
     job = httpx.post(f"{served}/api/projections", json=WORDS_UMAP, timeout=60).json()["job"]
     frames, last = [], None
     with connect(f"{served.replace('http', 'ws')}/api/jobs/{job}/stream", open_timeout=30) as stream:
-        for message in stream:
+        while True:
+            message = stream.recv(timeout=300)  # only a hang times out
             if isinstance(message, bytes):
                 frames.append(len(message))
                 continue

@@ -101,7 +101,7 @@ def umap(
     from projector_core.kernels.umap_learn import umap_module
 
     umap_ = umap_module()  # umap-learn, after the preview: its import takes a second or two
-    random_state = umap_.check_random_state(seed)
+    random_state = umap_.check_random_state(seed)  # scikit-learn's, as umap-learn calls it
     from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
     from umap.spectral import spectral_layout
 
