@@ -7,7 +7,12 @@ server starts without any of them (``projections.py`` imports them on first use)
 imports them once the server is listening and runs a tiny UMAP, in the order a job needs them,
 so the first real job finds everything ready; then it ends (nothing else is compiled: UMAP's
 neighbours come from our own indexes, never NN-descent). A job asked meanwhile shows its PCA
-preview at once and waits only for what is still compiling. numba's compiled code is also
+preview at once and waits only for what is still compiling.
+
+The compiling itself runs first in a child process, at low priority, into numba's disk cache;
+this process then only imports and loads what the child compiled. Compiling in the server's
+own process held up a job asked at once: its first frame came after 5-7 s instead of 0.5 s
+(the two threads took turns at the interpreter and at module imports). numba's compiled code is also
 kept on disk, under the project's cache directory (never LOGDIR): umap-learn caches few of its
 kernels itself, so the others are marked for caching as it is imported (``umap_learn.py``),
 and a later server loads them instead.
@@ -58,6 +63,7 @@ def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
         after()
     started = time.perf_counter()
     try:
+        _compile_in_child()
         with import_lock:  # a job's thread may be importing them too
             import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)
 
@@ -70,6 +76,21 @@ def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
     log.info("compute libraries ready in %.1f s", time.perf_counter() - started)
 
 
+CHILD_PRIORITY = 10  # os.nice increment: the server's own work (a job asked now) comes first
+
+
+def _compile_in_child() -> None:
+    """Run :func:`_tiny_umap` in a child process that fills numba's disk cache (the cache
+    directory is in the environment it inherits, ``use_numba_cache``)."""
+    import subprocess
+
+    child = subprocess.run([sys.executable, "-m", "projector_core.warmup"], capture_output=True,
+                           text=True, timeout=600, check=False)
+    if child.returncode != 0:  # this process then compiles for itself
+        log.warning("compiling the projection kernels in a child process failed: %s",
+                    child.stderr.strip().splitlines()[-1:] or child.returncode)
+
+
 def _tiny_umap() -> None:
     """Compile what a UMAP job runs: numba compiles per argument type, not size, so a few
     points compile the real job's code (both neighbour paths give it the same types)."""
@@ -77,3 +98,8 @@ def _tiny_umap() -> None:
 
     data = np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)
     umap(data, n_neighbors=5, n_epochs=2)
+
+
+if __name__ == "__main__":  # the child of _compile_in_child
+    os.nice(CHILD_PRIORITY)
+    _tiny_umap()
