@@ -47,6 +47,18 @@ def default_cache_dir() -> Path:
     return Path(configured) if configured else Path(platformdirs.user_cache_dir("projector"))
 
 
+def unwritable(directory: Path) -> str | None:
+    """Why nothing can be cached under ``directory`` (None when it can): made if missing, then
+    a file written and removed there, as every cache entry will be."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-check."):
+            pass
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
+
+
 def file_fingerprint(path: Path) -> str:
     """A short hash that changes whenever the file at ``path`` is replaced or rewritten: from
     its path, size, modification time and inode (a file put in place by a copy that keeps the

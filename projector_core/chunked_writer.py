@@ -51,6 +51,16 @@ def _replace_folder(temporary: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def require_zarr() -> None:
+    """An ImportError with the one-line install hint when zarr is missing (before any file
+    is written)."""
+    try:
+        import zarr  # noqa: F401
+    except ImportError:
+        raise ImportError("writing zarr needs the zarr package: "
+                          "pip install 'embedding-projector[zarr]'") from None
+
+
 def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | None = None,
                zarr_format: int = 3) -> Path:
     """Write an (N, D) float32 zarr array chunked by rows (all columns in each chunk).
@@ -59,6 +69,7 @@ def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | Non
     in order and may have any number of rows. Chunks are not compressed: float embeddings
     shrink by a few percent at most, and every query-time read would pay for decompressing.
     """
+    require_zarr()
     import zarr
 
     target = Path(path)

@@ -233,6 +233,11 @@ class EmbeddingFiles:
         except DataError as exc:
             run.error = str(exc)
             found = []
+        if plain.metadata is not None and len(found) > 1:  # whose rows would it describe?
+            run.error = (f"--metadata {plain.metadata}: {logdir} holds {len(found)} arrays "
+                         f"({', '.join(a.name for a in found)}); --metadata describes a single "
+                         "array: give that array's file instead")
+            found = []
         for array in found:
             built = EmbeddingBuilder(".", array.name)
             if isinstance(array.vectors, ChunkedVectors):  # lazy: never copied into the cache
@@ -247,6 +252,10 @@ class EmbeddingFiles:
             with built.part("metadata"):
                 if plain.metadata is not None and alone:
                     built.metadata_file(plain.metadata, str(plain.metadata))
+                    if array.metadata_columns:  # said, not silent: the command line wins
+                        built.warnings.append(
+                            f"--metadata {plain.metadata} is shown instead of the metadata "
+                            f"columns of {array.path} ({', '.join(array.metadata_columns)})")
                 elif array.metadata_columns:
                     source = str(array.path)
                     built.metadata(Metadata.from_columns(array.metadata_columns, source), source)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from projector_core.atomic_write import write_atomic
-from projector_core.chunked_writer import write_zarr
+from projector_core.chunked_writer import require_zarr, write_zarr
 from projector_core.formats.config import (
     PBTXT_NAME,
     EmbeddingInfo,
@@ -65,6 +65,8 @@ def add_embedding(
     logdir = Path(logdir)
     if format not in ("tsv", "zarr"):
         raise ValueError(f"format must be 'tsv' or 'zarr', got {format!r}")
+    if format == "zarr":
+        require_zarr()
     vectors = to_numpy(mat) if format == "tsv" else mat
     if len(vectors.shape) != 2:
         raise ValueError(f"mat should be 2-D (N, D), got shape {list(vectors.shape)}")

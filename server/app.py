@@ -19,6 +19,7 @@ from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.routes import (
     compare,
     data,
+    docs,
     export,
     jobs,
     lod,
@@ -127,6 +128,7 @@ def create_app(
         version="0.1.0",
         description="Embedding projector: runs, tensors, metadata, projections and neighbours.",
         lifespan=lifespan,
+        docs_url=None,  # routes/docs.py serves /docs with its own copy of Swagger UI (offline)
     )
     app.state.catalog = catalog
     app.state.device = device
@@ -172,6 +174,7 @@ def create_app(
     app.include_router(session.router)
     app.include_router(uploads.router)
     app.include_router(ui.router)
+    app.include_router(docs.router)
     return app
 
 

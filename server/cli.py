@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     from projector_core.model import Embedding, Run
 
 
+def size_text(n: float) -> str:
+    """Bytes for a person: ``512 B``, ``48 KiB``, ``3.4 MiB``, ``1.2 GiB`` (never ``0 MiB``)."""
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" or n >= 10 else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 class ProgressLine:
     """One self-overwriting progress line on stderr, throttled to a few updates a second."""
 
@@ -39,9 +48,9 @@ class ProgressLine:
             return
         self._last = now
         if total:
-            line = f"{what}: {100 * done / total:5.1f}% ({done / 2**20:.0f} / {total / 2**20:.0f} MiB)"
+            line = f"{what}: {100 * done / total:5.1f}% ({size_text(done)} / {size_text(total)})"
         else:
-            line = f"{what}: {done / 2**20:.0f} MiB"
+            line = f"{what}: {size_text(done)}"
         sys.stderr.write("\r" + line.ljust(78)[:120])
         if finished:
             sys.stderr.write("\n")
@@ -83,24 +92,37 @@ def listen(host: str, port: int) -> socket.socket:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        early = listen(args.host, args.port)
-    except OSError:
-        early = None  # tried again once the LOGDIR is checked, and said then, as before
+        sock = listen(args.host, args.port)
+    except OSError as exc:  # said at once: nobody waits for a LOGDIR to load to learn this
+        print(f"projector: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
     try:
-        return _load_and_serve(args, early)
+        return _load_and_serve(args, sock)
     finally:
-        if early is not None:
-            early.close()
+        sock.close()
 
 
-def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> int:
+def unservable(runs: list[Run]) -> str | None:
+    """Why a single input given on the command line (one file, a zarr array, shards) cannot be
+    served, or None when it can: nothing in it to show is a failed start, as a missing path."""
+    embeddings = [e for run in runs for e in run.embeddings]
+    if any("tensor" not in e.errors or e.loading is not None for e in embeddings):
+        return None  # a broken metadata or sprite file still leaves the points to show
+    errors = [run.error for run in runs if run.error] + [e.errors["tensor"] for e in embeddings]
+    return "; ".join(errors) or "no embedding found"
+
+
+def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
     from projector.server.access import serving_token
     from projector.server.app import SAMPLE_DATA, create_app
 
+    from projector_core.cache import default_cache_dir, unwritable
     from projector_core.catalog import Catalog, PlainOptions
     from projector_core.errors import DataError
     from projector_core.formats.arrays import PLAIN_SUFFIXES
+    from projector_core.formats.chunked import is_zarr
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
     if not logdir.exists():
@@ -118,6 +140,11 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
         shards=args.shards,
     )
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    problem = unwritable(cache_dir or default_cache_dir())
+    if problem is not None:
+        print(f"projector: warning: cannot write the cache directory {cache_dir or default_cache_dir()}"
+              f" ({problem}): every start parses the tensors and compiles the projections again; "
+              "pass a writable --cache-dir or set PROJECTOR_CACHE_DIR", file=sys.stderr)
     if args.text_column:  # a table of text: embedded once (then cached), served from memory
         from projector_core.text_embedding import text_table_catalog
 
@@ -139,6 +166,11 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
               file=sys.stderr)
         return 1
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
+    single = logdir.is_file() or is_zarr(logdir) or args.shards
+    problem = unservable(runs) if single and not args.text_column else None
+    if problem is not None:
+        print(f"projector: nothing to serve: {problem}", file=sys.stderr)
+        return 2
     cluster = connect_cluster(args.dask, args.dask_timeout) if args.dask else None
     if args.dask and cluster is None:
         return 2
@@ -150,12 +182,6 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
                      cluster=cluster, token=token)
-    try:
-        sock = early or listen(args.host, args.port)
-    except OSError as exc:
-        print(f"projector: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 1
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     if host in ("0.0.0.0", "::"):
         host = socket.gethostname()  # an address colleagues can use, as Jupyter prints
@@ -174,7 +200,14 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from projector.mcp_server import main as serve_mcp  # the optional 'agents' extra
+    try:
+        from projector.mcp_server import main as serve_mcp  # the optional 'agents' extra
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] != "mcp":
+            raise
+        print("projector: `projector mcp` needs the MCP SDK: pip install 'embedding-projector[agents]'",
+              file=sys.stderr)
+        return 2
 
     return serve_mcp(args.logdir, args.device)
 
@@ -198,8 +231,27 @@ def connect_cluster(address: str, timeout: float) -> Cluster | None:
     return cluster
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked (the
+    package metadata is not read on every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("embedding-projector")
+        except PackageNotFoundError:
+            found = "unknown (not installed)"
+        print(f"{parser.prog} {found}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projector", description=__doc__)
+    parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")
     serve.add_argument("logdir", nargs="?", help="log directory to serve, or a plain array file "

@@ -34,9 +34,11 @@ export function defaultState() {
   };
 }
 
-/** Per-data-set defaults that TensorBoard derives from N and D. */
+/** Per-data-set defaults that TensorBoard derives from N and D; PCA opens in 3D only when
+ * there is a third column to show (a 2-column embedding opens in 2D, not with an empty Z). */
 export function datasetDefaults(n, d) {
   return {
+    pca3d: d >= 3,
     spherize: d >= 50,
     perplexity: Math.min(50, Math.max(5, Math.ceil(Math.sqrt(n) / 4))),
   };

@@ -225,7 +225,7 @@ def _open_zarr_vectors(path: Path, display: str, fingerprint: str) -> ChunkedVec
     try:
         import zarr  # noqa: F401
     except ImportError:
-        raise DataError("reading zarr needs the zarr package: pip install 'embedding-projector[dask]'",
+        raise DataError("reading zarr needs the zarr package: pip install 'embedding-projector[zarr]'",
                         file=display) from None
     try:
         array = _open_zarr(str(path.resolve()), fingerprint)

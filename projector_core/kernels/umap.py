@@ -14,21 +14,26 @@ progress, but stopping means raising inside tqdm's display, which leaves tqdm's 
 lock held and hangs every later progress bar in other threads; pausing would hold that lock.
 
 Small data (under 4,096 points, as umap-learn decides) or precomputed neighbours use exact
-neighbours; larger data use umap-learn's NN-descent (which cannot be interrupted: a cancel
-then takes effect when it ends).
+neighbours; larger data use our approximate index (``kernels/ann.py``, exact distances of
+HNSW candidates), never umap-learn's NN-descent: pynndescent is not even imported
+(``kernels/umap_learn.py``), which spares a fresh install about 12 s of numba compiling.
+The PCA preview (our own numpy PCA) is sent before scikit-learn and umap-learn are imported
+(seconds on a fresh start), so a job's first frame comes at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from openTSNE import initialization
-from sklearn.utils import check_random_state
 
 from projector_core.job_phases import enter_phase
 from projector_core.kernels.knn import ExactIndex
-from projector_core.kernels.tsne import StepCallback
+from projector_core.kernels.pca import pca
+
+if TYPE_CHECKING:
+    from projector_core.kernels.tsne import StepCallback
 
 SMALL_DATA = 4096  # umap-learn's threshold for exact neighbours
 GRAPH_SHARE = 0.2  # progress reported once the fuzzy graph and initialisation are built
@@ -42,12 +47,20 @@ LEARNING_RATE = 1.0
 class UmapResult:
     coordinates: np.ndarray  # float32 [N, dims]
     n_epochs: int
-    neighbors: str  # "exact" or "nndescent"
+    neighbors: str  # "exact" or "approximate"
 
 
 def default_epochs(n_points: int) -> int:
     """umap-learn's default: more epochs for small data."""
     return 500 if n_points <= 10_000 else 200
+
+
+def approximate_neighbors(data: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`exact_neighbors` from an HNSW graph (distances still exact), for large data."""
+    from projector_core.kernels.ann import ApproximateIndex
+
+    return ApproximateIndex(ExactIndex(data), "euclidean").neighbors_of(
+        np.arange(data.shape[0]), k, "euclidean")
 
 
 def exact_neighbors(
@@ -78,42 +91,34 @@ def umap(
     principal components, a picture at once: the neighbour graph may take minutes), the
     initial layout (both epoch 0) and the layout after every epoch.
     """
-    from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
-    from umap.spectral import spectral_layout
-    from umap.umap_ import (
-        find_ab_params,
-        fuzzy_simplicial_set,
-        make_epochs_per_sample,
-        nearest_neighbors,
-        noisy_scale_coords,
-    )
-
     n = data.shape[0]
     if dims not in (2, 3):
         raise ValueError(f"UMAP makes 2-D or 3-D embeddings, not {dims}-D")
     epochs = n_epochs or default_epochs(n)
-    random_state = check_random_state(seed)
     if on_step is not None and preview:
-        on_step(0, 0.0, initialization.pca(data, n_components=dims, random_state=seed))
+        components = pca(data, n_components=dims, seed=seed).coordinates  # fewer when D < dims
+        on_step(0, 0.0, np.pad(components, ((0, 0), (0, dims - components.shape[1]))))
 
+    from projector_core.kernels.umap_learn import umap_module
+
+    umap_ = umap_module()  # umap-learn, after the preview: its import takes a second or two
+    random_state = umap_.check_random_state(seed)  # scikit-learn's, as umap-learn calls it
+    from umap.layouts import _get_optimize_layout_euclidean_single_epoch_fn
+    from umap.spectral import spectral_layout
+
+    method = "exact"
     if neighbors is None:
-        enter_phase("neighbours")  # NN-descent says nothing until it ends
-    if neighbors is None and n < SMALL_DATA:
-        neighbors = exact_neighbors(data, n_neighbors - 1)
-    if neighbors is not None:
-        # umap-learn's neighbour lists start with the point itself at distance 0.
-        indices, distances = neighbors
-        own = np.arange(n)[:, None]
-        knn_indices = np.hstack([own, indices]).astype(np.int32)
-        knn_dists = np.hstack([np.zeros((n, 1), np.float32), distances]).astype(np.float32)
-        method = "exact"
-    else:
-        knn_indices, knn_dists, _ = nearest_neighbors(
-            data, n_neighbors, "euclidean", {}, False, random_state, n_jobs=1
-        )
-        method = "nndescent"
+        enter_phase("neighbours")
+        small = n < SMALL_DATA
+        neighbors = (exact_neighbors if small else approximate_neighbors)(data, n_neighbors - 1)
+        method = "exact" if small else "approximate"
+    # umap-learn's neighbour lists start with the point itself at distance 0.
+    indices, distances = neighbors
+    own = np.arange(n)[:, None]
+    knn_indices = np.hstack([own, indices]).astype(np.int32)
+    knn_dists = np.hstack([np.zeros((n, 1), np.float32), distances]).astype(np.float32)
     enter_phase("affinities")
-    graph, _, _ = fuzzy_simplicial_set(
+    graph, _, _ = umap_.fuzzy_simplicial_set(
         data, n_neighbors, random_state, "euclidean", knn_indices=knn_indices, knn_dists=knn_dists
     )
 
@@ -127,7 +132,7 @@ def umap(
     # A given start layout [n, dims] (the comparison view's steps) replaces the spectral one.
     enter_phase("initial layout")
     layout = spectral_layout(data, graph, dims, random_state) if init is None else init
-    layout = noisy_scale_coords(layout, random_state, max_coord=10, noise=0.0001)
+    layout = umap_.noisy_scale_coords(layout, random_state, max_coord=10, noise=0.0001)
     span = np.max(layout, 0) - np.min(layout, 0)
     layout = (10.0 * (layout - np.min(layout, 0)) / np.where(span > 0, span, 1.0)).astype(
         np.float32, order="C"
@@ -135,11 +140,11 @@ def umap(
     if on_step is not None:
         on_step(0, GRAPH_SHARE, layout)
 
-    a, b = find_ab_params(1.0, min_dist)
+    a, b = umap_.find_ab_params(1.0, min_dist)
     rng_state = random_state.randint(INT32_MIN, INT32_MAX, 3).astype(np.int64)
     # optimize_layout_euclidean's loop (move_other=True, no densMAP), one epoch at a time.
     epoch_kernel = _get_optimize_layout_euclidean_single_epoch_fn(False)
-    epochs_per_sample = make_epochs_per_sample(graph.data, epochs)
+    epochs_per_sample = umap_.make_epochs_per_sample(graph.data, epochs)
     epochs_per_negative_sample = epochs_per_sample / NEGATIVE_SAMPLE_RATE
     next_negative_sample = epochs_per_negative_sample.copy()
     next_sample = epochs_per_sample.copy()
@@ -185,6 +190,11 @@ def place(
     quarter of the fit's learning rate.
     """
     import scipy.sparse
+
+    from projector_core.kernels.umap_learn import umap_module
+
+    umap_module()  # without pynndescent, before the imports below
+    from sklearn.utils import check_random_state
     from umap.layouts import optimize_layout_euclidean
     from umap.umap_ import (
         compute_membership_strengths,

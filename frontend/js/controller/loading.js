@@ -189,6 +189,7 @@ export class DatasetLoading {
     if (!restore) {
       const defaults = datasetDefaults(dataset.n, dataset.d);
       base.pca.spherize = defaults.spherize;
+      base.pca.is3d = defaults.pca3d;
       // TensorBoard's default for N, inside what the server allows this data.
       base.tsne.perplexity = clampToLimit(defaults.perplexity, limitFor(dataset, 'tsne', 'perplexity'));
     }
