@@ -25,15 +25,18 @@ from projector.server.routes import (
     session,
     sprites,
     structure,
+    tiles,
     ui,
     uploads,
 )
 
 from projector_core.catalog import Catalog
+from projector_core.default_view import start_preparing
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
+from projector_core.lod_store import LodStore
 from projector_core.projection_jobs import ProjectionJobs
 from projector_core.result_cache import ResultCache
 from projector_core.session import SessionState
@@ -74,6 +77,7 @@ def create_app(
     warm_up: bool = False,
     max_upload_bytes: int = uploads.DEFAULT_MAX_UPLOAD_BYTES,
     cluster: Cluster | None = None,
+    prepare_view: bool = False,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -83,6 +87,8 @@ def create_app(
     ``Catalog``). ``warm_up``: import and compile the compute libraries in the background once
     the server is up, so the first projection does not wait for them (``warmup.py``). ``cluster``
     (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
+    ``prepare_view``: once loaded, compute what a first visit's default view asks for
+    (``projector_core/default_view.py``).
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -96,6 +102,8 @@ def create_app(
         task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
         if warm_up:
             start_warm_up(after=catalog.wait_loaded)
+        if prepare_view and cluster is None:
+            start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
         yield
         if task is not None:
             task.cancel()
@@ -112,6 +120,7 @@ def create_app(
     app.state.cluster = cluster
     app.state.jobs = JobManager()
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
+    app.state.lod = LodStore()  # orders, bounds and tiles of done projections
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.state.max_upload_bytes = max_upload_bytes
@@ -140,6 +149,7 @@ def create_app(
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
     app.include_router(lod.router)
+    app.include_router(tiles.router)
     app.include_router(structure.router)
     app.include_router(compare.router)
     app.include_router(session.router)

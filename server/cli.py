@@ -144,6 +144,7 @@ def _load_and_serve(args: argparse.Namespace, early: socket.socket | None) -> in
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
+                     prepare_view=True,
                      cluster=cluster)
     try:
         sock = early or listen(args.host, args.port)
