@@ -4,7 +4,7 @@
 import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampToLimit, limitFor } from '../limits.js';
-import { fetchLodPoints, fitSlice, PREVIEW_ABOVE, PREVIEW_POINTS } from '../lod_points.js';
+import { fetchTopTiles, fitSlice, PREVIEW_ABOVE } from '../lod_points.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
@@ -93,10 +93,10 @@ export class DatasetLoading {
   }
 
   /**
-   * A first picture of a large server projection before its whole result arrives: the head
-   * of its level-of-detail order (the server waits for the job; a random sample while the
-   * order is still being computed), then the order itself is fetched beside the result, so
-   * the whole set is put in the plot once, in that order.
+   * A first picture of a large server projection before its whole result arrives: its top
+   * level-of-detail tiles (the server waits for the job; `projector serve` has them ready for
+   * the default view), then the order itself is fetched beside the result, so the whole set
+   * is put in the plot once, in that order.
    */
   _preview(p) {
     const ds = this.dataset;
@@ -108,14 +108,13 @@ export class DatasetLoading {
     const axes = this._axes({ ...p, cols: p.dims });
     let slice;
     try {
-      slice = await fetchLodPoints(this.api, p.jobId, axes, 0, PREVIEW_POINTS, true);
+      slice = await fetchTopTiles(this.api, p.jobId, axes);
     } catch {
       return; // the whole result shows when it comes, as without a preview
     }
     if (p !== this.shown || p.displayedOnce || slice.total !== ds.n) return;
     this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
-    // A head of the order: the whole set waits for the rest of it (one permutation); a
-    // random sample (the order still being computed): the whole set shows when it comes.
+    // The tiles came from the order: the whole set waits for it (one permutation, not two).
     p.previewInOrder = slice.order === 'lod';
     this._lodOrder(p, slice.axes, true);
   }
@@ -171,6 +170,8 @@ export class DatasetLoading {
     if (!restore) {
       const defaults = datasetDefaults(dataset.n, dataset.d);
       base.pca.spherize = defaults.spherize;
+      // Two columns have no third component: their plane opens in 2D, not as 3D with no Z.
+      if (dataset.d <= 2) base.pca.is3d = false;
       // TensorBoard's default for N, inside what the server allows this data.
       base.tsne.perplexity = clampToLimit(defaults.perplexity, limitFor(dataset, 'tsne', 'perplexity'));
     }
