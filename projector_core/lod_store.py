@@ -81,6 +81,9 @@ class LodStore:
             return {"lo": finite.min(axis=0).tolist(), "hi": finite.max(axis=0).tolist()}
         return self._bounds.get((job.id, tuple(axes)), compute)
 
+    def peek_tiles(self, job: Job, axes: list[int]) -> TileSet | None:
+        return self._tiles.peek((job.id, tuple(axes)))
+
     def tiles(self, job: Job, axes: list[int]) -> TileSet:
         """The tiles of the job's coordinates over ``axes`` (the quadtree over the first two)."""
         coordinates = projection_result(job).coordinates

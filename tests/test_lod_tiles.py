@@ -124,3 +124,23 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
         assert "label" in embedding.metadata()._codes
     finally:
         jobs.shutdown()
+
+
+def test_early_tiles_sample_their_cell_until_the_tiles_are_computed(serve, tmp_path):
+    write_points(tmp_path / "logs" / "run", 3000, ["a"] * 3000)
+    url = serve(tmp_path / "logs")
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 2}
+    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
+                        headers={"Accept": "application/octet-stream"}, timeout=60)
+    job = answer.headers["X-Job"]
+    coords = np.frombuffer(answer.content, "<f4").reshape(3000, -1)
+    early = httpx.get(f"{url}/api/jobs/{job}/tiles/1/1/0", params={"early": "true"})
+    assert early.headers["X-Order"] == "random"
+    rows, xy, _ = read_tile(early, 2)
+    mid = (coords.min(0) + coords.max(0)) / 2
+    assert len(rows) > 300 and (xy[:, 0] >= mid[0]).all() and (xy[:, 1] < mid[1]).all()
+    expected = ((coords[:, 0] >= mid[0]) & (coords[:, 1] < mid[1])).sum()
+    assert abs(len(rows) - expected) <= 2  # the whole quadrant (under the budget)
+    httpx.get(f"{url}/api/jobs/{job}/tiles", timeout=60)  # computes them
+    ready = httpx.get(f"{url}/api/jobs/{job}/tiles/1/1/0", params={"early": "true"})
+    assert ready.headers["X-Order"] == "lod"

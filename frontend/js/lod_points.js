@@ -8,11 +8,13 @@ export const PREVIEW_ABOVE = 250000;
 
 /**
  * One tile of a job's tiles over `axes` (the server waits for a running job): { indices:
- * Int32Array (row ids, LOD order), coords: Float32Array (count x k), k, axes, total, bounds }.
+ * Int32Array (row ids, LOD order), coords: Float32Array (count x k), k, axes, total, bounds,
+ * order }. `early`: while the server has still to compute the tiles, an even random sample
+ * of the tile's cell at once instead (order: 'random').
  */
-export async function fetchTile(api, jobId, axes, z, x, y) {
+export async function fetchTile(api, jobId, axes, z, x, y, early = false) {
   const path = `jobs/${encodeURIComponent(jobId)}/tiles/${z}/${x}/${y}`;
-  const response = await api._fetch(path, { params: { axes: axes.join(',') } });
+  const response = await api._fetch(path, { params: { axes: axes.join(','), early: early || undefined } });
   const buffer = await response.arrayBuffer();
   const got = Number(response.headers.get('X-Count'));
   const used = response.headers.get('X-Axes').split(',').map(Number);
@@ -23,17 +25,19 @@ export async function fetchTile(api, jobId, axes, z, x, y) {
     axes: used,
     total: Number(response.headers.get('X-Total')),
     bounds: JSON.parse(response.headers.get('X-Bounds')),
+    order: response.headers.get('X-Order'),
   };
 }
 
 /**
  * The tiles of levels 0..`levels` (1 + 4 + ... requests side by side) as one slice, root first:
- * an even sample of the whole picture, at most 65536 points per tile.
+ * an even sample of the whole picture, at most 65536 points per tile. order: 'lod' when every
+ * tile came from the computed tiles, else 'random' (see fetchTile's `early`).
  */
-export async function fetchTopTiles(api, jobId, axes, levels = 1) {
+export async function fetchTopTiles(api, jobId, axes, levels = 1, early = true) {
   const wanted = [];
   for (let z = 0; z <= levels; z++) for (let x = 0; x < 1 << z; x++) for (let y = 0; y < 1 << z; y++) wanted.push([z, x, y]);
-  const tiles = await Promise.all(wanted.map(([z, x, y]) => fetchTile(api, jobId, axes, z, x, y)));
+  const tiles = await Promise.all(wanted.map(([z, x, y]) => fetchTile(api, jobId, axes, z, x, y, early)));
   const count = tiles.reduce((sum, t) => sum + t.indices.length, 0);
   const { k } = tiles[0];
   const indices = new Int32Array(count);
@@ -44,7 +48,7 @@ export async function fetchTopTiles(api, jobId, axes, levels = 1) {
     coords.set(t.coords, at * k);
     at += t.indices.length;
   }
-  return { ...tiles[0], indices, coords, order: 'lod' };
+  return { ...tiles[0], indices, coords, order: tiles.every((t) => t.order === 'lod') ? 'lod' : 'random' };
 }
 
 /**

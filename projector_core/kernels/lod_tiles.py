@@ -56,50 +56,85 @@ class TileSet:
                 "tiles": np.column_stack([self.tiles, self.counts]).astype(int).tolist()}
 
 
-def _grid(plane: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Each point's cell at MAX_LEVEL as two int32 columns (x, y)."""
+def plane_box(coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Low and high corner (float64) of the finite points over the first two columns of
+    ``coords`` (a missing second column is 0)."""
+    plane = coords[:, :2]
+    finite = np.isfinite(plane).all(axis=1)
+    if not finite.any():
+        return np.zeros(2), np.zeros(2)
+    inside = plane if finite.all() else plane[finite]
+    lo, hi = np.zeros(2), np.zeros(2)
+    lo[:plane.shape[1]], hi[:plane.shape[1]] = inside.min(axis=0), inside.max(axis=0)
+    return lo, hi
+
+
+def _morton(coords: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Each point's cell at MAX_LEVEL as a Morton code (x on the even bits, y on the odd):
+    the code's top 2z bits are its cell at level z. Missing coordinates count as ``lo``."""
     side = 1 << MAX_LEVEL
-    span = np.where(hi > lo, hi - lo, 1.0)
-    cells = np.empty(plane.shape, np.int32)
-    for axis in range(2):
-        q = (plane[:, axis].astype(np.float64) - lo[axis]) * (side / span[axis])
-        cells[:, axis] = np.clip(q, 0, side - 1).astype(np.int32)
-    return cells
+    values = np.arange(side, dtype=np.uint32)
+    spread = np.zeros(side, dtype=np.uint32)
+    for bit in range(MAX_LEVEL):
+        spread |= ((values >> bit) & 1) << (2 * bit)
+    codes = np.zeros(coords.shape[0], np.uint32)
+    for axis in range(min(2, coords.shape[1])):
+        scale = side / (hi[axis] - lo[axis]) if hi[axis] > lo[axis] else 0.0
+        for start in range(0, coords.shape[0], 1 << 20):  # bounded float64 temporaries
+            q = np.subtract(coords[start:start + (1 << 20), axis], lo[axis], dtype=np.float64)
+            q *= scale
+            np.nan_to_num(q, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            np.clip(q, 0, side - 1, out=q)
+            codes[start:start + (1 << 20)] |= spread[q.astype(np.int32)] << axis
+    return codes
+
+
+def _unspread(codes: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tile x and y of level-``level`` Morton codes (the even and the odd bits)."""
+    x = np.zeros(codes.size, np.int64)
+    y = np.zeros(codes.size, np.int64)
+    for bit in range(level):
+        x |= ((codes >> (2 * bit)) & 1) << bit
+        y |= ((codes >> (2 * bit + 1)) & 1) << bit
+    return x, y
 
 
 def build_tiles(coords: np.ndarray, order: np.ndarray, budget: int = TILE_BUDGET) -> TileSet:
     """Tiles of ``coords`` (N x k, k >= 1; the quadtree is over axes 0 and 1) from its LOD
-    ``order``. Rows with a NaN/Inf coordinate sit in the root's box corner (0, 0) cells of
-    every level, after the finite points of the tile (the order puts them last)."""
+    ``order``. Rows with a NaN/Inf coordinate sit in the low corner's cells.
+
+    The points are taken once in LOD order with their Morton codes; a level's cell is a
+    code prefix, so each level is one stable radix sort of the unplaced points' prefixes
+    (16 bits down to level 8), never a comparison sort.
+    """
     n = coords.shape[0]
-    plane = np.zeros((n, 2), np.float64)
-    plane[:, :min(2, coords.shape[1])] = coords[:, :2]
-    finite = np.isfinite(plane).all(axis=1)
-    lo = plane[finite].min(axis=0) if finite.any() else np.zeros(2)
-    hi = plane[finite].max(axis=0) if finite.any() else np.zeros(2)
-    plane[~finite] = lo
-    cells = _grid(plane, lo, hi)
-    left = np.asarray(order, dtype=np.int64)  # unplaced rows, in LOD order
+    lo, hi = plane_box(coords)
+    order = np.asarray(order, dtype=np.int64)
+    codes = _morton(coords, lo, hi)[order]  # in LOD order
+    left = np.arange(n, dtype=np.int64)  # unplaced points, as positions in the order
     parts_rows, parts_tiles, parts_counts = [], [], []
     for level in range(MAX_LEVEL + 1):
         if not left.size:
             break
-        shift = MAX_LEVEL - level
-        here = cells[left]
-        code = ((here[:, 0] >> shift) << level) | (here[:, 1] >> shift)  # below 2^(2 level)
-        del here
-        by_cell = radix_order(code, 2 * level)  # stable: keeps LOD order inside a cell
-        sorted_code = code[by_cell]
+        prefix = (codes if left.size == n else codes[left]) >> (2 * (MAX_LEVEL - level))
+        if level <= 8:  # one pass of numpy's radix sort of uint16
+            by_cell = np.argsort(prefix.astype(np.uint16), kind="stable")
+        else:
+            by_cell = radix_order(prefix, 2 * level)  # stable: keeps LOD order inside a cell
+        sorted_code = prefix[by_cell]
+        del prefix
         starts = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
         counts = np.diff(np.r_[starts, sorted_code.size])
-        rank = np.arange(sorted_code.size) - np.repeat(starts, counts)
-        take = rank < budget if level < MAX_LEVEL else np.ones(rank.size, bool)
-        placed = by_cell[take]  # grouped by cell, LOD order inside
-        parts_rows.append(left[placed])
-        tile_codes = sorted_code[starts]
-        parts_tiles.append(np.column_stack([np.full(starts.size, level), tile_codes >> level,
-                                            tile_codes & ((1 << level) - 1)]))
-        parts_counts.append(np.minimum(counts, budget) if level < MAX_LEVEL else counts)
+        if level < MAX_LEVEL:
+            rank = np.arange(sorted_code.size) - np.repeat(starts, counts)
+            placed = by_cell[rank < budget]  # grouped by cell, LOD order inside
+            counts = np.minimum(counts, budget)
+        else:
+            placed = by_cell
+        parts_rows.append(order[left[placed]])
+        x, y = _unspread(sorted_code[starts].astype(np.int64), level)
+        parts_tiles.append(np.column_stack([np.full(starts.size, level), x, y]))
+        parts_counts.append(counts)
         rest = np.ones(left.size, bool)
         rest[placed] = False
         left = left[rest]  # still in LOD order: a boolean mask keeps the sequence
@@ -111,3 +146,18 @@ def build_tiles(coords: np.ndarray, order: np.ndarray, budget: int = TILE_BUDGET
     offsets = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
     return TileSet(rows=rows, tiles=tiles, offsets=offsets, counts=counts, budget=budget,
                    lo=(float(lo[0]), float(lo[1])), hi=(float(hi[0]), float(hi[1])))
+
+
+def sample_of_cell(coords: np.ndarray, z: int, x: int, y: int, budget: int,
+                   seed: int = 0) -> np.ndarray:
+    """Up to ``budget`` rows (uint32, ascending) drawn at random among the finite points of
+    cell (z, x, y) of the box over the first two columns: an even sample of a tile's region
+    for a first picture, without the LOD order (points of a coarser tile may come again)."""
+    lo, hi = plane_box(coords)
+    codes = _morton(coords, lo, hi) >> (2 * (MAX_LEVEL - z))
+    wanted = sum((((x >> bit) & 1) << (2 * bit)) | (((y >> bit) & 1) << (2 * bit + 1))
+                 for bit in range(z))
+    rows = np.flatnonzero((codes == wanted) & np.isfinite(coords[:, :2]).all(axis=1))
+    if rows.size > budget:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, budget, replace=False))
+    return rows.astype(np.uint32)

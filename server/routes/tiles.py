@@ -8,7 +8,10 @@ whole set). ``GET /api/jobs/ID/tiles/Z/X/Y`` answers one tile: ``count`` little-
 row ids in level-of-detail order, then count x k float32 coordinates over ``axes``, then, with
 ``column``, count int32 codes into that metadata column's dictionary (as
 ``GET /api/metadata/column`` answers it). A tile that holds no point answers no bytes
-(``X-Count: 0``). Both wait for a running job.
+(``X-Count: 0``). Both wait for a running job. With ``early=true`` a tile does not wait for
+tiles still to be computed: it answers at once an even random sample of up to ``budget`` of
+the points inside its cell (``X-Order: random``; else ``lod``), so a first picture never waits
+for them.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from projector.server.job_responses import JobsDep, find_job, not_done
 from projector.server.routes.lod import _as_shown, _axes, lod_store
 
 from projector_core.jobs import Job, JobStatus
-from projector_core.kernels.lod_tiles import MAX_LEVEL
+from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, sample_of_cell
 from projector_core.projection_jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
@@ -70,6 +73,8 @@ async def get_tile(
     y: Annotated[int, Path(ge=0)], axes: AxesQuery = None,
     column: Annotated[str | None, Query(description="A metadata column whose codes come "
                                                     "along")] = None,
+    early: Annotated[bool, Query(description="While the tiles are still to be computed, "
+                                             "answer a random sample of the cell at once")] = False,
 ) -> Response:
     if x >= 1 << z or y >= 1 << z:
         raise HTTPException(422, f"tile {z}/{x}/{y}: x and y run to {(1 << z) - 1} at level {z}")
@@ -83,15 +88,22 @@ async def get_tile(
             if metadata is None or column not in metadata.names:
                 raise HTTPException(422, f"unknown metadata column {column!r}")
             codes = metadata.categorical(column)[1]
-        tiles = store.tiles(job, chosen)
-        where = tiles.find(z, x, y)
-        rows = tiles.rows[where] if where is not None else np.zeros(0, np.uint32)
-        coordinates = projection_result(job).coordinates[rows][:, chosen]
+        all_coordinates = projection_result(job).coordinates
+        tiles = store.peek_tiles(job, chosen) if early else None
+        kind = "lod"
+        if tiles is None and early:
+            kind = "random"
+            rows = sample_of_cell(all_coordinates[:, chosen], z, x, y, TILE_BUDGET)
+        else:
+            tiles = store.tiles(job, chosen) if tiles is None else tiles
+            where = tiles.find(z, x, y)
+            rows = tiles.rows[where] if where is not None else np.zeros(0, np.uint32)
+        coordinates = all_coordinates[rows][:, chosen]
         body = rows.astype("<u4").tobytes() + np.ascontiguousarray(coordinates, "<f4").tobytes()
         if codes is not None:
             body += codes[rows].astype("<i4").tobytes()
         return Response(body, media_type="application/octet-stream", headers={
-            "X-Count": str(rows.size), "X-Total": str(tiles.rows.size),
+            "X-Count": str(rows.size), "X-Total": str(all_coordinates.shape[0]), "X-Order": kind,
             "X-Axes": ",".join(map(str, chosen)),
             "X-Bounds": json.dumps(store.bounds(job, chosen))})
     return await run_in_threadpool(answer)

@@ -114,7 +114,8 @@ export class DatasetLoading {
     }
     if (p !== this.shown || p.displayedOnce || slice.total !== ds.n) return;
     this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
-    // The tiles came from the order: the whole set waits for it (one permutation, not two).
+    // Tiles of the order: the whole set waits for the rest of it (one permutation); random
+    // samples (the tiles still being computed): the whole set shows when it comes.
     p.previewInOrder = slice.order === 'lod';
     this._lodOrder(p, slice.axes, true);
   }
