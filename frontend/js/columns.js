@@ -6,19 +6,31 @@
 // (Dataset.values), so opening a wide table costs one column, not all of them.
 
 import { numericColumn } from './tsv.js';
+import { inSlices } from './yielding.js';
 
 /** Above this many points metadata comes as columns. */
 export const COLUMNS_ABOVE = 100000;
 
-/** An array of n strings from a dictionary and n codes into it. */
-export function decodeColumn(dictionary, codes) {
+/** Distinct values of the columns decoded from a dictionary: their dictionary's length. */
+const distinctCounts = new WeakMap();
+
+/**
+ * An array of n strings from a dictionary and n codes into it, made in slices (ten million
+ * rows at 10M points), yielding between them.
+ */
+export async function decodeColumn(dictionary, codes) {
   const values = new Array(codes.length);
-  for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]];
+  await inSlices(codes.length, (start, end) => {
+    for (let i = start; i < end; i++) values[i] = dictionary[codes[i]];
+  });
+  distinctCounts.set(values, dictionary.length);
   return values;
 }
 
 /** Whether a column has 2..20 distinct values (one worth colouring by at start). */
 export function fewDistinct(values) {
+  const known = distinctCounts.get(values);
+  if (known !== undefined) return known >= 2 && known <= 20;
   const distinct = new Set();
   for (const v of values) {
     distinct.add(v);
