@@ -140,7 +140,24 @@ def test_early_tiles_sample_their_cell_until_the_tiles_are_computed(serve, tmp_p
     mid = (coords.min(0) + coords.max(0)) / 2
     assert len(rows) > 300 and (xy[:, 0] >= mid[0]).all() and (xy[:, 1] < mid[1]).all()
     expected = ((coords[:, 0] >= mid[0]) & (coords[:, 1] < mid[1])).sum()
-    assert abs(len(rows) - expected) <= 2  # the whole quadrant (under the budget)
+    assert abs(len(rows) - expected) <= 2  # the whole quadrant (the sample is every point)
+    np.testing.assert_array_equal(xy, coords[rows][:, :2])
     httpx.get(f"{url}/api/jobs/{job}/tiles", timeout=60)  # computes them
     ready = httpx.get(f"{url}/api/jobs/{job}/tiles/1/1/0", params={"early": "true"})
     assert ready.headers["X-Order"] == "lod"
+
+
+def test_early_tiles_of_a_level_split_one_random_sample_by_cell():
+    from projector_core.kernels.lod_tiles import early_tile, plane_box
+
+    coords, _ = blobs(20_000)
+    lo, hi = plane_box(coords)
+    root = early_tile(coords, lo, hi, 0, 0, 0, 1000)
+    assert len(root) == 1000 and len(set(root.tolist())) == 1000
+    quadrants = [early_tile(coords, lo, hi, 1, x, y, 1000) for x in (0, 1) for y in (0, 1)]
+    together = np.concatenate(quadrants)
+    assert len(together) == 4000 and len(set(together.tolist())) == 4000
+    mid = (lo + hi) / 2
+    for (x, y), rows in zip([(0, 0), (0, 1), (1, 0), (1, 1)], quadrants, strict=True):
+        assert ((coords[rows, 0] >= mid[0]) == bool(x)).all()
+        assert ((coords[rows, 1] >= mid[1]) == bool(y)).all()

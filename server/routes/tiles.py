@@ -9,9 +9,9 @@ row ids in level-of-detail order, then count x k float32 coordinates over ``axes
 ``column``, count int32 codes into that metadata column's dictionary (as
 ``GET /api/metadata/column`` answers it). A tile that holds no point answers no bytes
 (``X-Count: 0``). Both wait for a running job. With ``early=true`` a tile does not wait for
-tiles still to be computed: it answers at once an even random sample of up to ``budget`` of
-the points inside its cell (``X-Order: random``; else ``lod``), so a first picture never waits
-for them.
+tiles still to be computed: it answers at once the points of its cell among one fixed random
+sample of ``budget * 4^z`` points (``X-Order: random``; else ``lod``), so a first picture
+never waits for them.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from projector.server.job_responses import JobsDep, find_job, not_done
 from projector.server.routes.lod import _as_shown, _axes, lod_store
 
 from projector_core.jobs import Job, JobStatus
-from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, sample_of_cell
+from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, early_tile
 from projector_core.projection_jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
@@ -41,6 +41,14 @@ async def _done(jobs: JobsDep, job_id: str, axes: str | None) -> tuple[Job, list
         raise not_done(job)
     cols = projection_result(job).coordinates.shape[1]
     return job, _axes(_as_shown(axes, cols), cols)
+
+
+def _plane(bounds: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """The first two axes' low and high corner of ``bounds`` (0 for a missing second axis)."""
+    lo, hi = np.zeros(2), np.zeros(2)
+    lo[:len(bounds["lo"][:2])] = bounds["lo"][:2]
+    hi[:len(bounds["hi"][:2])] = bounds["hi"][:2]
+    return lo, hi
 
 
 @router.get("/jobs/{job_id}/tiles",
@@ -93,7 +101,8 @@ async def get_tile(
         kind = "lod"
         if tiles is None and early:
             kind = "random"
-            rows = sample_of_cell(all_coordinates[:, chosen], z, x, y, TILE_BUDGET)
+            lo, hi = _plane(store.bounds(job, chosen))  # the tiles' box: the points' range
+            rows = early_tile(all_coordinates[:, chosen], lo, hi, z, x, y, TILE_BUDGET)
         else:
             tiles = store.tiles(job, chosen) if tiles is None else tiles
             where = tiles.find(z, x, y)
