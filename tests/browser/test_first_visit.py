@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.browser.test_ui_scale import N, screen_of_all, write_million
 from tests.builders import write_pbtxt_run
 
 pytestmark = [pytest.mark.browser]
@@ -49,3 +50,51 @@ def test_two_column_embedding_opens_in_2d_from_its_tiles(serve, tmp_path, projec
     tiles = page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)"
                           ".filter((n) => n.includes('/tiles/'))")
     assert any("/tiles/0/0/0?" in t for t in tiles) and len(tiles) == 5  # levels 0 and 1
+
+
+@pytest.mark.slow
+def test_while_the_whole_set_streams_the_tiles_show_and_search_is_exact(serve, tmp_path,
+                                                                        projector):
+    """A million points: the whole projection is held back (as a slow link would) while the
+    first picture shows from the tiles; the page answers meanwhile (a search selects exactly
+    the matching points of the million), and once the whole set is in, hover is exact."""
+    labels = write_million(tmp_path / "logs")
+    url = serve(tmp_path / "logs", prepare_view=True)
+    held = []
+    page = projector.page
+    page.route("**/api/projections?wait=true", lambda route: held.append(route))
+    page.goto(url + "/")
+    page.wait_for_function("window.__projector && window.__projector.app.plot.preview.count > 0",
+                           timeout=120000)
+    assert page.evaluate("window.__projector.app.plot.n") == 0  # the tiles alone so far
+    assert projector.drawn_pixels() > 1500
+    tiles = page.evaluate("performance.getEntriesByType('resource').filter((e) =>"
+                          " e.name.includes('/tiles/')).length")
+    assert tiles == 5
+    projector.by("search-column").select_option("label")
+    projector.by("search-input").fill("class7")
+    expected = np.flatnonzero(labels == "class7")
+    page.wait_for_function(f"window.__projector.state().selection.length === {len(expected)}",
+                           timeout=60000)
+    assert np.array_equal(np.sort(projector.state()["selection"]), expected)
+    assert page.evaluate("window.__projector.app.plot.n") == 0 and held  # still streaming
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/projections?wait=true")
+    page.wait_for_function(f"window.__projector.ready && window.__projector.app.plot.n === {N}",
+                           timeout=120000)
+    assert page.evaluate("window.__projector.app.plot.preview.count") == 0
+    # Hover over the whole set: the nearest of all million points to the cursor.
+    projector.wait_settled()
+    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
+        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
+          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
+    box = projector.by("plot").bounding_box()
+    screen = screen_of_all(url, page)
+    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * 0.55)
+                           + np.abs(screen[:, 1] - box["height"] * 0.5)))
+    page.mouse.move(box["x"] + screen[target, 0], box["y"] + screen[target, 1])
+    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer")
+    hovered = page.evaluate("window.__projector.app.hover")
+    distance = np.hypot(*(screen - np.array(page.evaluate("window.__pointer"))).T)
+    assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
