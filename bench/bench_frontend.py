@@ -344,7 +344,8 @@ def main() -> None:
         for n in args.user_sizes:
             user = measure_user(browser, n, free_port(), VIEWPORT)
             user["load"] = os.getloadavg()[0]
-            print_requests(n, user["first"].get("requests", []))
+            for visit in ("first", "second"):
+                print_requests(n, visit, user[visit].get("requests", []))
             user_rows.append((n, user))
             print_user_table(user_rows[-1:])
         browser.close()

@@ -195,7 +195,7 @@ def print_user_table(rows: list[tuple[int, dict]]) -> None:
               f"{statistics.median(drag):.0f} / {p95:.0f} | {first['shots']} | {r['load']:.1f} |")
 
 
-def print_requests(n: int, requests: list) -> None:
-    print(f"# {n:,}: API requests of the first visit (start -> end, ms from navigation)")
+def print_requests(n: int, visit: str, requests: list) -> None:
+    print(f"# {n:,}: API requests of the {visit} visit (start -> end, ms from navigation)")
     for path, start, end in sorted(requests, key=lambda r: r[1]):
         print(f"#   {start:8.0f} -> {end:8.0f}  {path[:110]}")

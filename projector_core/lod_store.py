@@ -74,11 +74,13 @@ class LodStore:
     def bounds(self, job: Job, axes: list[int]) -> dict[str, list[float]]:
         """Per-axis min and max over the points finite on every chosen axis."""
         def compute() -> dict[str, list[float]]:
-            coordinates = projection_result(job).coordinates[:, axes]
-            finite = coordinates[np.isfinite(coordinates).all(axis=1)]
-            if not len(finite):
+            columns = [projection_result(job).coordinates[:, a] for a in axes]  # views
+            finite = np.logical_and.reduce([np.isfinite(c) for c in columns])
+            if not finite.any():
                 return {"lo": [0.0] * len(axes), "hi": [0.0] * len(axes)}
-            return {"lo": finite.min(axis=0).tolist(), "hi": finite.max(axis=0).tolist()}
+            whole = finite.all()  # then no copy of a column is made
+            return {"lo": [float((c if whole else c[finite]).min()) for c in columns],
+                    "hi": [float((c if whole else c[finite]).max()) for c in columns]}
         return self._bounds.get((job.id, tuple(axes)), compute)
 
     def peek_tiles(self, job: Job, axes: list[int]) -> TileSet | None:

@@ -152,9 +152,10 @@ def test_early_tiles_of_a_level_split_one_random_sample_by_cell():
 
     coords, _ = blobs(20_000)
     lo, hi = plane_box(coords)
-    root = early_tile(coords, lo, hi, 0, 0, 0, 1000)
+    root = early_tile(coords, [0, 1], lo, hi, 0, 0, 0, 1000)
     assert len(root) == 1000 and len(set(root.tolist())) == 1000
-    quadrants = [early_tile(coords, lo, hi, 1, x, y, 1000) for x in (0, 1) for y in (0, 1)]
+    quadrants = [early_tile(coords, [0, 1], lo, hi, 1, x, y, 1000)
+                 for x in (0, 1) for y in (0, 1)]
     together = np.concatenate(quadrants)
     assert len(together) == 4000 and len(set(together.tolist())) == 4000
     mid = (lo + hi) / 2

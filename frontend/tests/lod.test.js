@@ -82,3 +82,15 @@ test('inSlices covers every row once, in slices, letting other tasks run between
   assert.deepEqual(seen.filter((s) => s !== 'other task'), [[0, 4], [4, 8], [8, 10]]);
   assert.ok(seen.indexOf('other task') > 0 && seen.indexOf('other task') < seen.length - 1);
 });
+
+test('a column decoded from codes is coloured as its strings are', async () => {
+  const { categoricalColoring } = await import('../js/colors.js');
+  const dictionary = ['b', '', 'a', '10', '9'];
+  const codes = Int32Array.from({ length: 5000 }, (_, i) => (i * 7919) % 5);
+  const decoded = await decodeColumn(dictionary, codes);
+  const plain = Array.from(decoded); // the same strings, without their codes
+  const fast = categoricalColoring(decoded);
+  const slow = categoricalColoring(plain);
+  assert.deepEqual(Array.from(fast.colors), Array.from(slow.colors));
+  assert.deepEqual(fast.legend, slow.legend);
+});

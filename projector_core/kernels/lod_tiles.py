@@ -148,17 +148,19 @@ def build_tiles(coords: np.ndarray, order: np.ndarray, budget: int = TILE_BUDGET
                    lo=(float(lo[0]), float(lo[1])), hi=(float(hi[0]), float(hi[1])))
 
 
-def early_tile(coords: np.ndarray, lo: np.ndarray, hi: np.ndarray, z: int, x: int, y: int,
-               budget: int, seed: int = 0) -> np.ndarray:
-    """Rows (uint32, ascending) of tile (z, x, y) for a first picture before the tiles are
-    built: the points of cell (z, x, y) of the box ``lo``-``hi`` among one fixed random sample
-    of ``budget * 4^z`` points, so a level's early tiles together are an even sample of that
-    level's size, at O(sample) cost (no pass over N; a coarser tile's points may come again)."""
-    n = coords.shape[0]
+def early_tile(coordinates: np.ndarray, axes: list[int], lo: np.ndarray, hi: np.ndarray,
+               z: int, x: int, y: int, budget: int, seed: int = 0) -> np.ndarray:
+    """Rows (uint32, ascending) of tile (z, x, y) over ``axes`` of ``coordinates`` for a first
+    picture before the tiles are built: the points of cell (z, x, y) of the box ``lo``-``hi``
+    among one fixed random sample of ``budget * 4^z`` points, so a level's early tiles
+    together are an even sample of that level's size. O(sample): only the sample's rows are
+    read (a coarser tile's points may come again)."""
+    n = coordinates.shape[0]
     rows = np.sort(np.random.default_rng(seed).choice(n, min(n, budget << (2 * z)), replace=False))
+    sample = coordinates[rows][:, axes]
+    keep = np.isfinite(sample[:, :2]).all(axis=1)
     if z:
         wanted = sum((((x >> bit) & 1) << (2 * bit)) | (((y >> bit) & 1) << (2 * bit + 1))
                      for bit in range(z))
-        here = _morton(coords[rows], lo, hi) >> (2 * (MAX_LEVEL - z))
-        rows = rows[here == wanted]
-    return rows[np.isfinite(coords[rows][:, :2]).all(axis=1)].astype(np.uint32)
+        keep &= (_morton(sample, lo, hi) >> (2 * (MAX_LEVEL - z))) == wanted
+    return rows[keep].astype(np.uint32)

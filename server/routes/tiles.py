@@ -102,7 +102,7 @@ async def get_tile(
         if tiles is None and early:
             kind = "random"
             lo, hi = _plane(store.bounds(job, chosen))  # the tiles' box: the points' range
-            rows = early_tile(all_coordinates[:, chosen], lo, hi, z, x, y, TILE_BUDGET)
+            rows = early_tile(all_coordinates, chosen, lo, hi, z, x, y, TILE_BUDGET)
         else:
             tiles = store.tiles(job, chosen) if tiles is None else tiles
             where = tiles.find(z, x, y)
