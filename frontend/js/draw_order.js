@@ -8,6 +8,9 @@
 import { Fit } from './geometry.js';
 import { inSlices } from './yielding.js';
 
+/** Rows a slice of a gather takes: random reads cost several times a sequential pass. */
+const GATHER_ROWS = 1 << 18;
+
 /** Inverses computed ahead: order -> rank. */
 const ranks = new WeakMap();
 /** Rearrangements computed ahead: values -> { order, out }. */
@@ -34,7 +37,7 @@ export async function prepareDrawOrder(positions, order, colors = null) {
     const rank = new Int32Array(n);
     await inSlices(n, (start, end) => {
       for (let r = start; r < end; r++) rank[order[r]] = r;
-    });
+    }, GATHER_ROWS);
     ranks.set(order, rank);
   }
   if (!permutedAhead(positions, order)) {
@@ -46,7 +49,7 @@ export async function prepareDrawOrder(positions, order, colors = null) {
         out[r * 3 + 1] = positions[i + 1];
         out[r * 3 + 2] = positions[i + 2];
       }
-    });
+    }, GATHER_ROWS);
     permuted.set(positions, { order, out });
   }
   if (colors?.length === n * 4 && colors.byteOffset % 4 === 0 && !permutedAhead(colors, order)) {
@@ -54,7 +57,7 @@ export async function prepareDrawOrder(positions, order, colors = null) {
     const out = new Uint32Array(n);
     await inSlices(n, (start, end) => {
       for (let r = start; r < end; r++) out[r] = words[order[r]];
-    });
+    }, GATHER_ROWS);
     permuted.set(colors, { order, out: new Uint8Array(out.buffer) });
   }
 }

@@ -94,3 +94,16 @@ test('a column decoded from codes is coloured as its strings are', async () => {
   assert.deepEqual(Array.from(fast.colors), Array.from(slow.colors));
   assert.deepEqual(fast.legend, slow.legend);
 });
+
+test('a column decoded from codes is binned as its strings are', async () => {
+  const { categoryBinning } = await import('../js/structure/binning.js');
+  const dictionary = ['b', '', 'a', 'c', 'd'];
+  const codes = Int32Array.from({ length: 3000 }, (_, i) => (i * i) % 5);
+  const decoded = await decodeColumn(dictionary, codes);
+  for (const top of [12, 2]) {
+    const fast = categoryBinning(decoded, top);
+    const slow = categoryBinning(Array.from(decoded), top);
+    assert.deepEqual({ ...fast, index: Array.from(fast.index), counts: Array.from(fast.counts) },
+      { ...slow, index: Array.from(slow.index), counts: Array.from(slow.counts) });
+  }
+});

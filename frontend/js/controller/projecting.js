@@ -172,6 +172,10 @@ export class Projecting {
    * one from the tiles, or the last projection) stays meanwhile. A newer call supersedes it.
    */
   async _displayInSlices(p, animate, axes, order, isolated) {
+    if (!order && p.lodPending) {
+      p.heldForOrder = true; // the order is on its way: one permutation, not a random one first
+      return;
+    }
     const data = p.data;
     const key = [data, axes.join(','), order, isolated ? this.state.isolated.join(',') : ''];
     const running = this.slicedDisplay;

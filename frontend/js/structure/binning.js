@@ -3,6 +3,8 @@
 // every selection change (one pass over the selection), rows of a brushed range one pass
 // over the bin numbers. Pure: no DOM.
 
+import { encodingOf } from '../columns.js';
+
 export const MISSING = 0xffff;
 export const HISTOGRAM_BINS = 30;
 export const TOP_VALUES = 12;
@@ -42,6 +44,8 @@ export function numericBinning(numbers, bins = HISTOGRAM_BINS) {
 
 /** A categorical column: its `top` most frequent values, the rest in one "other" bin. */
 export function categoryBinning(values, top = TOP_VALUES) {
+  const encoded = encodingOf(values);
+  if (encoded) return codedBinning(encoded, top);
   const n = values.length;
   const frequency = new Map();
   for (let i = 0; i < n; i++) {
@@ -67,6 +71,35 @@ export function categoryBinning(values, top = TOP_VALUES) {
     index[i] = b;
     counts[b]++;
   }
+  return { kind: 'categorical', index, counts, missing, edges: null, labels };
+}
+
+/**
+ * categoryBinning of a column decoded from a dictionary (columns.js), through its int32 codes:
+ * ten million rows without a string hashed per row.
+ */
+function codedBinning({ dictionary, codes }, top) {
+  const perCode = new Uint32Array(dictionary.length);
+  for (let i = 0; i < codes.length; i++) perCode[codes[i]]++;
+  const ranked = [];
+  dictionary.forEach((v, code) => {
+    if (v !== '' && perCode[code]) ranked.push([v, perCode[code], code]);
+  });
+  ranked.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const other = ranked.length > top;
+  const labels = other ? [...ranked.slice(0, top).map(([v]) => v), `(${ranked.length - top} other values)`] : ranked.map(([v]) => v);
+  const binOf = new Uint16Array(dictionary.length).fill(MISSING);
+  ranked.forEach(([, , code], i) => {
+    binOf[code] = Math.min(i, top);
+  });
+  const index = new Uint16Array(codes.length);
+  const counts = new Uint32Array(labels.length);
+  for (let i = 0; i < codes.length; i++) {
+    const b = binOf[codes[i]];
+    index[i] = b;
+    if (b !== MISSING) counts[b]++;
+  }
+  const missing = codes.length - counts.reduce((sum, c) => sum + c, 0);
   return { kind: 'categorical', index, counts, missing, edges: null, labels };
 }
 
