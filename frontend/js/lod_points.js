@@ -30,25 +30,29 @@ export async function fetchTile(api, jobId, axes, z, x, y, early = false) {
 }
 
 /**
- * The tiles of levels 0..`levels` (1 + 4 + ... requests side by side) as one slice, root first:
- * an even sample of the whole picture, at most 65536 points per tile. order: 'lod' when every
- * tile came from the computed tiles, else 'random' (see fetchTile's `early`).
+ * Every tile of level `z` (4^z requests side by side) as one slice: an even sample of the
+ * whole picture, at most 65536 points a tile. order: 'lod' when every tile came from the
+ * computed tiles, else 'random' (see fetchTile's `early`).
  */
-export async function fetchTopTiles(api, jobId, axes, levels = 1, early = true) {
+export async function fetchLevel(api, jobId, axes, z, early = true) {
   const wanted = [];
-  for (let z = 0; z <= levels; z++) for (let x = 0; x < 1 << z; x++) for (let y = 0; y < 1 << z; y++) wanted.push([z, x, y]);
-  const tiles = await Promise.all(wanted.map(([z, x, y]) => fetchTile(api, jobId, axes, z, x, y, early)));
-  const count = tiles.reduce((sum, t) => sum + t.indices.length, 0);
-  const { k } = tiles[0];
+  for (let x = 0; x < 1 << z; x++) for (let y = 0; y < 1 << z; y++) wanted.push([x, y]);
+  return mergeSlices(await Promise.all(wanted.map(([x, y]) => fetchTile(api, jobId, axes, z, x, y, early))));
+}
+
+/** Slices (tiles, levels) concatenated in order into one. */
+export function mergeSlices(slices) {
+  const count = slices.reduce((sum, t) => sum + t.indices.length, 0);
+  const { k } = slices[0];
   const indices = new Int32Array(count);
   const coords = new Float32Array(count * k);
   let at = 0;
-  for (const t of tiles) {
+  for (const t of slices) {
     indices.set(t.indices, at);
     coords.set(t.coords, at * k);
     at += t.indices.length;
   }
-  return { ...tiles[0], indices, coords, order: tiles.every((t) => t.order === 'lod') ? 'lod' : 'random' };
+  return { ...slices[0], indices, coords, order: slices.every((t) => t.order === 'lod') ? 'lod' : 'random' };
 }
 
 /**
