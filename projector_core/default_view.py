@@ -2,7 +2,8 @@
 
 A first visit opens the first readable embedding with the page's default view: PCA (3
 components asked; a 2-column embedding's PCA is its own plane, rotated), its level-of-detail
-order and tiles over the axes shown, and the colour and label columns as dictionary codes. Each
+order and bounds over the axes shown (the tiles of a first picture come early from them), and
+the colour and label columns as dictionary codes. Each
 is computed here, on a background thread, once the catalog has loaded, so the page's first
 requests find them ready instead of computing them one after another while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``

@@ -93,6 +93,9 @@ class LodStore:
                                lambda: build_tiles(coordinates[:, axes], self.order(job, axes)))
 
     def prepare(self, job: Job, axes: list[int]) -> None:
-        """Everything a first picture over ``axes`` asks for, computed now."""
+        """What a first visit over ``axes`` asks for, computed now: the bounds (early tiles)
+        and the order (the whole set's draw order). The tiles themselves are built when
+        first asked for: at 10M points their build held the interpreter for seconds while
+        the page loaded, and a first picture's early tiles do not need them."""
         self.bounds(job, axes)
-        self.tiles(job, axes)
+        self.order(job, axes)
