@@ -24,6 +24,11 @@ the screenshot times: on a loaded machine each screenshot round trip costs secon
 
     python bench/bench_frontend.py [--sizes 10000 100000 1000000] [--no-tensorboard]
     python bench/bench_frontend.py --sizes --scale-sizes 1000000 10000000
+    python bench/bench_frontend.py --sizes --user-sizes 1000000 10000000
+
+User cases (`--user-sizes`, bench/frontend_user.py): the same 2D data from the user's seat:
+`projector serve` on a fresh cache, the page's default view, first and second visit timed by
+screenshots, the longest main-thread task after the first picture, drag frames.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from projector.server.app import create_app
 
 from bench.frontend_scale import PAN_FRAMES, ZOOM_IN, print_scale_table, still_detail, write_scale_logdir
+from bench.frontend_user import measure_user, print_requests, print_user_table
 from projector_core.writer import add_embedding
 
 CHROMIUM = os.environ.get("PROJECTOR_CHROMIUM", "/usr/bin/chromium")
@@ -274,6 +280,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--scale-sizes", type=int, nargs="*", default=[],
                         help="precomputed-2D cases, e.g. 1000000 10000000")
+    parser.add_argument("--user-sizes", type=int, nargs="*", default=[],
+                        help="from the user's seat, e.g. 1000000 10000000")
     parser.add_argument("--no-tensorboard", action="store_true", help="skip the reference")
     parser.add_argument("--tensorboard-timeout", type=float, default=180)
     args = parser.parse_args()
@@ -291,6 +299,7 @@ def main() -> None:
           "browser's frame intervals while the mouse drags to orbit\n")
     rows = []
     scale_rows = []
+    user_rows: list = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for n in args.sizes:
@@ -332,7 +341,16 @@ def main() -> None:
                   f"{scale['zoom_still']:.2f} s after the move; load average "
                   f"{scale['load']:.1f}", flush=True)
             scale_rows.append((n, scale))
+        for n in args.user_sizes:
+            user = measure_user(browser, n, free_port(), VIEWPORT)
+            user["load"] = os.getloadavg()[0]
+            for visit in ("first", "second"):
+                print_requests(n, visit, user[visit].get("requests", []))
+            user_rows.append((n, user))
+            print_user_table(user_rows[-1:])
         browser.close()
+    if user_rows:
+        print_user_table(user_rows)
     if rows:
         print_table(rows)
     if scale_rows:

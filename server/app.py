@@ -28,16 +28,19 @@ from projector.server.routes import (
     session,
     sprites,
     structure,
+    tiles,
     ui,
     uploads,
 )
 
 from projector_core.catalog import Catalog
+from projector_core.default_view import start_preparing
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
 from projector_core.job_followers import DEFAULT_GRACE, Followers
 from projector_core.jobs import JobManager
 from projector_core.loading import StillLoading
+from projector_core.lod_store import LodStore
 from projector_core.projection_jobs import ProjectionJobs
 from projector_core.result_cache import ResultCache
 from projector_core.session import SessionState
@@ -91,6 +94,7 @@ def create_app(
     token: str | None = None,
     allowed_origins: list[str] | None = None,
     unfollowed_grace: float = DEFAULT_GRACE,
+    prepare_view: bool = False,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -104,6 +108,8 @@ def create_app(
     pages, or from ``allowed_origins``' (default: ``$PROJECTOR_PROXY_URL``'s).
     ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
     more, is cancelled (``projector_core.job_followers``).
+    ``prepare_view``: once loaded, compute what a first visit's default view asks for
+    (``projector_core/default_view.py``).
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -117,6 +123,8 @@ def create_app(
         task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
         if warm_up:
             start_warm_up(after=catalog.wait_loaded)
+        if prepare_view and cluster is None:
+            start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
         yield
         if task is not None:
             task.cancel()
@@ -136,6 +144,7 @@ def create_app(
     app.state.jobs = JobManager()
     app.state.followers = Followers(unfollowed_grace)
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
+    app.state.lod = LodStore()  # orders, bounds and tiles of done projections
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.state.max_upload_bytes = max_upload_bytes
@@ -168,6 +177,7 @@ def create_app(
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
     app.include_router(lod.router)
+    app.include_router(tiles.router)
     app.include_router(structure.router)
     app.include_router(compare.router)
     app.include_router(export.router)  # GET /api/export/site: the UI's "Export site"

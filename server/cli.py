@@ -181,7 +181,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
               "who can reach this port can read every tensor and upload data", file=sys.stderr)
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
-                     cluster=cluster, token=token)
+                     prepare_view=True, cluster=cluster, token=token)
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     if host in ("0.0.0.0", "::"):
         host = socket.gethostname()  # an address colleagues can use, as Jupyter prints

@@ -226,7 +226,8 @@ window.__projector = {
   /** The state the URL hash holds now. */
   urlState: () => decodeState(location.hash),
   get ready() {
-    return app.ready && Boolean(app.shown?.data);
+    // Large sets go into the plot in slices after their data arrives (draw_order.js).
+    return app.ready && Boolean(app.shown?.data) && app.shown.displayedData === app.shown.data;
   },
   projection: () => (app.shown ? { method: app.shown.method, status: app.shown.status, iteration: app.shown.iteration, frames: app.shown.frames, cols: app.shown.cols } : null),
   /** Orbits the 3D camera one step per animation frame; resolves with the frame intervals (ms). */

@@ -1,6 +1,8 @@
 // Colour scales: a categorical palette with a legend of counts, a perceptual numeric
 // gradient with a min/max legend, and the fixed highlight colours. Pure: no DOM.
 
+import { encodingOf } from './columns.js';
+
 /** Point colour when nothing colours the points (TensorBoard's #7575d9). */
 export const DEFAULT_COLOR = [117, 117, 217];
 /** Colour of a point whose colour-by value is missing. */
@@ -71,6 +73,8 @@ export function uniformColoring(n) {
  * with counts, how many points the rest hold, and how many values are missing.
  */
 export function categoricalColoring(values) {
+  const encoded = encodingOf(values);
+  if (encoded) return codedColoring(encoded);
   const counts = new Map();
   for (const v of values) if (v !== '') counts.set(v, (counts.get(v) || 0) + 1);
   const order = [...counts.entries()].sort((a, b) => b[1] - a[1] || compareValues(a[0], b[0]));
@@ -82,6 +86,33 @@ export function categoricalColoring(values) {
     if (v === '') missing++;
     fill(colors, i, v === '' ? MISSING_COLOR : colorOf.get(v));
   }
+  return categoricalResult(colors, order, colorOf, missing);
+}
+
+/**
+ * categoricalColoring of a column decoded from a dictionary (columns.js): counted and filled
+ * through its int32 codes, one 32-bit colour word a point, no string hashed per point (ten
+ * million points: tens of ms instead of a second).
+ */
+function codedColoring({ dictionary, codes }) {
+  const perCode = new Uint32Array(dictionary.length);
+  for (let i = 0; i < codes.length; i++) perCode[codes[i]]++;
+  const order = [];
+  let missing = 0;
+  dictionary.forEach((value, code) => {
+    if (value === '') missing += perCode[code];
+    else if (perCode[code]) order.push([value, perCode[code]]);
+  });
+  order.sort((a, b) => b[1] - a[1] || compareValues(a[0], b[0]));
+  const colorOf = new Map(order.map(([value], i) => [value, PALETTE[i % PALETTE.length]]));
+  const word = (rgb) => (rgb[0] | (rgb[1] << 8) | (rgb[2] << 16) | (255 << 24)) >>> 0;
+  const wordOf = Uint32Array.from(dictionary, (v) => word(v === '' ? MISSING_COLOR : colorOf.get(v) ?? MISSING_COLOR));
+  const words = new Uint32Array(codes.length); // little-endian RGBA, as fill() writes it
+  for (let i = 0; i < codes.length; i++) words[i] = wordOf[codes[i]];
+  return categoricalResult(new Uint8Array(words.buffer), order, colorOf, missing);
+}
+
+function categoricalResult(colors, order, colorOf, missing) {
   const items = order.slice(0, LEGEND_LIMIT).map(([value, count]) => ({
     value,
     count,

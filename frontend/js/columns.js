@@ -6,19 +6,39 @@
 // (Dataset.values), so opening a wide table costs one column, not all of them.
 
 import { numericColumn } from './tsv.js';
+import { inSlices } from './yielding.js';
 
 /** Above this many points metadata comes as columns. */
 export const COLUMNS_ABOVE = 100000;
 
-/** An array of n strings from a dictionary and n codes into it. */
-export function decodeColumn(dictionary, codes) {
+/** The dictionary and codes a decoded column came from (values -> { dictionary, codes }). */
+const encodings = new WeakMap();
+
+/**
+ * { dictionary, codes } of a column decoded from them, else null: loops over millions of rows
+ * (colours, distinct counts) read small integers instead of hashing strings.
+ */
+export function encodingOf(values) {
+  return encodings.get(values) ?? null;
+}
+
+/**
+ * An array of n strings from a dictionary and n codes into it, made in slices (ten million
+ * rows at 10M points), yielding between them.
+ */
+export async function decodeColumn(dictionary, codes) {
   const values = new Array(codes.length);
-  for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]];
+  await inSlices(codes.length, (start, end) => {
+    for (let i = start; i < end; i++) values[i] = dictionary[codes[i]];
+  });
+  encodings.set(values, { dictionary, codes });
   return values;
 }
 
 /** Whether a column has 2..20 distinct values (one worth colouring by at start). */
 export function fewDistinct(values) {
+  const known = encodings.get(values)?.dictionary.length; // its distinct values
+  if (known !== undefined) return known >= 2 && known <= 20;
   const distinct = new Set();
   for (const v of values) {
     distinct.add(v);

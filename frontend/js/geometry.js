@@ -7,39 +7,65 @@
  * with a NaN/Inf are flagged in `missing` (1) and placed at the origin.
  */
 export function fitPositions(coords, n, stride, columns, include = null) {
-  const positions = new Float32Array(n * 3);
-  const missing = new Uint8Array(n);
-  const lo = [Infinity, Infinity, Infinity];
-  const hi = [-Infinity, -Infinity, -Infinity];
-  for (let i = 0; i < n; i++) {
-    let finite = true;
-    for (let a = 0; a < columns.length; a++) if (!Number.isFinite(coords[i * stride + columns[a]])) finite = false;
-    if (!finite) {
-      missing[i] = 1;
-      continue;
+  const fit = new Fit(coords, n, stride, columns, include);
+  fit.extent(0, n);
+  fit.scale();
+  fit.place(0, n);
+  return { positions: fit.positions, missing: fit.missing };
+}
+
+/**
+ * fitPositions in steps over ranges of rows (draw_order.js runs them in slices): extent of
+ * every range, then scale(), then place every range.
+ */
+export class Fit {
+  constructor(coords, n, stride, columns, include = null) {
+    Object.assign(this, { coords, n, stride, columns, include });
+    this.positions = new Float32Array(n * 3);
+    this.missing = new Uint8Array(n);
+    this.lo = [Infinity, Infinity, Infinity];
+    this.hi = [-Infinity, -Infinity, -Infinity];
+  }
+
+  extent(start, end) {
+    const { coords, stride, columns, include, missing, lo, hi } = this;
+    for (let i = start; i < end; i++) {
+      let finite = true;
+      for (let a = 0; a < columns.length; a++) if (!Number.isFinite(coords[i * stride + columns[a]])) finite = false;
+      if (!finite) {
+        missing[i] = 1;
+        continue;
+      }
+      if (include && !include.has(i)) continue;
+      for (let a = 0; a < columns.length; a++) {
+        const v = coords[i * stride + columns[a]];
+        if (v < lo[a]) lo[a] = v;
+        if (v > hi[a]) hi[a] = v;
+      }
     }
-    if (include && !include.has(i)) continue;
+  }
+
+  scale() {
+    const { columns, lo, hi } = this;
+    let half = 0;
+    this.mid = [0, 0, 0];
     for (let a = 0; a < columns.length; a++) {
-      const v = coords[i * stride + columns[a]];
-      if (v < lo[a]) lo[a] = v;
-      if (v > hi[a]) hi[a] = v;
+      if (hi[a] < lo[a]) continue;
+      this.mid[a] = (lo[a] + hi[a]) / 2;
+      half = Math.max(half, (hi[a] - lo[a]) / 2);
+    }
+    this.factor = half > 0 ? 1 / half : 1;
+  }
+
+  place(start, end) {
+    const { coords, stride, columns, missing, positions, mid, factor } = this;
+    for (let i = start; i < end; i++) {
+      if (missing[i]) continue;
+      for (let a = 0; a < columns.length; a++) {
+        positions[i * 3 + a] = (coords[i * stride + columns[a]] - mid[a]) * factor;
+      }
     }
   }
-  let half = 0;
-  const mid = [0, 0, 0];
-  for (let a = 0; a < columns.length; a++) {
-    if (hi[a] < lo[a]) continue;
-    mid[a] = (lo[a] + hi[a]) / 2;
-    half = Math.max(half, (hi[a] - lo[a]) / 2);
-  }
-  const scale = half > 0 ? 1 / half : 1;
-  for (let i = 0; i < n; i++) {
-    if (missing[i]) continue;
-    for (let a = 0; a < columns.length; a++) {
-      positions[i * 3 + a] = (coords[i * stride + columns[a]] - mid[a]) * scale;
-    }
-  }
-  return { positions, missing };
 }
 
 /**

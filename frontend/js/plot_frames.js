@@ -15,6 +15,8 @@ const TARGET_FRAME_MS = 70;
 const BUDGET_BOUNDS = [10000, 2000000];
 /** The view counts as still this long after its last change. */
 const STILL_MS = 180;
+/** A slice of the CPU still frame aims at this (ms): a busy CPU draws slower, slices shrink. */
+const CPU_SLICE_MS = 60;
 
 export class PlotFrames {
   _clear() {
@@ -122,10 +124,15 @@ export class PlotFrames {
         d.cpu = d.total > CPU_ABOVE && this.cpuDetail.suits(this, view);
         if (d.cpu) this.cpuDetail.begin(this, view);
       }
-      const step = d.cpu ? CPU_SLICE : this.budget * 2; // twice a moving frame: hover stays responsive
+      this.cpuStep ??= CPU_SLICE;
+      const step = d.cpu ? this.cpuStep : this.budget * 2; // twice a moving frame: hover stays responsive
       const count = Math.min(step, d.total - d.offset);
       if (d.cpu) {
+        const began = performance.now();
         this.cpuDetail.draw(this, view, d.culled?.ranks ?? null, d.offset, d.offset + count);
+        const ms = Math.max(1, performance.now() - began);
+        // Towards CPU_SLICE_MS a slice, from what this one took.
+        if (count >= step) this.cpuStep = Math.round(Math.max(CPU_SLICE / 8, Math.min(CPU_SLICE * 4, (step * 0.5) + (step * CPU_SLICE_MS / ms) * 0.5)));
       } else {
         this.detail.bind(this.canvas.width, this.canvas.height);
         if (d.offset === 0) this._clear();

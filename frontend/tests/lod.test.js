@@ -25,8 +25,8 @@ test('a sample is drawn larger, the whole set at its size', () => {
   assert.equal(sampleSize(1e-6), 2.5);
 });
 
-test('a column decodes from its dictionary and codes', () => {
-  assert.deepEqual(decodeColumn(['a', 'b', ''], Int32Array.from([1, 0, 2, 1])), ['b', 'a', '', 'b']);
+test('a column decodes from its dictionary and codes', async () => {
+  assert.deepEqual(await decodeColumn(['a', 'b', ''], Int32Array.from([1, 0, 2, 1])), ['b', 'a', '', 'b']);
 });
 
 test('a slice of the order is fitted to the screen as the whole set is', async () => {
@@ -63,4 +63,47 @@ test('rows follow the draw order whatever their width', async () => {
   const xyz = Float32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(Array.from(permuteRows(xyz, order, 3)), [6, 7, 8, 0, 1, 2, 3, 4, 5]);
   assert.deepEqual(Array.from(permuteRows(Float32Array.from([1, 2, 3, 4, 5, 6]), order, 2)), [5, 6, 1, 2, 3, 4]);
+});
+
+test('a decoded column knows its distinct values from its dictionary', async () => {
+  const { fewDistinct } = await import('../js/columns.js');
+  const codes = Int32Array.from({ length: 3000000 }, (_, i) => i % 3);
+  const values = await decodeColumn(['a', 'b', 'c'], codes);
+  assert.equal(values[2999999], 'c');
+  assert.equal(fewDistinct(values), true);
+  assert.equal(fewDistinct(await decodeColumn(['only'], new Int32Array(5))), false);
+});
+
+test('inSlices covers every row once, in slices, letting other tasks run between them', async () => {
+  const { inSlices } = await import('../js/yielding.js');
+  const seen = [];
+  setTimeout(() => seen.push('other task'), 0);
+  await inSlices(10, (start, end) => seen.push([start, end]), 4);
+  assert.deepEqual(seen.filter((s) => s !== 'other task'), [[0, 4], [4, 8], [8, 10]]);
+  assert.ok(seen.indexOf('other task') > 0 && seen.indexOf('other task') < seen.length - 1);
+});
+
+test('a column decoded from codes is coloured as its strings are', async () => {
+  const { categoricalColoring } = await import('../js/colors.js');
+  const dictionary = ['b', '', 'a', '10', '9'];
+  const codes = Int32Array.from({ length: 5000 }, (_, i) => (i * 7919) % 5);
+  const decoded = await decodeColumn(dictionary, codes);
+  const plain = Array.from(decoded); // the same strings, without their codes
+  const fast = categoricalColoring(decoded);
+  const slow = categoricalColoring(plain);
+  assert.deepEqual(Array.from(fast.colors), Array.from(slow.colors));
+  assert.deepEqual(fast.legend, slow.legend);
+});
+
+test('a column decoded from codes is binned as its strings are', async () => {
+  const { categoryBinning } = await import('../js/structure/binning.js');
+  const dictionary = ['b', '', 'a', 'c', 'd'];
+  const codes = Int32Array.from({ length: 3000 }, (_, i) => (i * i) % 5);
+  const decoded = await decodeColumn(dictionary, codes);
+  for (const top of [12, 2]) {
+    const fast = categoryBinning(decoded, top);
+    const slow = categoryBinning(Array.from(decoded), top);
+    assert.deepEqual({ ...fast, index: Array.from(fast.index), counts: Array.from(fast.counts) },
+      { ...slow, index: Array.from(slow.index), counts: Array.from(slow.counts) });
+  }
 });

@@ -91,9 +91,21 @@ def pca(
         offset = be.to_numpy(xp.matmul(mean, xp.astype(components, xp.float64)))
         for start, chunk in _row_chunks(data):
             ok = valid[start : start + chunk.shape[0]]
-            product = be.to_numpy(xp.matmul(be.asarray(chunk, np.float32), v32))
-            coordinates[start : start + chunk.shape[0]][ok] = product[ok] - offset
+            product = be.to_numpy(_times(be, be.asarray(chunk, np.float32), v32))
+            rows = coordinates[start : start + chunk.shape[0]]
+            if ok.all():  # a boolean-indexed copy costs 25x a plain one (2 s at 10M x 2)
+                np.subtract(product, offset, out=rows, casting="unsafe")
+            else:
+                rows[ok] = product[ok] - offset
     return PcaResult(coordinates, [float(r) for r in ratios], n - count)
+
+
+def _times(be: Backend, x: Array, v: Array) -> Array:
+    """x @ v; on numpy with few columns by einsum: numpy's matmul of a tall N x 2 block by a
+    2 x 2 one took 15x longer (3.8 s against 0.25 s for 8M rows)."""
+    if be.is_numpy and x.shape[1] <= 16:
+        return np.einsum("nd,dc->nc", x, v)
+    return be.xp.matmul(x, v)
 
 
 def _row_chunks(data: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

@@ -27,8 +27,6 @@ fitted to the screen as the whole set will be).
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from typing import Annotated, Literal
 
 import numpy as np
@@ -40,51 +38,16 @@ from projector.server.error_responses import EMBEDDING_ERRORS
 from projector.server.job_responses import JobsDep, find_job, not_done
 
 from projector_core.jobs import Job, JobStatus
-from projector_core.kernels.lod import lod_order
+from projector_core.lod_store import LodStore
 from projector_core.projection_jobs import layout_of, projection_result
 from projector_core.projections import ProjectionResult
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
-CACHED = 4  # orders and columns kept: 40 MB each at 10M points
 
-
-class _Cache:
-    """A few recent answers, computed once even when requests race."""
-
-    def __init__(self) -> None:
-        self.items: OrderedDict[tuple, object] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def peek(self, key: tuple):
-        """The answer if it is there now, else None (never waits for one being computed)."""
-        if not self.lock.acquire(blocking=False):
-            return None
-        try:
-            return self.items.get(key)
-        finally:
-            self.lock.release()
-
-    def get(self, key: tuple, compute):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-            value = compute()
-            self.items[key] = value
-            while len(self.items) > CACHED:
-                self.items.popitem(last=False)
-            return value
-
-
-def _cache(request: Request, name: str) -> _Cache:
-    """The app's cache `name`, made on first use (a race makes two; one is kept, no harm)."""
-    state = request.app.state
-    cache = getattr(state, name, None)
-    if cache is None:
-        cache = _Cache()
-        setattr(state, name, cache)
-    return cache
+def lod_store(request: Request) -> LodStore:
+    """The app's orders, bounds and tiles (``create_app`` makes it; the preparation fills it)."""
+    return request.app.state.lod
 
 
 def _axes(text: str | None, cols: int) -> list[int]:
@@ -114,7 +77,7 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     chosen = _axes(axes, _layout(job).coordinates.shape[1])
-    order = _order(request, job, chosen)
+    order = lod_store(request).order(job, chosen)
     return Response(order.astype("<i4").tobytes(), media_type="application/octet-stream",
                     headers={"X-Shape": str(order.size)})
 
@@ -125,23 +88,6 @@ def _layout(job: Job) -> ProjectionResult:
         return layout_of(job, "level-of-detail order")
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-
-
-def _order(request: Request, job, chosen: list[int]) -> np.ndarray:
-    coordinates = projection_result(job).coordinates
-    return _cache(request, "lod_orders").get(
-        (job.id, tuple(chosen)), lambda: lod_order(coordinates[:, chosen]))
-
-
-def _bounds(request: Request, job, chosen: list[int]) -> dict[str, list[float]]:
-    """Per-axis min and max over the points finite on every chosen axis."""
-    def compute() -> dict[str, list[float]]:
-        coordinates = projection_result(job).coordinates[:, chosen]
-        finite = coordinates[np.isfinite(coordinates).all(axis=1)]
-        if not len(finite):
-            return {"lo": [0.0] * len(chosen), "hi": [0.0] * len(chosen)}
-        return {"lo": finite.min(axis=0).tolist(), "hi": finite.max(axis=0).tolist()}
-    return _cache(request, "lod_bounds").get((job.id, tuple(chosen)), compute)
 
 
 def _as_shown(axes: str | None, cols: int) -> str | None:
@@ -182,29 +128,23 @@ async def get_lod_points(
 
     def answer() -> Response:
         n = projection_result(job).coordinates.shape[0]
-        order = _cache(request, "lod_orders").peek((job.id, tuple(chosen))) if early else None
+        store = lod_store(request)
+        order = store.peek_order(job, chosen) if early else None
         kind = "lod"
         if order is None and early:
             kind = "random"  # a uniform sample is an even one too, and costs no sort
             size = min(n, count if count is not None else n)
             ranks = np.sort(np.random.default_rng(0).choice(n, size, replace=False))
         else:
-            order = _order(request, job, chosen) if order is None else order
+            order = store.order(job, chosen) if order is None else order
             ranks = order[offset: offset + count if count is not None else None]
         coordinates = projection_result(job).coordinates[ranks][:, chosen]
         body = ranks.astype("<i4").tobytes() + np.ascontiguousarray(coordinates, "<f4").tobytes()
         return Response(body, media_type="application/octet-stream", headers={
             "X-Total": str(n), "X-Count": str(ranks.size), "X-Order": kind,
             "X-Axes": ",".join(map(str, chosen)),
-            "X-Bounds": json.dumps(_bounds(request, job, chosen))})
+            "X-Bounds": json.dumps(store.bounds(job, chosen))})
     return await run_in_threadpool(answer)
-
-
-def _categorical(values: list[str]) -> tuple[list[str], np.ndarray]:
-    index: dict[str, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int32,
-                        count=len(values))
-    return list(index), codes
 
 
 @router.get(
@@ -215,7 +155,7 @@ def _categorical(values: list[str]) -> tuple[list[str], np.ndarray]:
                                                         "int32 codes, or float32"}},
 )
 def get_metadata_column(
-    embedding: EmbeddingDep, request: Request,
+    embedding: EmbeddingDep,
     column: Annotated[str, Query(description="Metadata column name")],
     kind: Annotated[Literal["auto", "categorical", "numeric"],
                     Query(description="auto: numeric for a column of numbers")] = "auto",
@@ -230,10 +170,9 @@ def get_metadata_column(
     if numbers is not None:
         return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
                         headers={"X-Kind": "numeric"})
-    # The metadata object is kept with its answer, so its id() cannot be reused meanwhile.
-    _, dictionary, codes = _cache(request, "metadata_columns").get(
-        (id(metadata), column), lambda: (metadata, *_categorical(metadata.column(column))))
+    dictionary, codes = metadata.categorical(column)  # encoded once, kept with the metadata
     head = json.dumps(dictionary, ensure_ascii=False).encode()
     head += b" " * (-len(head) % 4)
-    return Response(head + codes.astype("<i4").tobytes(), media_type="application/octet-stream",
+    body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
+    return Response(body, media_type="application/octet-stream",
                     headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head))})

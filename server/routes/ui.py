@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse
+from projector.server.module_graph import module_graph
 
 if TYPE_CHECKING:
     from fastapi.templating import Jinja2Templates
@@ -39,7 +40,8 @@ def templates() -> Jinja2Templates:
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request) -> HTMLResponse:
     """The single page of the app; everything else is fetched from /api by the front end."""
-    return templates().TemplateResponse(request, "index.html")
+    return templates().TemplateResponse(
+        request, "index.html", {"modules": module_graph(FRONTEND_DIR, "js/app.js")})
 
 
 def index_html() -> str:

@@ -98,9 +98,9 @@ def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
     assert fetched[0]["column"] == "label"
     assert all(f["start"] >= fetched[0]["end"] for f in fetched[1:])
     assert page.evaluate("window.__projector.app.coloring.kind") == "categorical"
-    # The first picture came from the head of the level-of-detail order, before the whole.
+    # The first picture came from the level-of-detail tiles, before the whole.
     assert page.evaluate("performance.getEntriesByType('resource')"
-                         ".some((e) => e.name.includes('/lod/points?'))")
+                         ".some((e) => e.name.includes('/tiles/0/0/0?'))")
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
 

@@ -4,7 +4,7 @@
 import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampToLimit, limitFor } from '../limits.js';
-import { fetchLodPoints, fitSlice, PREVIEW_ABOVE, PREVIEW_POINTS } from '../lod_points.js';
+import { fetchLevel, fitSlice, mergeSlices, PREVIEW_ABOVE } from '../lod_points.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
@@ -110,10 +110,10 @@ export class DatasetLoading {
   }
 
   /**
-   * A first picture of a large server projection before its whole result arrives: the head
-   * of its level-of-detail order (the server waits for the job; a random sample while the
-   * order is still being computed), then the order itself is fetched beside the result, so
-   * the whole set is put in the plot once, in that order.
+   * A first picture of a large server projection before its whole result arrives: its top
+   * level-of-detail tiles (the server waits for the job; `projector serve` has them ready for
+   * the default view), then the order itself is fetched beside the result, so the whole set
+   * is put in the plot once, in that order.
    */
   _preview(p) {
     const ds = this.dataset;
@@ -123,18 +123,25 @@ export class DatasetLoading {
 
   async _loadPreview(p, ds) {
     const axes = this._axes({ ...p, cols: p.dims });
-    let slice;
+    const shows = () => p === this.shown && !p.displayedOnce && this.dataset === ds;
+    const show = (slice) => {
+      if (!shows() || slice.total !== ds.n) return false;
+      this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
+      // Tiles of the order: the whole set waits for the rest of it (one permutation); random
+      // samples (the tiles still being computed): the whole set shows when it comes.
+      p.previewInOrder = slice.order === 'lod';
+      return true;
+    };
+    let root;
     try {
-      slice = await fetchLodPoints(this.api, p.jobId, axes, 0, PREVIEW_POINTS, true);
+      root = await fetchLevel(this.api, p.jobId, axes, 0); // one tile: drawn at once
     } catch {
       return; // the whole result shows when it comes, as without a preview
     }
-    if (p !== this.shown || p.displayedOnce || slice.total !== ds.n) return;
-    this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
-    // A head of the order: the whole set waits for the rest of it (one permutation); a
-    // random sample (the order still being computed): the whole set shows when it comes.
-    p.previewInOrder = slice.order === 'lod';
-    this._lodOrder(p, slice.axes, true);
+    if (!show(root)) return;
+    this._lodOrder(p, root.axes, true);
+    const finer = await fetchLevel(this.api, p.jobId, axes, 1).catch(() => null);
+    if (finer && shows()) show(mergeSlices([root, finer]));
   }
 
   /** Shows an uploaded data set (tensor + optional metadata files). */

@@ -2,11 +2,16 @@
 // fitting its coordinates into the plot as frames arrive.
 
 import { formatCount } from '../dom.js';
+import { fitInSlices, prepareDrawOrder } from '../draw_order.js';
 import { fitPositions } from '../geometry.js';
 import { clampToLimit, limitFor } from '../limits.js';
 import { is3d } from '../state.js';
+import { randomOrder } from '../renderer/lod.js';
 import { placedFirstOrder } from '../stream_order.js';
 import { superviseColumn } from '../supervision.js';
+
+/** Data sets from this size on are put in the plot in slices (_displayInSlices). */
+const SLICED_ABOVE = 500000;
 
 export class Projecting {
 
@@ -147,6 +152,10 @@ export class Projecting {
       p.heldForOrder = true;
       return;
     }
+    if (this.dataset.n >= SLICED_ABOVE && !p.running) {
+      this._displayInSlices(p, animate, axes, order, isolated);
+      return;
+    }
     const { positions, missing } = fitPositions(p.data, this.dataset.n, p.cols, axes, isolated);
     this.missing = missing;
     // A streaming job: the placed points first, so a moving frame draws no hidden point.
@@ -156,6 +165,35 @@ export class Projecting {
     }
     this.plot.setPositions(positions, { animate, order });
     p.displayedData = p.data;
+    p.displayedOnce = true;
+    this._updateFlags();
+  }
+
+  /**
+   * _display for a large set: the fit and the draw order's arrays made in slices that yield
+   * to input (draw_order.js), then handed to the plot at once; the current picture (a first
+   * one from the tiles, or the last projection) stays meanwhile. A newer call supersedes it.
+   */
+  async _displayInSlices(p, animate, axes, order, isolated) {
+    if (!order && p.lodPending) {
+      p.heldForOrder = true; // the order is on its way: one permutation, not a random one first
+      return;
+    }
+    const data = p.data;
+    const key = [data, axes.join(','), order, isolated ? this.state.isolated.join(',') : ''];
+    const running = this.slicedDisplay;
+    if (running && running.every((v, i) => v === key[i])) return;
+    this.slicedDisplay = key;
+    const current = () => this.slicedDisplay === key && p === this.shown && p.data === data;
+    const { positions, missing } = await fitInSlices(data, this.dataset.n, p.cols, axes, isolated);
+    if (!current()) return;
+    const drawOrder = order ?? (this.dataset.n > this.plot.budget ? randomOrder(this.dataset.n) : null);
+    if (drawOrder) await prepareDrawOrder(positions, drawOrder, this.plot.points.colors);
+    if (!current()) return;
+    this.slicedDisplay = null;
+    this.missing = missing;
+    this.plot.setPositions(positions, { animate, order: drawOrder });
+    p.displayedData = data;
     p.displayedOnce = true;
     this._updateFlags();
   }
@@ -176,9 +214,13 @@ export class Projecting {
       .lod(p.jobId, axes)
       .then((order) => {
         p.lod = { key, order };
-        if (!p.heldForOrder && p === this.shown && p.displayedData === p.data && this._axes(p).join(',') === axes.join(',')) {
-          this.plot.setPositions(this.plot.positions, { order });
-        }
+        const shows = () => !p.heldForOrder && p === this.shown && p.displayedData === p.data && this._axes(p).join(',') === axes.join(',');
+        if (!shows()) return null;
+        const positions = this.plot.positions;
+        // The arrays in the new order are made in slices first (draw_order.js).
+        return prepareDrawOrder(positions, order, this.plot.points.colors).then(() => {
+          if (shows() && this.plot.positions === positions) this.plot.setPositions(positions, { order });
+        });
       })
       .catch((err) => {
         this.plot.preview.clear(); // nothing to wait for: the whole set shows in a random order

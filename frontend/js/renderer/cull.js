@@ -14,6 +14,8 @@ const WORTH = 0.7;
 const IDLE_BUILD_ABOVE = 500000;
 /** Points are discs: those just outside the view (world units) still show their edge. */
 const MARGIN = 0.02;
+/** Rows an idle slice of the grid's build takes: a few ms, so input is never kept waiting. */
+const IDLE_ROWS = 1 << 18;
 
 export class ViewCull {
   constructor(gl) {
@@ -22,6 +24,7 @@ export class ViewCull {
     this.lists = [0, 1].map(() => ({ buffer: gl.createBuffer(), key: '', count: 0, ranks: null }));
     this.index = null;
     this.source = null;
+    this.building = null;
   }
 
   /**
@@ -31,12 +34,21 @@ export class ViewCull {
   invalidate(plot = null) {
     this.index = null;
     this.source = null;
+    this.building = null;
     for (const list of this.lists) list.key = '';
     if (!plot || plot.n < IDLE_BUILD_ABOVE || typeof requestIdleCallback !== 'function') return;
     const positions = plot.positions;
-    requestIdleCallback(() => {
-      if (plot.positions === positions && !plot.threeD && plot.order?.length === plot.n) this.gridOf(plot);
-    });
+    // In slices while the page is idle: ten million points are seconds of work on a busy CPU.
+    const slice = (deadline) => {
+      if (plot.positions !== positions || plot.threeD || plot.order?.length !== plot.n) return;
+      if (this.index && this.source === positions) return;
+      const build = this.building?.positions === positions ? this.building : (this.building = new GridBuild(plot));
+      do build.step(IDLE_ROWS);
+      while (!build.done && deadline.timeRemaining() > 4);
+      if (build.done) this._finish(build);
+      else requestIdleCallback(slice);
+    };
+    requestIdleCallback(slice);
   }
 
   /**
@@ -90,32 +102,66 @@ export class ViewCull {
    */
   gridOf(plot) {
     if (this.index && this.source === plot.positions) return this.index;
-    const { positions, order, n } = plot;
-    const cells = new Uint16Array(n);
-    const start = new Int32Array(GRID * GRID + 1);
-    for (let r = 0; r < n; r++) {
-      const i = order[r] * 3;
-      // cellOf, inlined (ten million calls); NaN (a missing point) goes to cell 0.
-      let cx = Math.floor((positions[i] + 1) * (GRID / 2));
-      let cy = Math.floor((positions[i + 1] + 1) * (GRID / 2));
-      cx = cx >= 0 ? (cx < GRID ? cx : GRID - 1) : 0;
-      cy = cy >= 0 ? (cy < GRID ? cy : GRID - 1) : 0;
-      const cell = cy * GRID + cx;
-      cells[r] = cell;
-      start[cell + 1]++;
-    }
-    for (let c = 0; c < GRID * GRID; c++) start[c + 1] += start[c];
-    const fill = start.slice(0, GRID * GRID);
-    const ranks = new Uint32Array(n);
-    for (let r = 0; r < n; r++) ranks[fill[cells[r]]++] = r;
-    this.index = { start, ranks };
-    this.source = positions;
+    // Needed now (a zoom, a hover): the idle build goes on from where it is, to the end.
+    const build = this.building?.positions === plot.positions && this.building.order === plot.order ? this.building : new GridBuild(plot);
+    build.step(Infinity);
+    return this._finish(build);
+  }
+
+  _finish(build) {
+    this.index = build.index;
+    this.source = build.positions;
+    this.building = null;
     for (const list of this.lists) list.key = '';
     return this.index;
   }
 
   dispose() {
     for (const list of this.lists) this.gl.deleteBuffer(list.buffer);
+  }
+}
+
+/**
+ * The grid of a plot's positions and order, built in steps of rows (two passes over the
+ * points: each one's cell and the cells' sizes, then the ranks into their cells).
+ */
+class GridBuild {
+  constructor({ positions, order, n }) {
+    Object.assign(this, { positions, order, n, row: 0, pass: 0, done: false, index: null });
+    this.cells = new Uint16Array(n);
+    this.start = new Int32Array(GRID * GRID + 1);
+  }
+
+  step(rows) {
+    const { positions, order, n, cells, start } = this;
+    const end = Math.min(n, this.row + rows);
+    if (this.pass === 0) {
+      for (let r = this.row; r < end; r++) {
+        const i = order[r] * 3;
+        // cellOf, inlined (ten million calls); NaN (a missing point) goes to cell 0.
+        let cx = Math.floor((positions[i] + 1) * (GRID / 2));
+        let cy = Math.floor((positions[i + 1] + 1) * (GRID / 2));
+        cx = cx >= 0 ? (cx < GRID ? cx : GRID - 1) : 0;
+        cy = cy >= 0 ? (cy < GRID ? cy : GRID - 1) : 0;
+        const cell = cy * GRID + cx;
+        cells[r] = cell;
+        start[cell + 1]++;
+      }
+      this.row = end;
+      if (end < n) return;
+      for (let c = 0; c < GRID * GRID; c++) start[c + 1] += start[c];
+      this.fill = start.slice(0, GRID * GRID);
+      this.ranks = new Uint32Array(n);
+      Object.assign(this, { pass: 1, row: 0 });
+      if (rows !== Infinity) return;
+      return this.step(rows);
+    }
+    const { fill, ranks } = this;
+    for (let r = this.row; r < end; r++) ranks[fill[cells[r]]++] = r;
+    this.row = end;
+    if (end < n) return;
+    this.index = { start, ranks };
+    this.done = true;
   }
 }
 

@@ -1,6 +1,8 @@
 // Level of detail in the browser: the draw order's inverse, how large a sample's points are
 // drawn, and an order for data sets the server gave none (uploads).
 
+import { rankAhead } from '../draw_order.js';
+
 /**
  * How much larger a point of a sample of `fraction` of the points is drawn: its disc covers
  * about what the points it stands for cover together, up to 2.5 times the size.
@@ -9,8 +11,10 @@ export function sampleSize(fraction) {
   return fraction >= 1 ? 1 : Math.min(2.5, fraction ** -0.25);
 }
 
-/** The inverse of a permutation: rank[order[r]] = r. */
+/** The inverse of a permutation: rank[order[r]] = r (computed ahead when it was). */
 export function inverseOrder(order) {
+  const ahead = rankAhead(order);
+  if (ahead) return ahead;
   const rank = new Int32Array(order.length);
   for (let r = 0; r < order.length; r++) rank[order[r]] = r;
   return rank;

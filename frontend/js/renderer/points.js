@@ -6,6 +6,7 @@
 // GPU; colour and flags live in their own buffers so that a selection or a recolouring never
 // re-uploads positions.
 
+import { permutedAhead } from '../draw_order.js';
 import { createProgram } from './gl.js';
 
 export const FLAG_SELECTED = 1;
@@ -157,6 +158,8 @@ const ATTRIBUTES = ['a_from', 'a_to', 'a_color', 'a_flags', 'a_index'];
  */
 export function permuteRows(values, order, width) {
   if (!order) return values;
+  const ahead = permutedAhead(values, order);
+  if (ahead) return ahead;
   const n = order.length;
   if (width === 4 && values instanceof Uint8Array && values.byteOffset % 4 === 0) {
     const words = new Uint32Array(values.buffer, values.byteOffset, n);

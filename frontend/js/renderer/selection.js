@@ -38,9 +38,13 @@ export class SelectionLayer {
   setHighlighted(flags, rank, limit) {
     const ranks = [];
     if (rank && rank.length !== flags.length) rank = null;
-    for (let i = 0; i < flags.length; i++) {
+    // Four flags a word: most words are zero (nothing highlighted), skipped at once.
+    const words = flags.byteOffset % 4 === 0 ? new Uint32Array(flags.buffer, flags.byteOffset, flags.length >> 2) : new Uint32Array(0);
+    const take = (i) => {
       if (flags[i] & HIGHLIGHT && !(flags[i] & FLAG_HIDDEN)) ranks.push(rank ? rank[i] : i);
-    }
+    };
+    for (let w = 0; w < words.length; w++) if (words[w] !== 0) for (let i = w * 4; i < w * 4 + 4; i++) take(i);
+    for (let i = words.length * 4; i < flags.length; i++) take(i);
     ranks.sort((a, b) => a - b);
     const kept = Uint32Array.from(ranks.length > limit ? ranks.slice(0, limit) : ranks);
     const gl = this.gl;

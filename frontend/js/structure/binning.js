@@ -3,6 +3,8 @@
 // every selection change (one pass over the selection), rows of a brushed range one pass
 // over the bin numbers. Pure: no DOM.
 
+import { encodingOf } from '../columns.js';
+
 export const MISSING = 0xffff;
 export const HISTOGRAM_BINS = 30;
 export const TOP_VALUES = 12;
@@ -50,41 +52,62 @@ export function numericBinning(numbers, bins = HISTOGRAM_BINS) {
  * "unique", with its count of distinct values and a few examples.
  */
 export function categoryBinning(values, top = TOP_VALUES, numbers = null) {
+  const encoded = encodingOf(values);
+  const { ranked, present } = encoded ? codedFrequencies(encoded) : frequencies(values);
   const n = values.length;
-  const frequency = new Map();
-  let present = 0;
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v === '') continue;
-    present++;
-    frequency.set(v, (frequency.get(v) ?? 0) + 1);
+  if (ranked.length > top && ranked.length >= UNIQUE_SHARE * present) {
+    return { kind: 'unique', index: null, counts: new Uint32Array(0), missing: n - present, edges: null, labels: [], distinct: ranked.length, examples: ranked.slice(0, EXAMPLES).map(([v]) => v) };
   }
-  if (frequency.size > top && frequency.size >= UNIQUE_SHARE * present) {
-    return { kind: 'unique', index: null, counts: new Uint32Array(0), missing: n - present, edges: null, labels: [], distinct: frequency.size, examples: [...frequency.keys()].slice(0, EXAMPLES) };
-  }
-  const ranked = [...frequency.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  ranked.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const keep = ranked.length === top + 1 ? top + 1 : top;
   const kept = ranked.slice(0, keep).map(([v]) => v);
   if (numbers) kept.sort((a, b) => Number(a) - Number(b));
   const others = ranked.length - kept.length;
   const code = new Map(kept.map((v, i) => [v, i]));
   const labels = others ? [...kept, `(${others} other values)`] : kept;
-  const index = new Uint16Array(n);
+  const binOf = (v) => (v === '' ? MISSING : code.get(v) ?? kept.length);
+  const index = encoded ? codedIndex(encoded, binOf) : Uint16Array.from(values, binOf);
   const counts = new Uint32Array(labels.length);
-  let missing = 0;
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v === '') {
-      index[i] = MISSING;
-      missing++;
-      continue;
-    }
-    const b = code.get(v) ?? kept.length;
-    index[i] = b;
-    counts[b]++;
-  }
-  return { kind: 'categorical', index, counts, missing, edges: null, labels };
+  for (let i = 0; i < n; i++) if (index[i] !== MISSING) counts[index[i]]++;
+  return { kind: 'categorical', index, counts, missing: n - present, edges: null, labels };
 }
+
+/** [value, count] of each present value, in first-seen order, and how many rows have one. */
+function frequencies(values) {
+  const frequency = new Map();
+  let present = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === '') continue;
+    present++;
+    frequency.set(v, (frequency.get(v) ?? 0) + 1);
+  }
+  return { ranked: [...frequency.entries()], present };
+}
+
+/** frequencies() of a column decoded from a dictionary (columns.js), through its int32 codes:
+ * ten million rows without a string hashed per row. */
+function codedFrequencies({ dictionary, codes }) {
+  const perCode = new Uint32Array(dictionary.length);
+  for (let i = 0; i < codes.length; i++) perCode[codes[i]]++;
+  const ranked = [];
+  let present = 0;
+  dictionary.forEach((v, c) => {
+    if (v === '' || !perCode[c]) return;
+    ranked.push([v, perCode[c]]);
+    present += perCode[c];
+  });
+  return { ranked, present };
+}
+
+/** Each row's bin through its code: the value's bin looked up once per dictionary entry. */
+function codedIndex({ dictionary, codes }, binOf) {
+  const perCode = Uint16Array.from(dictionary, binOf);
+  const index = new Uint16Array(codes.length);
+  for (let i = 0; i < codes.length; i++) index[i] = perCode[codes[i]];
+  return index;
+}
+
 
 /** Counts per bin of the rows in `selection` (an array of row indices). */
 export function selectedCounts(binning, selection) {
