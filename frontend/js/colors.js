@@ -1,7 +1,7 @@
 // Colour scales: a categorical palette with a legend of counts, a perceptual numeric
 // gradient with a min/max legend, and the fixed highlight colours. Pure: no DOM.
 
-import { encodingOf } from './columns.js';
+import { codeCounts, encodingOf } from './columns.js';
 
 /** Point colour when nothing colours the points (TensorBoard's #7575d9). */
 export const DEFAULT_COLOR = [117, 117, 217];
@@ -95,8 +95,7 @@ export function categoricalColoring(values) {
  * million points: tens of ms instead of a second).
  */
 function codedColoring({ dictionary, codes }) {
-  const perCode = new Uint32Array(dictionary.length);
-  for (let i = 0; i < codes.length; i++) perCode[codes[i]]++;
+  const perCode = codeCounts({ dictionary, codes });
   const order = [];
   let missing = 0;
   dictionary.forEach((value, code) => {

@@ -22,6 +22,13 @@ export function encodingOf(values) {
   return encodings.get(values) ?? null;
 }
 
+/** How many rows hold each dictionary entry of a decoded column: one pass over the codes. */
+export function codeCounts({ dictionary, codes }) {
+  const perCode = new Uint32Array(dictionary.length);
+  for (let i = 0; i < codes.length; i++) perCode[codes[i]]++;
+  return perCode;
+}
+
 /**
  * An array of n strings from a dictionary and n codes into it, made in slices (ten million
  * rows at 10M points), yielding between them.

@@ -3,6 +3,18 @@
 
 import { hexToRgb } from './colors.js';
 
+/** Switches the page between light and dark, remembered for the next visit; true when dark. */
+export function flipTheme() {
+  const root = document.documentElement;
+  root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
+  try {
+    localStorage.setItem('projector-theme', root.dataset.theme);
+  } catch {
+    // storage refused (the page is in another site's iframe): the theme is not remembered
+  }
+  return root.dataset.theme === 'dark';
+}
+
 /** The plot's colours from the CSS theme variables. */
 export function readTheme() {
   const css = getComputedStyle(document.documentElement);

@@ -7,6 +7,7 @@
 import { Api, ApiError } from '../api.js';
 import { search } from '../compute.js';
 import { $, el, setOptions } from '../dom.js';
+import { flipTheme } from '../theme.js';
 import { parseMetadataTsv } from '../tsv.js';
 import { changeGradientCss, LinkedPlots } from './linked.js';
 
@@ -43,14 +44,7 @@ class ComparePage {
 
   /** The page's theme switch (remembered, as on the main page); the plots follow. */
   toggleTheme() {
-    const root = document.documentElement;
-    root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
-    try {
-      localStorage.setItem('projector-theme', root.dataset.theme);
-    } catch {
-      // storage refused (another site's iframe): not remembered
-    }
-    $('change-bar').style.background = changeGradientCss(root.dataset.theme === 'dark');
+    $('change-bar').style.background = changeGradientCss(flipTheme());
     this.plots.themeChanged();
   }
 

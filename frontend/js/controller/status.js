@@ -1,7 +1,7 @@
 // The status bar, the plot's message and progress card, and the theme the plot reads.
 
 import { $, el, formatCount } from '../dom.js';
-import { readTheme } from '../theme.js';
+import { flipTheme, readTheme } from '../theme.js';
 
 export class StatusDisplay {
   /**
@@ -78,13 +78,7 @@ export class StatusDisplay {
 
 
   toggleTheme() {
-    const root = document.documentElement;
-    root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
-    try {
-      localStorage.setItem('projector-theme', root.dataset.theme);
-    } catch {
-      // storage refused (the page is in another site's iframe): the theme is not remembered
-    }
+    flipTheme();
     this.plot.setTheme(readTheme());
   }
 }

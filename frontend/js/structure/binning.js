@@ -3,7 +3,7 @@
 // every selection change (one pass over the selection), rows of a brushed range one pass
 // over the bin numbers. Pure: no DOM.
 
-import { encodingOf } from '../columns.js';
+import { codeCounts, encodingOf } from '../columns.js';
 
 export const MISSING = 0xffff;
 export const HISTOGRAM_BINS = 30;
@@ -88,8 +88,7 @@ function frequencies(values) {
 /** frequencies() of a column decoded from a dictionary (columns.js), through its int32 codes:
  * ten million rows without a string hashed per row. */
 function codedFrequencies({ dictionary, codes }) {
-  const perCode = new Uint32Array(dictionary.length);
-  for (let i = 0; i < codes.length; i++) perCode[codes[i]]++;
+  const perCode = codeCounts({ dictionary, codes });
   const ranked = [];
   let present = 0;
   dictionary.forEach((v, c) => {
