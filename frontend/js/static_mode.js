@@ -145,7 +145,7 @@ export class StaticApi extends Api {
   async search(run, embedding, column, query, regex) {
     const { dictionary, codes } = await this.metadataColumn(run, embedding, column);
     try {
-      return { indices: localSearch(decodeColumn(dictionary, codes), query, regex) };
+      return { indices: localSearch(await decodeColumn(dictionary, codes), query, regex) };
     } catch (err) {
       throw new ApiError(422, err.message);
     }
