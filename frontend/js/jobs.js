@@ -84,7 +84,11 @@ export function readableSpread(data, cols) {
  */
 function exaggerating(p) {
   const iterations = p.params?.n_iter ?? 1000;
-  return p.method === 'tsne' && (p.iteration ?? 0) < Math.min(250, Math.floor(iterations / 3));
+  const phase = Math.min(250, Math.floor(iterations / 3));
+  // The lines take some iterations to open once the exaggeration ends (about 0.2 of a
+  // round spread at its end on the words sample, 0.7 a hundred later).
+  const opening = Math.min(100, phase);
+  return p.method === 'tsne' && (p.iteration ?? 0) < phase + opening;
 }
 
 export function projectionKey(method, params, dims) {
@@ -158,13 +162,13 @@ export class JobRunner {
       let lastFrame = null;
       const final = await this.api.follow(p.jobId, {
         onStatus: (s) => {
-          if (s.status) p.status = s.status;
+          // 'done' is said once the result is in hand (below), never before its coordinates.
+          if (s.status && s.status !== 'done') p.status = s.status;
           if (typeof s.progress === 'number') p.progress = s.progress;
           if (s.iteration !== undefined && s.iteration !== null) p.iteration = s.iteration;
           if (s.phase !== undefined) p.phase = s.phase;
           if (s.phase_progress !== undefined) p.phaseProgress = s.phase_progress;
           if (s.error) p.error = s.error;
-          p.nextFinal = s.type === 'frame' && s.final === true;
           if (typeof s.paused === 'boolean') p.paused = s.paused;
           if (s.info) p.info = s.info;
           this.onChange(p);
@@ -174,8 +178,9 @@ export class JobRunner {
           lastFrame = frame;
           p.frames++;
           // An early frame squeezed to a line (t-SNE's exaggeration phase) is held back:
-          // the last readable picture stays, also when the run is stopped there.
-          if (p.data && !p.nextFinal && exaggerating(p) && !readableSpread(frame, frame.length / n)) {
+          // the last readable picture stays, also when the run is stopped there (the last
+          // frame of a stopped run is such a frame too).
+          if (p.data && exaggerating(p) && !readableSpread(frame, frame.length / n)) {
             this.onChange(p);
             return;
           }
@@ -185,14 +190,13 @@ export class JobRunner {
         },
       });
       const status = final?.status && final.status !== 'running' ? final : await this.api.job(p.jobId);
+      if (status.status === 'done' && (!lastFrame || !p.info)) await this._fetchResult(p, n);
+      else if (status.status === 'done') p.data = lastFrame; // the finished picture, held or not
       p.status = status.status;
       p.error = status.error ?? null;
       if (status.iteration !== undefined && status.iteration !== null) p.iteration = status.iteration;
       p.paused = false;
-      if (p.status === 'done') {
-        p.progress = 1;
-        if (!lastFrame || !p.info) await this._fetchResult(p, n);
-      }
+      if (p.status === 'done') p.progress = 1;
     };
   }
 
