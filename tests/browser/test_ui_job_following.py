@@ -45,7 +45,7 @@ def test_tsne_names_its_phase_and_its_pictures_stay_readable_through_stop(serve,
     projector.wait_projection("tsne", "cancelled")
     projector.wait_settled()
     ratios.append(spread_ratio(projector))
-    assert min(ratios) >= 0.2, list(zip(seen + ["stopped"], ratios, strict=True))
+    assert min(ratios) >= 0.2, list(zip([*seen, "stopped"], ratios, strict=True))
     assert projector.drawn_pixels() > 2000
 
 
