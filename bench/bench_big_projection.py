@@ -3,7 +3,7 @@
 Data: ``make_blobs`` clusters, float32: 1M x 50 (30 clusters) and an MNIST-sized 70k x 784
 (10 clusters; fetch_openml cannot download here, so the size is MNIST's, the data synthetic).
 Each projection runs as a job (a JobManager worker thread running
-``projector_core.projections.compute``, frames on) with the default parameters, so 1M points
+``projector_core.projection.compute.compute``, frames on) with the default parameters, so 1M points
 fit a 100k sample and place the rest, and 70k points (below the 100k threshold) are fitted
 whole. Printed per case: seconds to the first frame, to the sample's fit done (the job's
 progress at the fit's share; a full fit: the end), to the first frame with every point
@@ -27,14 +27,14 @@ import umap as umap_learn
 from harness import machine_info
 from sklearn.datasets import make_blobs
 
-from projector_core.jobs import JobManager, JobStatus
+from projector_core.data.model import Embedding
+from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sampling import FIT_SHARE
-from projector_core.methods.fitting import KERNEL_THREADS
-from projector_core.model import Embedding
-from projector_core.projection_params import TsneParams, TsneRequest, UmapParams, UmapRequest
-from projector_core.projections import compute
+from projector_core.projection.compute import compute
+from projector_core.projection.methods.fitting import KERNEL_THREADS
+from projector_core.projection.params import TsneParams, TsneRequest, UmapParams, UmapRequest
 
 CASES = {"1m": (1_000_000, 50, 30), "70k": (70_000, 784, 10), "200k": (200_000, 50, 30),
          "50k": (50_000, 50, 30)}

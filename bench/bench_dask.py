@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 from harness import machine_info, timed_together
 
-from projector_core.chunked_writer import write_zarr
 from projector_core.distributed.cluster import Cluster
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.distributed.pca import sharded_pca
 from projector_core.formats.chunked import open_chunked
+from projector_core.formats.chunked_writer import write_zarr
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
 

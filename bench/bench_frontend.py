@@ -62,7 +62,7 @@ from projector.server.app import create_app
 
 from bench.frontend_scale import PAN_FRAMES, ZOOM_IN, print_scale_table, still_detail, write_scale_logdir
 from bench.frontend_user import measure_user, print_requests, print_user_table
-from projector_core.writer import add_embedding
+from projector_core.formats.writer import add_embedding
 
 CHROMIUM = os.environ.get("PROJECTOR_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

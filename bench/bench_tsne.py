@@ -3,7 +3,7 @@
 Data: ``make_blobs`` clusters in 50 dimensions (float32), 10k and 70k points by default. The
 reference is ``openTSNE.TSNE(...).fit(X)`` with the same iterations, perplexity, seed and
 thread count; ours is a ``tsne`` projection job (a JobManager worker thread running
-``projector_core.projections.compute`` with frame streaming on). The two alternate, so a busy
+``projector_core.projection.compute.compute`` with frame streaming on). The two alternate, so a busy
 machine slows both alike; on a shared machine the CPU seconds (all threads of this process)
 are the steadier figure. Printed per size: wall and CPU seconds of each and their ratios ours /
 reference, the KL divergences (same computation, so they agree), and when the job published
@@ -23,13 +23,13 @@ import openTSNE
 from harness import machine_info
 from sklearn.datasets import make_blobs
 
-from projector_core.jobs import JobManager, JobStatus
+from projector_core.data.model import Embedding
+from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.tsne import early_exaggeration_iterations
-from projector_core.methods.fitting import KERNEL_THREADS
-from projector_core.model import Embedding
-from projector_core.projection_params import TsneParams, TsneRequest
-from projector_core.projections import compute
+from projector_core.projection.compute import compute
+from projector_core.projection.methods.fitting import KERNEL_THREADS
+from projector_core.projection.params import TsneParams, TsneRequest
 
 
 def reference(data: np.ndarray, n_iter: int, threads: int) -> dict[str, float]:

@@ -17,7 +17,7 @@ __all__ = ["Client", "LocalServer", "Projector", "memory_server", "show"]
 
 def __getattr__(name: str) -> Any:
     if name == "Client":
-        from projector_core.client import Client
+        from projector_core.client.api import Client
         return Client
     if name == "Projector":
         try:

@@ -16,8 +16,8 @@ import uvicorn
 from fastapi import FastAPI
 
 from projector.server.app import create_app
-from projector_core.catalog import Catalog
-from projector_core.memory import memory_embedding, memory_run
+from projector_core.data.catalog import Catalog
+from projector_core.data.memory import memory_embedding, memory_run
 
 RUN_NAME = "memory"
 

@@ -23,12 +23,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
-from projector_core.catalog import Catalog
+from projector_core.data.catalog import Catalog
+from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.jobs import Job, JobStatus
+from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.search import search as search_values
-from projector_core.model import Embedding
-from projector_core.projection_params import (
+from projector_core.projection.params import (
     CustomParams,
     PcaParams,
     PrecomputedParams,

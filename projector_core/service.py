@@ -18,25 +18,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from projector_core.catalog import Catalog
-from projector_core.comparison import check_comparable, compare_embeddings
+from projector_core.comparison.compare import check_comparable, compare_embeddings
+from projector_core.data.catalog import Catalog
+from projector_core.data.label_column import default_label_column
+from projector_core.data.model import Embedding
 from projector_core.distributed.dispatch import check_projection, neighbor_index_for
-from projector_core.jobs import Job, JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric
-from projector_core.label_column import default_label_column
-from projector_core.limits import neighbor_count
-from projector_core.model import Embedding
-from projector_core.projection_jobs import (
+from projector_core.projection.compute import ProjectionResult
+from projector_core.projection.jobs import (
     NotDone,
     ProjectionJobs,
     layout_of,
     projection_result,
 )
-from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import ProjectionResult
-from projector_core.result_cache import ResultCache
+from projector_core.projection.limits import neighbor_count
+from projector_core.projection.params import ProjectionRequest
+from projector_core.storage.result_cache import ResultCache
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster

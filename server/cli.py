@@ -21,8 +21,8 @@ BACKGROUND_BYTES = 16 * 2**20
 BACKLOG = 2048  # uvicorn's default
 
 if TYPE_CHECKING:
+    from projector_core.data.model import Embedding, Run
     from projector_core.distributed.cluster import Cluster
-    from projector_core.model import Embedding, Run
 
 
 def size_text(n: float) -> str:
@@ -118,11 +118,11 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     from projector.server.access import serving_token
     from projector.server.app import SAMPLE_DATA, create_app
 
-    from projector_core.cache import default_cache_dir, unwritable
-    from projector_core.catalog import Catalog, PlainOptions
+    from projector_core.data.catalog import Catalog, PlainOptions
     from projector_core.errors import DataError
     from projector_core.formats.arrays import PLAIN_SUFFIXES
     from projector_core.formats.chunked import is_zarr
+    from projector_core.storage.tensor_cache import default_cache_dir, unwritable
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
     if not logdir.exists():
@@ -146,7 +146,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
               f" ({problem}): every start parses the tensors and compiles the projections again; "
               "pass a writable --cache-dir or set PROJECTOR_CACHE_DIR", file=sys.stderr)
     if args.text_column:  # a table of text: embedded once (then cached), served from memory
-        from projector_core.text_embedding import text_table_catalog
+        from projector_core.data.text_embedding import text_table_catalog
 
         try:
             catalog = text_table_catalog(logdir, args.text_column, args.model, cache_dir,
@@ -162,7 +162,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if not runs and not args.wait:
         print(f"projector: no projector_config.pbtxt or projector_config.json found under {logdir}.\n"
               "  Write one with torch.utils.tensorboard's SummaryWriter.add_embedding, tensorboardX,\n"
-              "  or projector_core.writer.add_embedding; or pass --wait to serve it while it fills.",
+              "  or projector_core.formats.writer.add_embedding; or pass --wait to serve it while it fills.",
               file=sys.stderr)
         return 1
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)

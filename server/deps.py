@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
-from projector_core.catalog import Catalog
-from projector_core.loading import StillLoading
-from projector_core.model import Embedding
+from projector_core.data.catalog import Catalog
+from projector_core.data.loading import StillLoading
+from projector_core.data.model import Embedding
 from projector_core.service import ProjectionService
 
 RETRY_AFTER_SECONDS = 1

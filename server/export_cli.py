@@ -38,7 +38,7 @@ class StageLine:
 def _catalog(logdir: str | None, cache_dir: str | None):
     from projector.server.app import SAMPLE_DATA
 
-    from projector_core.catalog import Catalog
+    from projector_core.data.catalog import Catalog
 
     root = Path(logdir) if logdir else SAMPLE_DATA
     if not root.exists():

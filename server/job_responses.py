@@ -14,8 +14,8 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from projector_core.jobs import Job, JobManager
-from projector_core.projection_jobs import NotDone, ProjectionJobs, projection_result
+from projector_core.jobs.engine import Job, JobManager
+from projector_core.projection.jobs import NotDone, ProjectionJobs, projection_result
 
 
 class JobCreated(BaseModel):

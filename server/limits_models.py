@@ -1,6 +1,6 @@
 """The limits the data puts on request parameters, as ``GET /api/runs`` (each embedding's
 ``limits``) and ``GET /api/projections/methods`` send them; computed by
-``projector_core.methods.data_limits``."""
+``projector_core.projection.methods.data_limits``."""
 
 from __future__ import annotations
 

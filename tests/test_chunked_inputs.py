@@ -17,12 +17,12 @@ from sklearn.decomposition import PCA
 
 zarr = pytest.importorskip("zarr")
 
-from projector_core.catalog import Catalog, PlainOptions  # noqa: E402
-from projector_core.chunked_writer import write_npy_shards, write_zarr  # noqa: E402
+from projector_core.data.catalog import Catalog, PlainOptions  # noqa: E402
 from projector_core.formats import chunked  # noqa: E402
 from projector_core.formats.chunked import ChunkedVectors  # noqa: E402
+from projector_core.formats.chunked_writer import write_npy_shards, write_zarr  # noqa: E402
+from projector_core.formats.writer import add_embedding  # noqa: E402
 from projector_core.kernels.knn import ExactIndex  # noqa: E402
-from projector_core.writer import add_embedding  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from projector_core.chunked_writer import write_zarr
+from projector_core.formats.chunked_writer import write_zarr
 from tests.builders import write_tsv
 from tests.test_cli import PROJECTOR, _run_until_served
 
@@ -128,7 +128,7 @@ def test_projector_mcp_without_the_sdk_is_an_install_hint(tmp_path):
 
 def test_writing_zarr_without_zarr_is_an_install_hint(tmp_path):
     script = ("import sys; sys.modules['zarr'] = None; import numpy as np\n"
-              "from projector_core.writer import add_embedding\n"
+              "from projector_core.formats.writer import add_embedding\n"
               "add_embedding(sys.argv[1], np.ones((3, 2), np.float32), format='zarr')")
     result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "logs")],
                             capture_output=True, text=True, timeout=60)

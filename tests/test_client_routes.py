@@ -13,8 +13,8 @@ import pytest
 from projector.server.routes.structure import ClustersOut, QualityOut
 
 from projector import Client
-from projector_core.client import ProjectorError
-from projector_core.writer import add_embedding
+from projector_core.client.api import ProjectorError
+from projector_core.formats.writer import add_embedding
 from tests.builders import vectors
 
 

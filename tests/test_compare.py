@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
+from projector_core.data.steps import split_name
 from projector_core.kernels.align import procrustes_align
 from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.compare import compare, set_change
 from projector_core.kernels.knn import ExactIndex
-from projector_core.steps import split_name
 from tests.builders import vectors
 
 PERMUTED = np.array([3, 17, 42, 77, 120, 150])  # rows whose vectors are swapped among themselves
@@ -147,7 +147,7 @@ def test_torch_steps_are_a_timeline_and_compare_like_sklearn(tmp_path: Path, ser
 
 
 def test_compare_errors(tmp_path: Path, serve) -> None:
-    from projector_core.writer import add_embedding
+    from projector_core.formats.writer import add_embedding
 
     add_embedding(tmp_path / "r", vectors(20, 3), global_step=0)
     add_embedding(tmp_path / "r", vectors(12, 3), global_step=1)
@@ -177,7 +177,7 @@ def projection(base: str, request: dict) -> dict:
 
 @pytest.mark.slow
 def test_layouts_of_b_start_from_or_turn_onto_a(tmp_path: Path, serve) -> None:
-    from projector_core.writer import add_embedding
+    from projector_core.formats.writer import add_embedding
 
     a = vectors(80, 5, seed=3)
     rotation, _ = np.linalg.qr(np.random.default_rng(4).normal(size=(5, 5)))
@@ -219,7 +219,7 @@ def test_layouts_of_b_start_from_or_turn_onto_a(tmp_path: Path, serve) -> None:
 
 
 def test_same_tensor_in_two_runs_is_offered_and_the_page_is_linked(tmp_path: Path, serve) -> None:
-    from projector_core.writer import add_embedding
+    from projector_core.formats.writer import add_embedding
 
     add_embedding(tmp_path / "base", vectors(20, 3, seed=1), global_step=0)
     add_embedding(tmp_path / "tuned", vectors(20, 6, seed=2), global_step=0)  # dims may differ
@@ -241,7 +241,7 @@ def test_same_tensor_in_two_runs_is_offered_and_the_page_is_linked(tmp_path: Pat
 
 
 def test_background_compare_is_a_job_with_progress(tmp_path: Path, serve) -> None:
-    from projector_core.writer import add_embedding
+    from projector_core.formats.writer import add_embedding
 
     a, b = permuted_pair(200, 4)
     add_embedding(tmp_path / "r", a, global_step=0)

@@ -29,12 +29,12 @@ import zarr
 from distributed import get_task_stream
 from websockets.sync.client import connect
 
-from projector_core.chunked_writer import write_zarr
 from projector_core.distributed import dispatch, sample_fit
 from projector_core.distributed.cluster import Cluster
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats import chunked
 from projector_core.formats.chunked import ChunkedVectors, open_chunked
+from projector_core.formats.chunked_writer import write_zarr
 from projector_core.kernels.knn import ExactIndex
 
 pytestmark = pytest.mark.slow

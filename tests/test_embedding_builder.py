@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from projector_core.catalog import Catalog, PlainOptions
+from projector_core.data.catalog import Catalog, PlainOptions
+from projector_core.data.memory import memory_embedding
 from projector_core.errors import DataError
-from projector_core.fingerprint import fingerprint
-from projector_core.memory import memory_embedding
+from projector_core.storage.fingerprint import fingerprint
 from tests.builders import vectors, write_pbtxt_run
 
 ALMOST_NUMERIC = "score\tname\n1\ta\n2\tb\nthree\tc\n4\td\n"  # one text cell: a warning

@@ -196,7 +196,7 @@ def test_large_sets_get_neighbours_from_the_cells_graph(tmp_path, monkeypatch):
     neighbours, each with its exact distance, nearest first."""
     from projector.server.app import SAMPLE_DATA
 
-    from projector_core.catalog import Catalog
+    from projector_core.data.catalog import Catalog
     from projector_core.export import neighbors
     from projector_core.kernels.knn import ExactIndex
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from projector_core.cache import TensorCache
+from projector_core.data.ingest import ingest
 from projector_core.formats import tensor_files
 from projector_core.formats.tensor_files import read_tsv
-from projector_core.ingest import ingest
+from projector_core.storage.tensor_cache import TensorCache
 
 
 def test_tsv_values_are_the_float32_of_each_decimal_as_before(tmp_path):
@@ -112,7 +112,7 @@ def test_tsv_cells_that_are_not_numbers_name_line_and_cell(tmp_path, text, messa
 def test_a_tensor_replaced_keeping_its_size_and_time_is_read_again(tmp_path):
     """The cache is keyed by a stat (never by reading the file): the inode tells a file put in
     place by a copy that keeps the modification time (cp -p, rsync -t)."""
-    from projector_core.catalog import Catalog
+    from projector_core.data.catalog import Catalog
 
     logdir = tmp_path / "logs"
     logdir.mkdir()

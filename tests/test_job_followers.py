@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import websockets
 
-from projector_core.job_followers import Followers
-from projector_core.job_phases import enter_phase, phases_of
-from projector_core.jobs import JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobContext, JobManager, JobStatus
+from projector_core.jobs.followers import Followers
+from projector_core.jobs.phases import enter_phase, phases_of
 
 GRACE = 0.3
 

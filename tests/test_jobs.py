@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from projector_core.jobs import JobCancelled, JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobCancelled, JobContext, JobManager, JobStatus
 
 
 @pytest.fixture

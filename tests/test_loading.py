@@ -15,7 +15,7 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.catalog import Catalog
+from projector_core.data.catalog import Catalog
 from projector_core.formats import tensor_files
 from tests.builders import vectors, write_pbtxt_run
 

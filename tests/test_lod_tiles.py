@@ -8,16 +8,16 @@ import json
 import httpx
 import numpy as np
 
-from projector_core.catalog import Catalog
-from projector_core.default_view import default_request, prepare_default_view
-from projector_core.jobs import JobManager, JobStatus
+from projector_core.data.catalog import Catalog
+from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.lod import lod_order
 from projector_core.kernels.lod_tiles import build_tiles
-from projector_core.lod_store import LodStore
-from projector_core.projection_jobs import ProjectionJobs
-from projector_core.projections import request_key
-from projector_core.result_cache import ResultCache
+from projector_core.projection.compute import request_key
+from projector_core.projection.default_view import default_request, prepare_default_view
+from projector_core.projection.jobs import ProjectionJobs
+from projector_core.storage.lod_store import LodStore
+from projector_core.storage.result_cache import ResultCache
 from tests.test_lod import blobs, write_points
 
 

@@ -15,8 +15,8 @@ from PIL import Image
 
 import projector.script
 from projector import Projector, memory_server, show
+from projector_core.data.memory import memory_embedding
 from projector_core.errors import DataError
-from projector_core.memory import memory_embedding
 
 
 @pytest.fixture

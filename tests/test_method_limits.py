@@ -7,9 +7,9 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.memory import memory_embedding
-from projector_core.methods import METHODS, data_limits, method_for
-from projector_core.projection_params import (
+from projector_core.data.memory import memory_embedding
+from projector_core.projection.methods import METHODS, data_limits, method_for
+from projector_core.projection.params import (
     PrecomputedRequest,
     TsneParams,
     TsneRequest,

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.writer import add_embedding
+from projector_core.formats.writer import add_embedding
 from tests.builders import vectors
 from tests.cli_server import cli_server
 
@@ -67,8 +67,8 @@ def test_a_corrupt_checkpoint_shard_is_reported_and_the_rest_served(tmp_path, se
 
 
 def test_plain_npy_with_metadata_and_sprite_from_the_command_line(tmp_path, serve):
-    from projector_core.catalog import Catalog, PlainOptions
-    from projector_core.writer import make_sprite
+    from projector_core.data.catalog import Catalog, PlainOptions
+    from projector_core.formats.writer import make_sprite
 
     matrix = vectors(9, 3)
     np.save(tmp_path / "vecs.npy", matrix)
@@ -104,7 +104,7 @@ def test_npz_and_parquet_become_embeddings_named_after_the_file(tmp_path, serve)
     assert {name for _, name in listed} == {"bundle/a", "bundle/b"}
     np.testing.assert_array_equal(_tensor(url, ".", "bundle/b"), b)
 
-    from projector_core.catalog import Catalog, PlainOptions
+    from projector_core.data.catalog import Catalog, PlainOptions
 
     catalog = Catalog(tmp_path / "table.parquet", cache_dir=tmp_path / "cache",
                       plain=PlainOptions(vector_column="emb"))

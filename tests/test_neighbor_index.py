@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from projector_core.chunked_writer import write_zarr
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats.chunked import ChunkedVectors, open_chunked
+from projector_core.formats.chunked_writer import write_zarr
 from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.cells import CellIndex

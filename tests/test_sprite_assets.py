@@ -13,8 +13,8 @@ import psutil
 import pytest
 from PIL import Image
 
-from projector_core.sprite_atlas import plan_atlas
-from projector_core.writer import add_embedding, write_sprite
+from projector_core.formats.writer import add_embedding, write_sprite
+from projector_core.sprites.atlas import plan_atlas
 from tests.builders import vectors, write_pbtxt_run
 
 MB = 2**20
@@ -258,7 +258,7 @@ def test_an_unwritable_cache_answers_503_not_500(tmp_path: Path, serve) -> None:
 
 
 def test_a_broken_or_stale_page_manifest_is_reported(tmp_path: Path) -> None:
-    from projector_core.catalog import Catalog
+    from projector_core.data.catalog import Catalog
 
     add_embedding(tmp_path, vectors(300, 3), label_img=_thumbs(300, 16), sprite_max_px=256)
     folder = tmp_path / "00000" / "default"

@@ -123,7 +123,7 @@ def test_quality_equals_sklearn(base, tsne, metric):
 def test_trustworthiness_and_continuity_equal_sklearn_without_ties(serve, tmp_path: Path):
     from sklearn.datasets import load_digits
 
-    from projector_core.writer import add_embedding
+    from projector_core.formats.writer import add_embedding
 
     rng = np.random.default_rng(3)
     data = (load_digits().data[:600] + rng.normal(0, 1e-3, (600, 64))).astype(np.float32)

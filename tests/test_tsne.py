@@ -14,9 +14,9 @@ from projector_core.kernels.tsne import (
     gradient_method,
     tsne,
 )
-from projector_core.limits import max_perplexity
-from projector_core.methods.tsne import Tsne
-from projector_core.projection_params import TsneParams, TsneRequest
+from projector_core.projection.limits import max_perplexity
+from projector_core.projection.methods.tsne import Tsne
+from projector_core.projection.params import TsneParams, TsneRequest
 
 
 @pytest.fixture(scope="module")

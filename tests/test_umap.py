@@ -10,8 +10,8 @@ from sklearn.datasets import load_digits
 from sklearn.manifold import trustworthiness
 
 from projector_core.kernels.umap import default_epochs, umap
-from projector_core.methods.umap import Umap
-from projector_core.projection_params import UmapRequest
+from projector_core.projection.methods.umap import Umap
+from projector_core.projection.params import UmapRequest
 
 
 @pytest.fixture(scope="module")

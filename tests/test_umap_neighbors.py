@@ -17,7 +17,7 @@ from projector_core.kernels.umap import SMALL_DATA, umap
 JOB_AND_WARM_UP = """
 import sys
 import numpy as np
-from projector_core import warmup
+from projector_core.projection import warmup
 from projector_core.kernels.umap import umap
 
 warmup.start_warm_up(delay=0)  # importing and compiling while the job below does too

@@ -77,7 +77,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 def test_the_wheel_holds_every_module_the_page_and_the_samples(installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     sources = {str(p.relative_to(REPO)) for p in REPO.glob("projector_core/**/*.py")}
-    assert sources <= names  # projector_core.methods was once missing
+    assert sources <= names  # projector_core.projection.methods was once missing
     for folder, installed_as in (("server", "projector/server"), ("frontend", "projector/frontend"),
                                  ("sample_data", "projector/sample_data")):
         files = [p for p in (REPO / folder).rglob("*") if p.is_file()

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from projector_core.catalog import Catalog
+from projector_core.data.catalog import Catalog
 from projector_core.formats.config import PBTXT_NAME, parse_pbtxt_config
-from projector_core.writer import add_embedding, make_sprite, write_sprite
+from projector_core.formats.writer import add_embedding, make_sprite, write_sprite
 
 RNG = np.random.default_rng(0)
 MAT = RNG.standard_normal((10, 5)).astype(np.float32)

@@ -266,7 +266,7 @@ const after = (a, b) => a.distance > b.distance || (a.distance === b.distance &&
  * range, a row holding NaN/Inf.
  */
 /**
- * The range of k for a point among n: the server's limit (projector_core/limits.py,
+ * The range of k for a point among n: the server's limit (projector_core/projection/limits.py,
  * sent as `limits.neighbors.k` for server data), kept here for local data; the shared cases
  * pin the refusal beyond it.
  */

@@ -4,7 +4,7 @@
 // refuse or URLs escape (a step's "default:00010", a tag's "layer/1") become "_".
 
 const KNOWN_EXTENSIONS = /\.(tsv|txt|npy|csv|bytes|json|zarr)$/i;
-const UPLOAD_RUN = /^upload-[0-9a-f]+$/; // projector_core/uploads.py names each upload's run so
+const UPLOAD_RUN = /^upload-[0-9a-f]+$/; // projector_core/data/uploads.py names each upload's run so
 
 function safe(part) {
   return String(part).replace(KNOWN_EXTENSIONS, '').replace(/[^\p{L}\p{N}._-]+/gu, '_').replace(/^_+|_+$/g, '') || 'data';

@@ -1,6 +1,6 @@
 // The limits the data puts on request parameters (perplexity at most (N - 1) / 3, UMAP's
 // n_neighbors below N, k at most the other points), as the server declares them: each
-// embedding's `limits` in /api/runs, made by projector_core.methods. The front end clamps
+// embedding's `limits` in /api/runs, made by projector_core.projection.methods. The front end clamps
 // to these numbers and never works them out itself. Local data sets have none.
 
 /** The limit on `param` of `group` ('tsne', 'umap', ... or 'neighbors'), or null. */

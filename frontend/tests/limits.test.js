@@ -3,7 +3,7 @@ import { test } from 'node:test';
 
 import { clampToLimit, limitFor, withinLimit } from '../js/limits.js';
 
-// As GET /api/runs sends them for 150 points (projector_core.methods.data_limits).
+// As GET /api/runs sends them for 150 points (projector_core.projection.methods.data_limits).
 const IRIS = {
   info: {
     limits: {

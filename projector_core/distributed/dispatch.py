@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector_core.data.model import Embedding
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
-from projector_core.methods import method_for
-from projector_core.methods.base import Reporter
-from projector_core.model import Embedding
-from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import ProjectionResult, check, compute, finished
+from projector_core.projection.compute import ProjectionResult, check, compute, finished
+from projector_core.projection.methods import method_for
+from projector_core.projection.methods.base import Reporter
+from projector_core.projection.params import ProjectionRequest
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster

@@ -17,11 +17,11 @@ import numpy as np
 
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
-from projector_core.projection_params import TsneRequest, UmapRequest
+from projector_core.projection.params import TsneRequest, UmapRequest
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
-    from projector_core.methods.base import Reporter
+    from projector_core.projection.methods.base import Reporter
 
 SAMPLE_ROWS = 20_000  # fitted on one worker: t-SNE/UMAP of this many take well under a minute
 FIT_SHARE = 0.3  # progress reported once the sample is fitted

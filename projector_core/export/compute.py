@@ -11,15 +11,15 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from projector_core.data.model import Embedding
 from projector_core.distributed.dispatch import check_projection
-from projector_core.jobs import JobManager, JobStatus
+from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
-from projector_core.methods import data_limits
-from projector_core.model import Embedding
-from projector_core.projection_jobs import ProjectionJobs, projection_result
-from projector_core.projection_params import ProjectionRequest
-from projector_core.projections import ProjectionResult
-from projector_core.result_cache import ResultCache
+from projector_core.projection.compute import ProjectionResult
+from projector_core.projection.jobs import ProjectionJobs, projection_result
+from projector_core.projection.methods import data_limits
+from projector_core.projection.params import ProjectionRequest
+from projector_core.storage.result_cache import ResultCache
 
 METHODS = ("pca", "tsne", "umap")
 # (stage, fraction done or None); a CLI prints it as one line, a route may ignore it.

@@ -16,15 +16,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from projector_core.data.model import Embedding
 from projector_core.distributed.dispatch import neighbor_index_for
 from projector_core.export.files import SiteFiles
-from projector_core.fingerprint import fingerprint
 from projector_core.kernels.ann import neighbor_index
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.cells import CellIndex
 from projector_core.kernels.knn import ExactIndex, exact_distances
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex, pad_columns
-from projector_core.model import Embedding
+from projector_core.storage.fingerprint import fingerprint
 
 CHUNK_ROWS = 1024  # rows per file: 240 KB at k = 30, one request per click
 ALL_EXACT_ROWS = 50_000  # above: the cells graph (2.5e9 exact distances take minutes here)

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from projector_core.data.model import Embedding
 from projector_core.export.coloring import Coloring, coloring_for, default_color_column, gradient
-from projector_core.model import Embedding
 
 MARGIN = 0.04  # of the image's smaller side, around the points
 REFERENCE_WIDTH = 1000  # CSS pixels of a typical plot: point sizes are the app's at this width

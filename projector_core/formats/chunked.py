@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from projector_core.errors import DataError
-from projector_core.fingerprint import fingerprint
 from projector_core.formats.tensor_files import read_npy_header
+from projector_core.storage.fingerprint import fingerprint
 
 ZARR_MARKERS = ("zarr.json", ".zarray")  # zarr v3, zarr v2
 SHARD_BYTES = 64 * 2**20  # rows per shard: one worker task reads about this much

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from projector_core.errors import DataError
-from projector_core.fingerprint import fingerprint
+from projector_core.storage.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     import pyarrow as pa

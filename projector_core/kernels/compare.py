@@ -8,7 +8,7 @@ moved in rank; a neighbour missing from one list counts at rank ``k``).
 The dimensions of A and B may differ: only rows are paired.
 
 All-pairs kNN costs N^2 x D, so above ``EXACT_ALL_KNN_BUDGET`` on the CPU the neighbours come
-from an approximate index (:mod:`cells`, chosen in :mod:`projector_core.comparison`), and the
+from an approximate index (:mod:`cells`, chosen in :mod:`projector_core.comparison.compare`), and the
 answer carries its recall measured on a sample of rows against the exact index.
 """
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from projector_core.formats.metadata import Metadata
-from projector_core.limits import data_dimensions
+from projector_core.projection.limits import data_dimensions
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from projector_core.job_phases import enter_phase
+from projector_core.jobs.phases import enter_phase
 
 if TYPE_CHECKING:
     from projector_core.kernels.tsne import StepCallback

@@ -23,9 +23,9 @@ from openTSNE import affinity, initialization
 from openTSNE.nearest_neighbors import Annoy, KNNIndex, PrecomputedNeighbors
 from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
-from projector_core.job_phases import enter_phase
+from projector_core.jobs.phases import enter_phase
 from projector_core.kernels.supervision import supervise_affinities
-from projector_core.limits import max_perplexity
+from projector_core.projection.limits import max_perplexity
 
 StepCallback = Callable[[int, float, "np.ndarray | None"], None]
 """``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep; it
@@ -82,7 +82,7 @@ def tsne(
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
     The data must fit the parameters (at least 4 rows, perplexity at most (N - 1) / 3):
-    :class:`projector_core.methods.tsne.Tsne` checks that before a fit.
+    :class:`projector_core.projection.methods.tsne.Tsne` checks that before a fit.
     ``neighbors`` optionally gives precomputed (indices, distances) of each row's
     ``3 x perplexity`` nearest other rows (e.g. exact ones from a GPU); otherwise openTSNE
     finds them (exact on small data, Annoy on large). ``on_step`` first receives the PCA

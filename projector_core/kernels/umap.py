@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from projector_core.job_phases import enter_phase
+from projector_core.jobs.phases import enter_phase
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca
 
@@ -85,7 +85,7 @@ def umap(
 ) -> UmapResult:
     """Embed the rows of ``data`` (all finite) in ``dims`` dimensions.
 
-    ``n_neighbors`` must be below the number of rows (:class:`projector_core.methods.umap.Umap`
+    ``n_neighbors`` must be below the number of rows (:class:`projector_core.projection.methods.umap.Umap`
     checks that before a fit). ``neighbors`` optionally gives precomputed (indices, distances)
     of each row's ``n_neighbors - 1`` nearest other rows; ``on_step`` receives a ``preview`` (the first
     principal components, a picture at once: the neighbour graph may take minutes), the

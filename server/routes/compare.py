@@ -17,9 +17,9 @@ from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_e
 from projector.server.job_responses import JobCreated
 from pydantic import BaseModel, Field
 
+from projector_core.comparison.pairs import comparable_pairs
+from projector_core.data.steps import timelines
 from projector_core.kernels.knn import Metric
-from projector_core.pairs import comparable_pairs
-from projector_core.steps import timelines
 
 router = APIRouter(prefix="/api", tags=["compare"])
 

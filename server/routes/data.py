@@ -13,8 +13,8 @@ from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut, Progres
 from projector.server.limits_models import DataLimitsOut
 from pydantic import BaseModel
 
-from projector_core.methods import data_limits
-from projector_core.model import Embedding
+from projector_core.data.model import Embedding
+from projector_core.projection.methods import data_limits
 from projector_core.service import label_column
 
 router = APIRouter(prefix="/api", tags=["data"])
@@ -41,7 +41,7 @@ class EmbeddingOut(BaseModel):
     warnings: list[str]
     sources: dict[str, str]
     limits: DataLimitsOut | None  # what the data allows each method's parameters (shape known)
-    label_column: str | None  # the column that names points (``projector_core.label_column``)
+    label_column: str | None  # the column that names points (``projector_core.data.label_column``)
 
     @classmethod
     def of(cls, embedding: Embedding) -> EmbeddingOut:

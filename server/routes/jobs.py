@@ -36,8 +36,8 @@ from projector.server.job_responses import (
 )
 from pydantic import BaseModel, Field
 
-from projector_core.jobs import Job, JobStatus
-from projector_core.projection_jobs import projection_result
+from projector_core.jobs.engine import Job, JobStatus
+from projector_core.projection.jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["jobs"],
                    responses={404: {"description": "Unknown job (finished jobs are kept for a "

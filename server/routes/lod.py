@@ -37,10 +37,10 @@ from projector.server.deps import EmbeddingDep
 from projector.server.error_responses import EMBEDDING_ERRORS
 from projector.server.job_responses import JobsDep, find_job, not_done
 
-from projector_core.jobs import Job, JobStatus
-from projector_core.lod_store import LodStore
-from projector_core.projection_jobs import layout_of, projection_result
-from projector_core.projections import ProjectionResult
+from projector_core.jobs.engine import Job, JobStatus
+from projector_core.projection.compute import ProjectionResult
+from projector_core.projection.jobs import layout_of, projection_result
+from projector_core.storage.lod_store import LodStore
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 

@@ -13,9 +13,9 @@ from fastapi import APIRouter, HTTPException, Query
 from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
 from pydantic import BaseModel, ConfigDict, Field
 
+from projector_core.data.model import Embedding
 from projector_core.kernels.neighbor_index import Metric
 from projector_core.kernels.search import search
-from projector_core.model import Embedding
 from projector_core.service import ProjectionService
 
 router = APIRouter(prefix="/api", tags=["neighbors"])

@@ -2,7 +2,7 @@
 
 Checks that need the data (perplexity against N, metadata columns, the device) happen here,
 so a bad request is a 422 at once instead of a failed job; the method registry
-(``projector_core.methods``) holds them, and ``GET /api/projections/methods`` tells the
+(``projector_core.projection.methods``) holds them, and ``GET /api/projections/methods`` tells the
 limits the data puts on each method's parameters. Identical requests share one job or a
 cached result (``projector_core.service``).
 """
@@ -26,9 +26,9 @@ from projector.server.job_responses import (
 from projector.server.limits_models import DataLimitsOut
 
 from projector_core.errors import DataError
-from projector_core.jobs import JobStatus
-from projector_core.methods import data_limits
-from projector_core.projection_params import ProjectionRequest
+from projector_core.jobs.engine import JobStatus
+from projector_core.projection.methods import data_limits
+from projector_core.projection.params import ProjectionRequest
 
 router = APIRouter(prefix="/api", tags=["projections"])
 

@@ -10,15 +10,15 @@ from projector.server.deps import EmbeddingDep
 from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut
 from pydantic import BaseModel
 
-from projector_core.formats.sprite import Sprite, SpriteImage
-from projector_core.model import Embedding
-from projector_core.sprite_atlas import (
+from projector_core.data.model import Embedding
+from projector_core.sprites.atlas import (
     DEFAULT_MAX_PX,
     MAX_MAX_PX,
     MIN_MAX_PX,
     SpriteAtlas,
     plan_atlas,
 )
+from projector_core.sprites.sprite import Sprite, SpriteImage
 
 router = APIRouter(prefix="/api/sprite", tags=["data"])
 

@@ -19,7 +19,7 @@ from projector.server.deps import ServiceDep
 from projector.server.job_responses import JobsDep, find_job, not_done
 from pydantic import BaseModel, Field
 
-from projector_core.jobs import Job, JobStatus
+from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE
 
 router = APIRouter(prefix="/api", tags=["structure"])

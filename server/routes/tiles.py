@@ -26,9 +26,9 @@ from fastapi.responses import Response
 from projector.server.job_responses import JobsDep, find_job, not_done
 from projector.server.routes.lod import _as_shown, _axes, lod_store
 
-from projector_core.jobs import Job, JobStatus
+from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, early_tile
-from projector_core.projection_jobs import projection_result
+from projector_core.projection.jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 AxesQuery = Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")]

@@ -15,7 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 
-from projector_core.uploads import Uploads
+from projector_core.data.uploads import Uploads
 
 router = APIRouter(prefix="/api", tags=["uploads"])
 

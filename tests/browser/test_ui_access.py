@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.writer import add_embedding
+from projector_core.formats.writer import add_embedding
 
 pytestmark = pytest.mark.browser
 

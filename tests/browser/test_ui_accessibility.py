@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from projector_core.writer import add_embedding
+from projector_core.formats.writer import add_embedding
 
 pytestmark = pytest.mark.browser
 

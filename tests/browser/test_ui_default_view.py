@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from projector_core.writer import add_embedding
+from projector_core.formats.writer import add_embedding
 
 pytestmark = pytest.mark.browser
 

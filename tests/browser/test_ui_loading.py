@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projector_core.catalog import Catalog
+from projector_core.data.catalog import Catalog
 from projector_core.formats import tensor_files
 from tests.builders import vectors, write_pbtxt_run
 from tests.test_loading import HeldLoad

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from projector_core.writer import add_embedding
+from projector_core.formats.writer import add_embedding
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,0 +1,1 @@
+"""A Python client for a running server (``from projector import Client``): every route as a method."""

@@ -1,0 +1,53 @@
+"""Training steps: the embeddings of one tag written at several ``global_step`` values.
+
+PyTorch's and tensorboardX's ``add_embedding`` (and our writer) name each tensor
+``TAG:STEP`` with the step zero-padded to five digits (``default:00000``, ``enc:00010``) and
+store it under ``STEP/TAG/``. A run's embeddings are grouped by that name into one timeline
+per tag, steps ascending; a name without the suffix is a tag of one step.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from projector_core.data.model import Embedding, Run
+
+_STEP_NAME = re.compile(r"^(?P<tag>.*):(?P<step>\d+)$")
+
+
+@dataclass(frozen=True)
+class Step:
+    step: int
+    embedding: str
+    rows: int | None  # None when the tensor could not be read
+
+
+@dataclass(frozen=True)
+class Timeline:
+    run: str
+    tag: str
+    steps: tuple[Step, ...]
+
+
+def split_name(name: str) -> tuple[str, int | None]:
+    """``("enc", 10)`` for ``"enc:00010"``; ``(name, None)`` for a name without a step."""
+    match = _STEP_NAME.match(name)
+    if match is None:
+        return name, None
+    return match["tag"], int(match["step"])
+
+
+def timelines(run: Run) -> list[Timeline]:
+    """The run's tags in first-seen order, each with its steps ascending."""
+    tags: dict[str, list[tuple[int, Embedding]]] = {}
+    for embedding in run.embeddings:
+        tag, step = split_name(embedding.name)
+        tags.setdefault(tag if step is not None else embedding.name, []).append(
+            (step if step is not None else 0, embedding))
+    return [
+        Timeline(run.name, tag, tuple(
+            Step(step, e.name, e.shape[0] if e.shape else None)
+            for step, e in sorted(found, key=lambda pair: pair[0])))
+        for tag, found in tags.items()
+    ]

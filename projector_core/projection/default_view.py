@@ -1,0 +1,86 @@
+"""What the page's default view asks for first, prepared as soon as a tensor is loaded.
+
+A first visit opens the first readable embedding with the page's default view: PCA (3
+components asked; a 2-column embedding's PCA is its own plane, rotated), its level-of-detail
+order and bounds over the axes shown (the tiles of a first picture come early from them), and
+the colour and label columns as dictionary codes. Each
+is computed here, on a background thread, once the catalog has loaded, so the page's first
+requests find them ready instead of computing them one after another while the user waits.
+The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
+with ``datasetDefaults``), so the two share one job and one cached result.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from pydantic import TypeAdapter
+
+from projector_core.data.catalog import Catalog
+from projector_core.data.model import Embedding
+from projector_core.jobs.engine import JobStatus
+from projector_core.kernels.backend import get_backend
+from projector_core.projection.jobs import ProjectionJobs, projection_result
+from projector_core.projection.params import ProjectionRequest
+from projector_core.storage.lod_store import LodStore
+
+log = logging.getLogger("projector")
+
+FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
+SPHERIZE_FROM = 50  # dimensions from which the page's PCA spherizes (state.js datasetDefaults)
+
+
+def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
+    """The embedding a page opens without a URL state: the first listed that is readable."""
+    for run in catalog.runs():
+        for embedding in run.embeddings:
+            if embedding.error is None and embedding.shape is not None:
+                return run.name, embedding
+    return None
+
+
+def default_request(run: str, embedding: Embedding) -> ProjectionRequest:
+    """The page's default projection request for ``embedding``."""
+    dim = embedding.shape[1] if embedding.shape else 0
+    return TypeAdapter(ProjectionRequest).validate_python({
+        "run": run, "embedding": embedding.name, "method": "pca", "dims": 3,
+        "params": {"spherize": dim >= SPHERIZE_FROM}})
+
+
+def default_axes(columns: int) -> list[int]:
+    """The axes the default view shows: the first three columns, or two."""
+    return list(range(min(columns, 3)))
+
+
+def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: LodStore,
+                         device: str) -> None:
+    """Waits for the catalog, then computes the default view of the first embedding."""
+    catalog.wait_loaded()
+    found = first_embedding(catalog)
+    if found is None:
+        return
+    run, embedding = found
+    try:
+        metadata = embedding.metadata()
+        if metadata is not None:
+            for name in metadata.names[:FIRST_COLUMNS]:
+                metadata.categorical(name)
+        request = default_request(run, embedding)
+        job = projections.start(request, embedding, get_backend(device), None,
+                                projections.reference(request, embedding))
+        job.wait()
+        if job.status is JobStatus.DONE:
+            lod.prepare(job, default_axes(projection_result(job).coordinates.shape[1]))
+    except Exception:  # logged, not raised: a page asking later gets the error itself
+        log.warning("could not prepare the default view of %s/%s", run, embedding.name,
+                    exc_info=True)
+
+
+def start_preparing(catalog: Catalog, projections: ProjectionJobs, lod: LodStore,
+                    device: str) -> threading.Thread:
+    """prepare_default_view on a daemon thread (the server answers meanwhile)."""
+    thread = threading.Thread(target=prepare_default_view, name="projector-default-view",
+                              args=(catalog, projections, lod, device), daemon=True)
+    thread.start()
+    return thread

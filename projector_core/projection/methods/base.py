@@ -1,0 +1,90 @@
+"""What every projection method is: its parameter model, its data limits, its run.
+
+A method is a class (one per module, found in :mod:`projector_core.projection.methods`'s registry),
+made from a validated request as a scikit-learn estimator is made from its parameters.
+``check(embedding)`` holds every limit the data puts on the request, before a job is queued;
+``run(ctx)`` computes. The data-dependent limits are declared by ``limits(n, dim)`` and the
+same values go to the front end, so nothing recomputes them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from projector_core.data.model import Embedding
+from projector_core.kernels.backend import Backend
+from projector_core.projection.limits import Limit
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+    from projector_core.formats.chunked import ChunkedVectors
+
+Params = TypeVar("Params", bound=BaseModel)
+
+
+class Reporter(Protocol):
+    def step(self, iteration: int | None, progress: float,
+             frame: Callable[[], np.ndarray] | None = None) -> None: ...
+
+
+class Silent:
+    """A reporter for runs nobody follows (the MCP server, benchmarks)."""
+
+    def step(self, iteration: int | None, progress: float,
+             frame: Callable[[], np.ndarray] | None = None) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a run reads: the embedding and its vectors, where to compute, whom to tell.
+
+    ``reference``: the layout of the job named by ``init_from_job`` / ``align_to_job`` (same
+    rows), or None.
+    """
+
+    embedding: Embedding
+    data: np.ndarray
+    backend: Backend
+    reporter: Reporter
+    reference: np.ndarray | None = None
+
+
+class ProjectionMethod(ABC, Generic[Params]):
+    """One projection method, made from a request (``request.params`` is a ``params_model``)."""
+
+    name: ClassVar[str]
+    params_model: ClassVar[type[BaseModel]]
+    starts_from_layout: ClassVar[bool] = False  # t-SNE, UMAP: init_from_job is a start layout
+    runs_on_cluster: ClassVar[bool] = True  # over a chunked embedding's shards, with --dask
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+        self.params: Params = request.params
+        self.dims: int = request.dims
+
+    @classmethod
+    def limits(cls, n_points: int, dim: int) -> dict[str, Limit]:
+        """Limits on parameters for data of ``n_points`` x ``dim`` under default parameters,
+        narrowed to the model's own bounds: what ``GET /api/runs`` sends the front end."""
+        return {}
+
+    def check(self, embedding: Embedding) -> None:
+        """Raise ValueError (a 422) for a request this embedding cannot satisfy; DataError
+        when its tensor is broken. Runs before the job is queued."""
+        embedding.vectors()
+
+    @abstractmethod
+    def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
+        """Coordinates (one row per point, NaN where none) and the method's info fields."""
+
+    def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
+                       reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+        """As :meth:`run`, over the shards on the cluster's workers (``runs_on_cluster``)."""
+        raise NotImplementedError(f"{self.name} runs in the server's process")

@@ -1,0 +1,32 @@
+"""PCA: the first principal components of the finite rows (TensorBoard's default view)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from projector_core.data.model import Embedding
+from projector_core.distributed.pca import sharded_pca
+from projector_core.kernels.pca import pca
+from projector_core.projection.methods.base import ProjectionMethod, Reporter, RunContext
+from projector_core.projection.params import PcaParams
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
+    from projector_core.formats.chunked import ChunkedVectors
+
+
+
+class Pca(ProjectionMethod[PcaParams]):
+    name = "pca"
+    params_model = PcaParams
+
+    def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
+        result = pca(ctx.data, self.params.components, self.params.spherize, ctx.backend)
+        return result.coordinates, {"explained_variance_ratio": result.explained_variance_ratio}
+
+    def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
+                       reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+        result = sharded_pca(vectors, cluster, self.params.components, self.params.spherize)
+        return result.coordinates, {"explained_variance_ratio": result.explained_variance_ratio}

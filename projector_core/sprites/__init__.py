@@ -1,0 +1,1 @@
+"""Sprite images: read as TensorBoard writes them, cut into browser-safe atlas pages, written."""
