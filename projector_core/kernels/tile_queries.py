@@ -135,7 +135,8 @@ class _Cells:
     def gap2(self, x: float, y: float) -> np.ndarray:
         """Squared distance from (x, y) to each cell (0 inside)."""
         d = np.maximum(np.maximum(self.lo - [x, y], 0), [x, y] - self.hi)
-        return (d * d).sum(axis=1)
+        with np.errstate(over="ignore"):  # far away is inf, as far as a pick is concerned
+            return (d * d).sum(axis=1)
 
     def meeting(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Indices of the cells that meet the box ``lo``-``hi``."""
@@ -168,7 +169,8 @@ def pick(source: TileSource, x: float, y: float, radius: float) -> Pick:
             continue
         rows, points, _ = tile
         plane = _plane(points)
-        d2 = (plane[:, 0] - x) ** 2 + (plane[:, 1] - y) ** 2
+        with np.errstate(over="ignore"):
+            d2 = (plane[:, 0] - x) ** 2 + (plane[:, 1] - y) ** 2
         hits = np.flatnonzero(d2 <= best[0])  # NaN compares false
         if not hits.size:
             continue
