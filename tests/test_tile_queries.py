@@ -9,8 +9,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from projector_core.data.model import Embedding
+from projector_core.formats.metadata import Metadata
 from projector_core.jobs.engine import Job, JobManager
-from projector_core.kernels.tile_queries import Region, pick, select
+from projector_core.kernels.search import search
+from projector_core.kernels.tile_queries import Region, pick, search_tiles, select
 from projector_core.projection.compute import ProjectionResult
 from projector_core.storage.lod_store import LodStore
 from projector_core.storage.tile_source import MemoryTiles, Tile, TileSource
@@ -54,6 +57,9 @@ def done_job() -> Iterator[Job]:
     coords = clustered(N)
     job = jobs.submit(lambda ctx: ProjectionResult(coords, {"method": "pca"}))
     assert job.wait(60)
+    kinds = [f"kind {i * 5 % 11}" for i in range(N)]
+    job.source = Embedding.of("run", "points", "f", vectors=coords,
+                              metadata=Metadata.from_columns({"kind": kinds}))
     yield job
     jobs.shutdown()
 
@@ -164,3 +170,30 @@ def test_bad_regions_are_refused():
         Region.of_polygon([[0, 0], [1, np.nan], [2, 0]])
     with pytest.raises(ValueError, match="four finite numbers"):
         Region.box([0, 0, 1])
+
+
+def test_search_searches_the_dictionary_once_then_reads_each_tile_once(source: MemoryTiles):
+    kinds = [f"kind {i * 5 % 11}" for i in range(N)]
+    tiles = {tuple(t[:3]) for t in source.manifest()["tiles"]}
+    counting = CountingTiles(source)
+    found = search_tiles(counting, "kind", "KIND 1", limit=100)  # kind 1 and kind 10
+    rows = search(kinds, "KIND 1")
+    assert (found.count, found.rows, found.truncated) == (len(rows), rows[:100], True)
+    assert sorted(found.codes or []) == sorted(
+        source.codes_dictionary("kind").index(k) for k in ("kind 1", "kind 10"))
+    assert sorted(counting.reads) == sorted(tiles)  # every tile, once
+    counting = CountingTiles(source)
+    assert search_tiles(counting, "kind", "nothing like it").count == 0
+    assert counting.reads == []  # no value matches: no tile is read
+
+
+def test_select_counts_a_column_inside_the_region(source: MemoryTiles):
+    kinds = np.array([f"kind {i * 5 % 11}" for i in range(N)])
+    coords = source.coordinates
+    inside = (np.abs(coords[:, 0] - 10) <= 1) & (np.abs(coords[:, 1] - 2) <= 1)
+    found = select(source, Region.box([9, 1, 11, 3]), 10, column="kind")
+    values, tally = np.unique(kinds[inside], return_counts=True)
+    assert {value: count for value, _, count in found.counts or []} == dict(
+        zip(values.tolist(), tally.tolist(), strict=True))
+    dictionary = source.codes_dictionary("kind")
+    assert all(dictionary[code] == value for value, code, _ in found.counts or [])
