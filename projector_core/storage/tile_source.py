@@ -96,6 +96,9 @@ class MemoryTiles:
 
     def _tile(self, rows: np.ndarray, column: str | None) -> Tile:
         codes = self._categorical(column)[1][rows] if column is not None else None
-        coords = self.coordinates[rows][:, self.axes].astype(np.float32, copy=False)
+        coords = self.coordinates[rows]
+        if self.axes != list(range(coords.shape[1])):  # else no second copy
+            coords = coords[:, self.axes]
+        coords = coords.astype(np.float32, copy=False)
         return rows, coords, codes
 
