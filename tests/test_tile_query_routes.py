@@ -86,6 +86,9 @@ def test_pick_select_and_search_equal_a_brute_force(served, projection):
     assert (found["count"], found["rows"], found["truncated"]) == (
         inside.size, inside[:1000].tolist(), inside.size > 1000)
     assert found["selection"]["kind"] == "region" and len(found["selection"]["polygon"]) == 4
+    same = httpx.post(f"{url}/api/jobs/{job}/select",  # axes as a list, as in a page's state
+                      json={"box": box, "limit": 1000, "axes": [0, 1]}, timeout=60).json()
+    assert same["rows"] == found["rows"] and same["count"] == found["count"]
     values, tally = np.unique(np.asarray(columns["group"])[inside], return_counts=True)
     assert {c["value"]: c["count"] for c in found["counts"]} == dict(
         zip(values.tolist(), tally.tolist(), strict=True))
