@@ -45,6 +45,7 @@ class App {
     this.neighbors = [];
     this.searchResult = { indices: [], error: null };
     this.coloring = null;
+    this.quality = null;
     this.hover = -1;
     this.bookmarks = [];
     this.activeBookmark = -1;
@@ -110,7 +111,7 @@ class App {
       else this.openDataset(run, embedding);
       return;
     }
-    if (changed('colorBy') || changed('categorical')) this._recolor();
+    if (changed('colorBy') || changed('categorical') || changed('colorByQuality')) this._recolor();
     if (changed('sprites')) this.plot.setShowSprites(Boolean(this.dataset.sprite) && this.state.sprites);
     if (changed('projection')) {
       this._showProjection({ animate: true, resetCamera: true });
