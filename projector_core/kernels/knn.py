@@ -14,6 +14,7 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -250,7 +251,7 @@ class ExactIndex:
         )
 
 
-def exact_distances(xp: object, rows: Array, queries: Array, metric: Metric) -> Array:
+def exact_distances(xp: Any, rows: Array, queries: Array, metric: Metric) -> Array:
     """Distances between broadcastable ``rows`` and ``queries`` along the last axis.
 
     Cosine treats a zero vector as orthogonal to everything (distance 1), as

@@ -77,7 +77,7 @@ def _floats(values) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in values.tolist()]
 
 
-@router.get("/compare", responses={
+@router.get("/compare", response_model=CompareOut, responses={
     202: {"model": JobCreated, "description": "With background=true: the job computing it"},
     404: {"description": "Unknown run or embedding"},
     422: {"description": "Different row counts (both are named), k not below N, unknown metric, "
@@ -94,7 +94,7 @@ def compare(
     background: Annotated[bool, Query(description="Answer 202 with a job at once (progress at "
                                                   "/api/jobs/ID); once it is done, the same "
                                                   "request without it answers at once")] = False,
-) -> CompareOut:
+) -> CompareOut | JSONResponse:
     """How much each point's k-neighbourhood changed from embedding A to embedding B."""
     other = lookup_embedding(catalog, other_run, other_embedding)
     try:

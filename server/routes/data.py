@@ -96,7 +96,7 @@ def _float32_chunks(vectors: np.ndarray) -> Iterator[memoryview]:
     rows_per_chunk = max(1, STREAM_CHUNK_BYTES // max(1, vectors.shape[1] * 4))
     for start in range(0, vectors.shape[0], rows_per_chunk):
         block = np.ascontiguousarray(vectors[start:start + rows_per_chunk], dtype="<f4")
-        yield memoryview(block).cast("B")  # ``block`` is a view when already float32, C order
+        yield block.data.cast("B")  # ``block`` is a view when already float32, C order
 
 
 @router.get(

@@ -21,7 +21,7 @@ from projector_core.service import ProjectionService
 router = APIRouter(prefix="/api", tags=["neighbors"])
 
 K_DEFAULT = 100
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "Unknown run or embedding"},
     422: {
         "description": "Bad parameter (index out of range, k <= 0, k more than the other points, "
