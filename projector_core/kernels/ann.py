@@ -15,8 +15,6 @@ index once it is built, in the background, while the exact path answers meanwhil
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -25,6 +23,7 @@ import numpy as np
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.knn import ExactIndex, candidate_count, exact_index
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress, pad_columns
+from projector_core.storage.recent import Recent
 
 log = logging.getLogger(__name__)
 
@@ -157,21 +156,14 @@ class _ApproximateIndexes:
     (embedding fingerprint, metric); the newest few are kept."""
 
     def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._builds: OrderedDict[tuple[str, str], Future[ApproximateIndex]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._builds: Recent[tuple[str, str], Future[ApproximateIndex]] = Recent(
+            capacity, on_drop=Future.cancel)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ann-build")
 
     def ready(self, key: str, exact: ExactIndex, metric: Metric) -> ApproximateIndex | None:
         """The built index, or None after making sure a build is underway."""
-        with self._lock:
-            build = self._builds.get((key, metric))
-            if build is None:
-                build = self._pool.submit(ApproximateIndex, exact, metric)
-                self._builds[(key, metric)] = build
-                while len(self._builds) > self._capacity:
-                    self._builds.popitem(last=False)[1].cancel()
-            self._builds.move_to_end((key, metric))
+        build = self._builds.get_or_compute(
+            (key, metric), lambda: self._pool.submit(ApproximateIndex, exact, metric))
         if not build.done() or build.cancelled():
             return None
         if build.exception() is not None:
@@ -181,8 +173,9 @@ class _ApproximateIndexes:
 
     def wait(self, key: str, metric: Metric, timeout: float | None = None) -> ApproximateIndex:
         """Block until the index for ``key`` is built (for tests and scripts)."""
-        with self._lock:
-            build = self._builds[(key, metric)]
+        build = self._builds.peek((key, metric))
+        if build is None:
+            raise KeyError(f"no approximate index was asked for {key} ({metric})")
         return build.result(timeout)
 
 
