@@ -6,14 +6,11 @@ import threading
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
 
 from projector_core.data.catalog import Catalog
-from projector_core.data.loading import StillLoading
 from projector_core.data.model import Embedding
 from projector_core.service import ProjectionService
 
-RETRY_AFTER_SECONDS = 1
 _SERVICE_LOCK = threading.Lock()
 
 
@@ -49,19 +46,8 @@ def lookup_embedding(catalog: Catalog, run: str, embedding: str) -> Embedding:
         found = found_run.embedding(embedding)
     except KeyError:
         raise HTTPException(404, f"unknown embedding {embedding!r} in run {run!r}") from None
-    found.raise_if_loading()  # 503 with the progress (``still_loading`` below)
+    found.raise_if_loading()  # 503 with the progress (error_responses.py)
     return found
-
-
-async def still_loading(request: Request, exc: Exception) -> JSONResponse:
-    """503 for data of an embedding whose tensor is still being read, with how far it got."""
-    assert isinstance(exc, StillLoading)
-    loading = exc.loading
-    return JSONResponse(
-        {"detail": str(exc), "status": "loading",
-         "progress": {"fraction": loading.fraction, "bytes_done": loading.bytes_done,
-                      "bytes_total": loading.bytes_total}},
-        status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]

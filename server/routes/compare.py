@@ -97,13 +97,10 @@ def compare(
 ) -> CompareOut | JSONResponse:
     """How much each point's k-neighbourhood changed from embedding A to embedding B."""
     other = lookup_embedding(catalog, other_run, other_embedding)
-    try:
-        if background:
-            job = service.compare_job(embedding, other, k, metric, top)
-            return JSONResponse({"job": job.id}, status_code=202)
-        result = service.compare(embedding, other, k, metric, top)
-    except ValueError as error:  # DataError and the row-count mismatch included
-        raise HTTPException(422, str(error)) from None
+    if background:
+        job = service.compare_job(embedding, other, k, metric, top)
+        return JSONResponse({"job": job.id}, status_code=202)
+    result = service.compare(embedding, other, k, metric, top)  # ValueError: 422
     usable = result.per_point[np.isfinite(result.per_point)]
     return CompareOut(
         per_point=_floats(result.per_point),

@@ -83,11 +83,8 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
 
 
 def _layout(job: Job) -> ProjectionResult:
-    """The done job's layout; a comparison job has none to order (422)."""
-    try:
-        return layout_of(job, "level-of-detail order")
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
+    """The done job's layout; a comparison job has none to order (ValueError, 422)."""
+    return layout_of(job, "level-of-detail order")
 
 
 def _as_shown(axes: str | None, cols: int) -> str | None:

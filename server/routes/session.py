@@ -10,7 +10,7 @@ import asyncio
 import time
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.session import SessionState, check_view
@@ -66,8 +66,5 @@ def post_state(body: SessionPatch, request: Request) -> SessionOut:
     """The page's view changed: only the fields sent are set, once they exist."""
     changes: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
     session = _session(request)
-    try:
-        check_view(request.app.state.catalog, session.snapshot(), changes)
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
+    check_view(request.app.state.catalog, session.snapshot(), changes)  # ValueError: 422
     return SessionOut(**session.update("page", **changes))

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from projector.server.deps import ServiceDep
 from projector.server.job_responses import JobsDep, find_job, not_done
@@ -83,10 +83,7 @@ def _json(payload: dict[str, Any]) -> Response:
 
 def _answer(compute: Callable[[], dict[str, Any]]) -> Response:
     """The service's answer as compact JSON; ValueError (a compare job, a bad parameter) is 422."""
-    try:
-        return _json(compute())
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
+    return _json(compute())
 
 
 @router.get("/jobs/{job_id}/clusters", response_model=ClustersOut, responses={
