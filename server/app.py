@@ -25,7 +25,6 @@ from projector.server.routes import (
     projections,
     session,
     sprites,
-    structure,
     tiles,
     ui,
     uploads,
@@ -133,7 +132,6 @@ def create_app(
     app.include_router(neighbors.router)
     app.include_router(lod.router)
     app.include_router(tiles.router)
-    app.include_router(structure.router)
     app.include_router(compare.router)
     app.include_router(export.router)  # GET /api/export/site: the UI's "Export site"
     app.include_router(session.router)

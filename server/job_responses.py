@@ -1,4 +1,4 @@
-"""What the job routes share: the job manager dependency, a job by id, and job answers.
+"""What the job routes share: a job by id, and job answers.
 
 A job's failure becomes an HTTP status as a request's error does (``error_responses.py``):
 a ValueError (DataError included) is the request's or the data's fault, a 422; anything else
@@ -8,16 +8,17 @@ is ours, a 500.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
-from fastapi import Depends, HTTPException, Request
+from fastapi import HTTPException, Request
 from fastapi.responses import Response
+from projector.server.deps import JobsDep as JobsDep  # routes/tiles.py imports it from here
 from projector.server.error_responses import status_for
 from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobManager
-from projector_core.projection.jobs import NotDone, ProjectionJobs, projection_result
+from projector_core.projection.jobs import NotDone, projection_result
 
 
 class JobCreated(BaseModel):
@@ -28,18 +29,6 @@ class ProjectionOut(BaseModel):
     coordinates: list[list[float] | None] = Field(
         description="One row per point; null where the point has no coordinates (NaN/Inf input)")
     info: dict[str, Any]
-
-
-def get_jobs(request: Request) -> JobManager:
-    return request.app.state.jobs
-
-
-def get_projection_jobs(request: Request) -> ProjectionJobs:
-    return request.app.state.projection_jobs
-
-
-JobsDep = Annotated[JobManager, Depends(get_jobs)]
-ProjectionJobsDep = Annotated[ProjectionJobs, Depends(get_projection_jobs)]
 
 
 def find_job(jobs: JobManager, job_id: str) -> Job:

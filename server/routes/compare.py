@@ -1,5 +1,5 @@
-"""Comparing embeddings of the same points: per-point neighbourhood change, the pairs a
-log directory offers, and each run's training-step timelines.
+"""Comparing embeddings of the same points (``/api/compare``): per-point neighbourhood
+change, and the pairs a log directory offers (``/api/compare/pairs``).
 
 Plain ``def`` handlers: FastAPI runs them in its thread pool, so a long comparison never
 blocks the event loop.
@@ -11,14 +11,13 @@ import math
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
 from projector.server.job_responses import JobCreated
 from pydantic import BaseModel, Field
 
 from projector_core.comparison.pairs import comparable_pairs
-from projector_core.data.steps import timelines
 from projector_core.kernels.knn import Metric
 
 router = APIRouter(prefix="/api", tags=["compare"])
@@ -57,20 +56,6 @@ class PairsOut(BaseModel):
     pairs: list[PairOut]
 
 
-class StepOut(BaseModel):
-    step: int
-    embedding: str
-    rows: int | None
-
-
-class TimelineOut(BaseModel):
-    tag: str
-    steps: list[StepOut] = Field(description="Ascending by step")
-
-
-class StepsOut(BaseModel):
-    run: str
-    timelines: list[TimelineOut]
 
 
 def _floats(values) -> list[float | None]:
@@ -121,16 +106,3 @@ def pairs(catalog: CatalogDep) -> PairsOut:
         PairOut(kind=p.kind, a=SideOut(run=p.a.run, embedding=p.a.embedding),
                 b=SideOut(run=p.b.run, embedding=p.b.embedding), rows=p.rows)
         for p in comparable_pairs(catalog.runs())])
-
-
-@router.get("/steps", responses={404: {"description": "Unknown run"}})
-def steps(catalog: CatalogDep, run: Annotated[str, Query(description="Run name")]) -> StepsOut:
-    """The run's tags, each with the steps written for it (``TAG:STEP`` tensor names)."""
-    try:
-        found = catalog.run(run)
-    except KeyError:
-        raise HTTPException(404, f"unknown run {run!r}") from None
-    return StepsOut(run=run, timelines=[
-        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
-                                      for s in t.steps])
-        for t in timelines(found)])
