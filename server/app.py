@@ -14,6 +14,7 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from projector.server.access import add_access_control
 from projector.server.error_responses import add_error_handlers
 from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
+from projector.server.openapi_docs import document
 from projector.server.routes import (
     compare,
     data,
@@ -124,6 +125,7 @@ def create_app(
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 
     add_error_handlers(app)  # every error's status: error_responses.py
+    document(app)  # what /openapi.json adds to FastAPI's schema: openapi_docs.py
 
     app.include_router(data.router)
     app.include_router(sprites.router)

@@ -14,7 +14,6 @@ job is 404, a job not done yet 409); they never catch a ``ValueError`` to say 42
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
@@ -60,7 +59,8 @@ def status_for(error: type[BaseException] | None) -> int:
 
 
 def add_error_handlers(app: FastAPI) -> None:
-    """Answer every error of ``app`` as the module docstring says, and document it so."""
+    """Answer every error of ``app`` as the module docstring says (``openapi_docs.py``
+    documents them so)."""
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -86,7 +86,6 @@ def add_error_handlers(app: FastAPI) -> None:
     async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503)
 
-    app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -110,35 +109,3 @@ def _json_decode_error(exc: RequestValidationError) -> str | None:
             at = error.get("loc", ("body", 0))[-1]
             return f"the request body is not valid JSON: {reason} (at character {at})"
     return None
-
-
-ERROR_SCHEMA = {
-    "title": "Error",
-    "type": "object",
-    "properties": {"detail": {"type": "string", "title": "Detail",
-                              "description": "What is wrong, naming the file and line or the "
-                                             "parameter"}},
-    "required": ["detail"],
-}
-
-
-def _with_string_errors(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
-    """Document errors as they are answered: FastAPI describes 422 as its list of validation
-    errors, but the handler above sends ``{"detail": "..."}`` with a string, like every other
-    error; and a body that cannot even be decoded (not UTF-8) is FastAPI's 400."""
-
-    def openapi() -> dict[str, Any]:
-        schema = build()
-        schemas = schema.get("components", {}).get("schemas", {})
-        if "HTTPValidationError" in schemas:
-            schemas["HTTPValidationError"] = ERROR_SCHEMA
-            schemas.pop("ValidationError", None)
-        for path in schema.get("paths", {}).values():
-            for operation in path.values():
-                if isinstance(operation, dict) and "requestBody" in operation:
-                    operation["responses"].setdefault("400", {
-                        "description": "The body cannot be decoded as JSON",
-                        "content": {"application/json": {"schema": ERROR_SCHEMA}}})
-        return schema
-
-    return openapi

@@ -85,6 +85,32 @@ class JobsOut(BaseModel):
     jobs: list[JobAboutOut] = Field(description="Every job still kept, oldest first")
 
 
+class StreamProgress(JobOut):
+    """The stream's message on every change of the job, and at least twice a second."""
+
+    type: Literal["progress"]
+
+
+class StreamFrame(JobOut):
+    """The header of the binary message that follows it: shape[0] x shape[1] little-endian
+    float32, NaN for points without coordinates."""
+
+    type: Literal["frame"]
+    shape: tuple[int, int] = Field(description="Points, coordinate columns")
+    final: bool = Field(description="The finished layout (sent once, when done)")
+
+
+class StreamStatus(JobOut):
+    """The stream's last message, before a normal close (1000)."""
+
+    type: Literal["status"]
+    info: dict[str, Any] | None = Field(None, description="The result's info, when done (as "
+                                                          "/result's)")
+
+
+STREAM_MESSAGES = (StreamProgress, StreamFrame, StreamStatus)  # documented by openapi_docs.py
+
+
 @router.get("/jobs")
 def list_jobs(service: ServiceDep) -> JobsOut:
     """The jobs this server runs or keeps, each with what it computes."""
