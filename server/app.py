@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from projector.server.access import add_access_control
+from projector.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.error_responses import add_error_handlers
-from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.openapi_docs import document
 from projector.server.routes import (
     compare,
