@@ -11,9 +11,6 @@ their protocol: ValueError (DataError included) is the request's or the data's f
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -38,6 +35,7 @@ from projector_core.projection.jobs import (
 from projector_core.projection.limits import neighbor_count
 from projector_core.projection.params import ProjectionRequest
 from projector_core.storage.lod_store import LodStore
+from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
 from projector_core.storage.tile_source import MemoryTiles, TileSource
 
@@ -68,27 +66,6 @@ def describe(job: Job) -> dict[str, Any]:
     return {**job.snapshot(), **(job.about or {"kind": "unknown"})}
 
 
-class _Recent:
-    """The last few answers by key (a finished job's answers never change)."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        answer = compute()
-        with self._lock:
-            self._items[key] = answer
-            while len(self._items) > self.keep:
-                self._items.popitem(last=False)
-        return answer
-
-
 class ProjectionService:
     """check / start / result / neighbours / clusters / quality / compare over one catalogue."""
 
@@ -99,7 +76,7 @@ class ProjectionService:
         self.jobs: JobManager = projection_jobs.jobs
         self.device = device
         self.cluster = cluster
-        self._answers = _Recent(KEEP_ANSWERS)
+        self._answers: Recent[tuple[Any, ...], Any] = Recent(KEEP_ANSWERS)
         self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
 
     @classmethod
@@ -221,7 +198,7 @@ class ProjectionService:
                 "sampled": found.sampled,
             }
 
-        return self._answers.get(("clusters", job.id, size, label_column, space), compute)
+        return self._answers.get_or_compute(("clusters", job.id, size, label_column, space), compute)
 
     def quality(self, job: Job, k: int = 10, metric: Metric = "cosine") -> dict[str, Any]:
         """Per-point neighbourhood preservation, trustworthiness and continuity."""
@@ -237,7 +214,7 @@ class ProjectionService:
                     "k": found.k, "metric": metric, "excluded_rows": found.excluded_rows,
                     "sample_size": found.sample_size}
 
-        return self._answers.get(("quality", job.id, k, metric), compute)
+        return self._answers.get_or_compute(("quality", job.id, k, metric), compute)
 
     # -- questions over every point of a tiled projection -----------------------------------------
     def tile_source(self, job: Job, axes: list[int]) -> TileSource:

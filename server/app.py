@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
-from fastapi.responses import JSONResponse
 from projector.server.access import add_access_control
-from projector.server.deps import still_loading
-from projector.server.limits import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
+from projector.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
+from projector.server.error_responses import add_error_handlers
+from projector.server.openapi_docs import document
 from projector.server.routes import (
     compare,
     data,
@@ -27,7 +26,6 @@ from projector.server.routes import (
     projections,
     session,
     sprites,
-    structure,
     tile_queries,
     tiles,
     ui,
@@ -35,10 +33,7 @@ from projector.server.routes import (
 )
 
 from projector_core.data.catalog import Catalog
-from projector_core.data.loading import StillLoading
 from projector_core.data.uploads import Uploads
-from projector_core.distributed.errors import ClusterUnavailable
-from projector_core.errors import DataError
 from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import DEFAULT_GRACE, Followers
 from projector_core.projection.default_view import start_preparing
@@ -54,29 +49,6 @@ if TYPE_CHECKING:
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 log = logging.getLogger("projector")
-
-
-def _validation_message(exc: RequestValidationError) -> str:
-    """FastAPI's error list as one readable sentence: "query parameter 'k': ..."."""
-    parts = []
-    for error in exc.errors():
-        location = [str(p) for p in error.get("loc", ())]
-        where = location[0] if location else "request"
-        name = ".".join(location[1:])
-        place = {"query": "query parameter", "body": "body field", "path": "path parameter"}.get(
-            where, where)
-        parts.append(f"{place} '{name}': {error.get('msg')}" if name else f"{place}: {error.get('msg')}")
-    return "; ".join(parts) or "invalid request"
-
-
-def _json_decode_error(exc: RequestValidationError) -> str | None:
-    """What is wrong with a body that is not JSON at all, or None when it is JSON."""
-    for error in exc.errors():
-        if error.get("type") == "json_invalid":
-            reason = (error.get("ctx") or {}).get("error", "not valid JSON")
-            at = error.get("loc", ("body", 0))[-1]
-            return f"the request body is not valid JSON: {reason} (at character {at})"
-    return None
 
 
 def create_app(
@@ -153,24 +125,8 @@ def create_app(
     add_access_control(app, token, allowed_origins)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 
-    @app.exception_handler(RequestValidationError)
-    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        undecodable = _json_decode_error(exc)
-        if undecodable is not None:  # the documented 400, not a field's 422
-            return JSONResponse({"detail": undecodable}, status_code=400)
-        return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
-
-    @app.exception_handler(DataError)
-    async def data_error(request: Request, exc: DataError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    app.add_exception_handler(StillLoading, still_loading)
-
-    @app.exception_handler(ClusterUnavailable)
-    async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503)
-
-    app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
+    add_error_handlers(app)  # every error's status: error_responses.py
+    document(app)  # what /openapi.json adds to FastAPI's schema: openapi_docs.py
 
     app.include_router(data.router)
     app.include_router(sprites.router)
@@ -180,7 +136,6 @@ def create_app(
     app.include_router(lod.router)
     app.include_router(tiles.router)
     app.include_router(tile_queries.router)  # pick, select, search over all points
-    app.include_router(structure.router)
     app.include_router(compare.router)
     app.include_router(export.router)  # GET /api/export/site: the UI's "Export site"
     app.include_router(session.router)
@@ -188,38 +143,6 @@ def create_app(
     app.include_router(ui.router)
     app.include_router(docs.router)
     return app
-
-
-ERROR_SCHEMA = {
-    "title": "Error",
-    "type": "object",
-    "properties": {"detail": {"type": "string", "title": "Detail",
-                              "description": "What is wrong, naming the file and line or the "
-                                             "parameter"}},
-    "required": ["detail"],
-}
-
-
-def _with_string_errors(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
-    """Document errors as they are answered: FastAPI describes 422 as its list of validation
-    errors, but the handler above sends ``{"detail": "..."}`` with a string, like every other
-    error; and a body that cannot even be decoded (not UTF-8) is FastAPI's 400."""
-
-    def openapi() -> dict[str, Any]:
-        schema = build()
-        schemas = schema.get("components", {}).get("schemas", {})
-        if "HTTPValidationError" in schemas:
-            schemas["HTTPValidationError"] = ERROR_SCHEMA
-            schemas.pop("ValidationError", None)
-        for path in schema.get("paths", {}).values():
-            for operation in path.values():
-                if isinstance(operation, dict) and "requestBody" in operation:
-                    operation["responses"].setdefault("400", {
-                        "description": "The body cannot be decoded as JSON",
-                        "content": {"application/json": {"schema": ERROR_SCHEMA}}})
-        return schema
-
-    return openapi
 
 
 async def _keep_fresh(catalog: Catalog, every: float) -> None:

@@ -1,4 +1,6 @@
-"""Shared request dependencies: the catalog, the projection service, the embedding named."""
+"""Every request dependency, in one place: what a route takes from the app (its catalog, jobs,
+projection service, level-of-detail store, session, uploads, followers) and the embedding a
+request names. ``create_app`` makes these objects; routes ask for them by type here."""
 
 from __future__ import annotations
 
@@ -6,25 +8,63 @@ import threading
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
 
 from projector_core.data.catalog import Catalog
-from projector_core.data.loading import StillLoading
 from projector_core.data.model import Embedding
+from projector_core.data.uploads import Uploads
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.followers import Followers
+from projector_core.projection.jobs import ProjectionJobs
 from projector_core.service import ProjectionService
+from projector_core.session import SessionState
+from projector_core.sprites.atlas import SpriteAtlas
+from projector_core.storage.lod_store import LodStore
 
-RETRY_AFTER_SECONDS = 1
-_SERVICE_LOCK = threading.Lock()
+_MAKING = threading.Lock()  # objects made on first use are made once
 
 
 def get_catalog(request: Request) -> Catalog:
     return request.app.state.catalog
 
 
+def get_jobs(request: Request) -> JobManager:
+    return request.app.state.jobs
+
+
+def get_projection_jobs(request: Request) -> ProjectionJobs:
+    return request.app.state.projection_jobs
+
+
+def lod_store(request: Request) -> LodStore:
+    """The app's orders, bounds and tiles (``create_app`` makes it; the preparation fills it)."""
+    return request.app.state.lod
+
+
+def get_followers(request: Request) -> Followers:
+    return request.app.state.followers
+
+
+def get_session(request: Request) -> SessionState:
+    return request.app.state.session
+
+
+def get_uploads(request: Request) -> Uploads:
+    return request.app.state.uploads
+
+
+def get_sprite_atlas(request: Request) -> SpriteAtlas:
+    """The app's sprite atlas pages, cached beside the catalog's (made on first use)."""
+    state = request.app.state
+    with _MAKING:
+        if not hasattr(state, "sprite_atlas"):
+            state.sprite_atlas = SpriteAtlas(state.catalog.cache.directory)
+    return state.sprite_atlas
+
+
 def get_service(request: Request) -> ProjectionService:
     """The app's projection service, made on first use over its catalog and job engine."""
     state = request.app.state
-    with _SERVICE_LOCK:  # two first requests at once must not make two services
+    with _MAKING:  # two first requests at once must not make two services
         if not hasattr(state, "projection_service"):
             state.projection_service = ProjectionService(state.catalog, state.projection_jobs,
                                                          state.device, state.cluster,
@@ -50,21 +90,17 @@ def lookup_embedding(catalog: Catalog, run: str, embedding: str) -> Embedding:
         found = found_run.embedding(embedding)
     except KeyError:
         raise HTTPException(404, f"unknown embedding {embedding!r} in run {run!r}") from None
-    found.raise_if_loading()  # 503 with the progress (``still_loading`` below)
+    found.raise_if_loading()  # 503 with the progress (error_responses.py)
     return found
-
-
-async def still_loading(request: Request, exc: Exception) -> JSONResponse:
-    """503 for data of an embedding whose tensor is still being read, with how far it got."""
-    assert isinstance(exc, StillLoading)
-    loading = exc.loading
-    return JSONResponse(
-        {"detail": str(exc), "status": "loading",
-         "progress": {"fraction": loading.fraction, "bytes_done": loading.bytes_done,
-                      "bytes_total": loading.bytes_total}},
-        status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 EmbeddingDep = Annotated[Embedding, Depends(get_embedding)]
 ServiceDep = Annotated[ProjectionService, Depends(get_service)]
+JobsDep = Annotated[JobManager, Depends(get_jobs)]
+ProjectionJobsDep = Annotated[ProjectionJobs, Depends(get_projection_jobs)]
+LodStoreDep = Annotated[LodStore, Depends(lod_store)]
+FollowersDep = Annotated[Followers, Depends(get_followers)]
+SessionDep = Annotated[SessionState, Depends(get_session)]
+UploadsDep = Annotated[Uploads, Depends(get_uploads)]
+SpriteAtlasDep = Annotated[SpriteAtlas, Depends(get_sprite_atlas)]

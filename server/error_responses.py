@@ -1,11 +1,30 @@
-"""How routes document their errors (every error body is ``{"detail": "..."}``), shared by
-the routes that read an embedding."""
+"""The one place an error becomes an HTTP status, and how routes document their errors.
+
+Every error body is ``{"detail": "..."}``. The core raises, the web layer maps:
+
+- ``ValueError`` (``DataError`` included): the request's or the data's fault, 422;
+- a body that is not JSON: 400; a field FastAPI refuses: 422, said as one sentence;
+- ``StillLoading``: 503 with the loading progress and Retry-After;
+- ``ClusterUnavailable`` (``--dask``): 503;
+- anything else is ours: 500.
+
+Routes raise ``HTTPException`` only for what the web layer itself decides (an unknown run or
+job is 404, a job not done yet 409); they never catch a ``ValueError`` to say 422.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+
+from projector_core.data.loading import StillLoading
+from projector_core.distributed.errors import ClusterUnavailable
+
+RETRY_AFTER_SECONDS = 1
 
 
 class ProgressOut(BaseModel):
@@ -24,10 +43,69 @@ class StillLoadingOut(BaseModel):
     progress: ProgressOut
 
 
-EMBEDDING_ERRORS: dict[int | str, dict] = {
+EMBEDDING_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "Unknown run or embedding"},
     503: {"model": StillLoadingOut, "description": "The tensor is still loading: the body has its "
                                             "progress, Retry-After when to ask again"},
     422: {"model": ErrorOut, "description": "A missing or bad parameter, or a broken file (the "
                                             "message names the file and the line or field)"},
 }
+
+
+def status_for(error: type[BaseException] | None) -> int:
+    """The status of a failure raised as ``error`` (a failed job's too): 422 for bad input or
+    data, 500 for anything else."""
+    return 422 if error is not None and issubclass(error, ValueError) else 500
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    """Answer every error of ``app`` as the module docstring says (``openapi_docs.py``
+    documents them so)."""
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        undecodable = _json_decode_error(exc)
+        if undecodable is not None:  # the documented 400, not a field's 422
+            return JSONResponse({"detail": undecodable}, status_code=400)
+        return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
+
+    @app.exception_handler(ValueError)
+    async def bad_input(request: Request, exc: ValueError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=status_for(type(exc)))
+
+    @app.exception_handler(StillLoading)
+    async def still_loading(request: Request, exc: StillLoading) -> JSONResponse:
+        loading = exc.loading
+        return JSONResponse(
+            {"detail": str(exc), "status": "loading",
+             "progress": {"fraction": loading.fraction, "bytes_done": loading.bytes_done,
+                          "bytes_total": loading.bytes_total}},
+            status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    @app.exception_handler(ClusterUnavailable)
+    async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    """FastAPI's error list as one readable sentence: "query parameter 'k': ..."."""
+    parts = []
+    for error in exc.errors():
+        location = [str(p) for p in error.get("loc", ())]
+        where = location[0] if location else "request"
+        name = ".".join(location[1:])
+        place = {"query": "query parameter", "body": "body field", "path": "path parameter"}.get(
+            where, where)
+        parts.append(f"{place} '{name}': {error.get('msg')}" if name else f"{place}: {error.get('msg')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def _json_decode_error(exc: RequestValidationError) -> str | None:
+    """What is wrong with a body that is not JSON at all, or None when it is JSON."""
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "not valid JSON")
+            at = error.get("loc", ("body", 0))[-1]
+            return f"the request body is not valid JSON: {reason} (at character {at})"
+    return None

@@ -1,21 +1,24 @@
-"""What the job routes share: the job manager dependency, a job by id, and job answers.
+"""What the job routes share: a job by id, and job answers.
 
-A job's failure becomes an HTTP status here, not in the core: a ValueError (DataError
-included) is the request's or the data's fault, a 422; anything else is ours, a 500.
+A job's failure becomes an HTTP status as a request's error does (``error_responses.py``):
+a ValueError (DataError included) is the request's or the data's fault, a 422; anything else
+is ours, a 500.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
-from fastapi import Depends, HTTPException, Request
+from fastapi import HTTPException, Request
 from fastapi.responses import Response
+from projector.server.deps import JobsDep as JobsDep  # routes/tiles.py imports it from here
+from projector.server.error_responses import status_for
 from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobManager
-from projector_core.projection.jobs import NotDone, ProjectionJobs, projection_result
+from projector_core.projection.jobs import NotDone, projection_result
 
 
 class JobCreated(BaseModel):
@@ -28,18 +31,6 @@ class ProjectionOut(BaseModel):
     info: dict[str, Any]
 
 
-def get_jobs(request: Request) -> JobManager:
-    return request.app.state.jobs
-
-
-def get_projection_jobs(request: Request) -> ProjectionJobs:
-    return request.app.state.projection_jobs
-
-
-JobsDep = Annotated[JobManager, Depends(get_jobs)]
-ProjectionJobsDep = Annotated[ProjectionJobs, Depends(get_projection_jobs)]
-
-
 def find_job(jobs: JobManager, job_id: str) -> Job:
     """The job, or a 404 saying it is unknown or forgotten."""
     try:
@@ -50,8 +41,8 @@ def find_job(jobs: JobManager, job_id: str) -> Job:
 
 
 def failure_status(job: Job) -> int:
-    """The HTTP status of a failed job: 422 for bad input, 500 for anything else."""
-    return 422 if job.failed_with is not None and issubclass(job.failed_with, ValueError) else 500
+    """The HTTP status of a failed job: that of what it raised (``status_for``)."""
+    return status_for(job.failed_with)
 
 
 def wants_binary(request: Request) -> bool:

@@ -8,8 +8,11 @@ from pydantic import BaseModel, Field
 
 
 class LimitOut(BaseModel):
-    minimum: float | None = Field(description="Smallest value allowed (null: no data limit)")
-    maximum: float | None = Field(description="Largest value allowed (null: no data limit)")
+    """An integer parameter's limits are integers (``int`` before ``float``: pydantic keeps
+    an int an int)."""
+
+    minimum: int | float | None = Field(description="Smallest value allowed (null: no data limit)")
+    maximum: int | float | None = Field(description="Largest value allowed (null: no data limit)")
 
 
 class DataLimitsOut(BaseModel):

@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
-from projector.server.routes.structure import ClustersOut, QualityOut
+from projector.server.routes.jobs import ClustersOut, QualityOut
 
 from projector import Client
 from projector_core.client.api import ProjectorError

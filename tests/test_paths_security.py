@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 from PIL import Image
 from projector.server.app import create_app
+from projector.server.body_limit import DEFAULT_MAX_BODY_BYTES
 from projector.server.cli import build_parser
-from projector.server.limits import DEFAULT_MAX_BODY_BYTES
 
 from tests.builders import vectors, write_pbtxt_run
 from tests.conftest import LiveServer

@@ -47,3 +47,15 @@ def test_a_sample_rows_neighbours_leave_out_the_row_itself():
     assert indices.shape == (6, 5)
     assert all(set(row) == set(range(6)) - {i} for i, row in enumerate(indices))
     assert (np.diff(distances, axis=1) >= 0).all()
+
+
+def test_one_new_point_is_placed_like_a_batch_of_them():
+    """usearch answers a batch of one query with a single Matches (no counts): placing one
+    point once raised AttributeError."""
+    data, _ = make_blobs(600, 8, centers=4, random_state=2)
+    index = SampleIndex(data[:500])
+    one_indices, one_distances = index.query(data[500:501], 10)
+    indices, distances = index.query(data[500:502], 10)
+    assert one_indices.shape == (1, 10)
+    np.testing.assert_array_equal(one_indices[0], indices[0])
+    np.testing.assert_allclose(one_distances[0], distances[0], rtol=1e-5)

@@ -9,7 +9,9 @@ export class ApiError extends Error {
   }
 }
 
-async function errorOf(response) {
+/** The ApiError of a failed response: the server's `detail`, else its status line. The page's
+ * one reading of an error body (fetches outside `Api`, like uploads, use it too). */
+export async function errorOf(response) {
   let detail = `${response.status} ${response.statusText}`;
   try {
     const body = await response.json();
@@ -75,6 +77,11 @@ export class Api {
 
   async _json(path, options) {
     return (await this._fetch(path, options)).json();
+  }
+
+  /** GET api/PATH as JSON; an error status becomes an ApiError with the server's detail. */
+  getJson(path, params = {}) {
+    return this._json(path, { params });
   }
 
   runs() {

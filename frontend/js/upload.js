@@ -3,6 +3,8 @@
 // on LOGDIR data. A file over the server's limit is read in this browser instead (PCA and
 // Custom only), as before uploads existed.
 
+import { errorOf } from './api.js';
+
 export async function uploadFiles(app, tensorFile, metadataFile) {
   const form = new FormData();
   form.append('tensor', tensorFile, tensorFile.name);
@@ -19,8 +21,8 @@ export async function uploadFiles(app, tensorFile, metadataFile) {
     app.setMessage(`${tensorFile.name} is over the server's upload limit: shown from this browser (PCA and Custom only)`);
     return;
   }
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.detail || `upload failed (${response.status})`);
+  if (!response.ok) throw await errorOf(response);
+  const body = await response.json();
   app.runs = await app.api.runs();
   if (app.dataset) app.update({ run: body.run, embedding: body.embedding });
   else await app.openDataset(body.run, body.embedding);

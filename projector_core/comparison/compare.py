@@ -8,17 +8,15 @@ question again for each step it shows.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 from projector_core.data.model import Embedding
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.cells import CellIndex
 from projector_core.kernels.compare import Comparison, compare, needs_approximate
 from projector_core.kernels.knn import exact_index
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress
+from projector_core.storage.recent import Recent
 
-_KEEP = 8
+KEPT = 8  # comparisons kept: the comparison view asks again for each step it shows
 
 
 class RowCountMismatch(ValueError):
@@ -47,26 +45,7 @@ def _index(embedding: Embedding, backend: Backend, approximate: bool) -> Neighbo
     return CellIndex(exact)  # its cells are made inside compare, with progress
 
 
-class _Answers:
-    def __init__(self) -> None:
-        self._items: OrderedDict[tuple, Comparison] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> Comparison | None:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        return None
-
-    def put(self, key: tuple, answer: Comparison) -> None:
-        with self._lock:
-            self._items[key] = answer
-            while len(self._items) > _KEEP:
-                self._items.popitem(last=False)
-
-
-_answers = _Answers()
+_answers: Recent[tuple, Comparison] = Recent(KEPT)
 
 
 def compare_embeddings(a: Embedding, b: Embedding, k: int, metric: Metric, backend: Backend,

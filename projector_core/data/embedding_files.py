@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -166,7 +167,7 @@ class EmbeddingFiles:
         if chunked is None and not path.is_file():
             raise DataError("tensor file not found", file=display)
         if chunked is not None:
-            return chunked, chunked.fingerprint, path
+            return cast(np.ndarray, chunked), chunked.fingerprint, path  # an array read lazily
         key, kind = tensor_key(path, info.tensor_shape)
         vectors = self.cache.load(key)
         if vectors is None:
@@ -227,7 +228,8 @@ class EmbeddingFiles:
         run = Run(name=".", config="(plain arrays)")
         read.extend(files)
         try:
-            found = ([PlainEmbedding(logdir.stem, open_chunked(logdir, str(logdir)), None, logdir)]
+            found = ([PlainEmbedding(logdir.stem, cast(np.ndarray, open_chunked(logdir, str(logdir))),
+                                     None, logdir)]  # ChunkedVectors: an array read lazily
                      if is_zarr(logdir) or plain.shards
                      else read_plain_array(logdir, plain.vector_column))
         except DataError as exc:

@@ -10,7 +10,7 @@ part, and handed over once through ``Embedding.of``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class Embedding:
         return int(self._vectors.shape[0]), int(self._vectors.shape[1])
 
     @property
-    def status(self) -> str:
+    def status(self) -> Literal["loading", "ready", "error"]:
         """"loading" while the tensor is read in the background; "error" when it could not be
         read (``error`` says why); else "ready" (a broken metadata or sprite file leaves the
         points usable: ``error`` names it)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import secrets
 import tempfile
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from projector_core.data.model import Run
 from projector_core.errors import DataError
 from projector_core.formats.metadata import parse_metadata
 from projector_core.formats.tensor_files import read_npy, read_tsv
+from projector_core.storage.recent import Recent
 
 DEFAULT_KEEP = 8
 
@@ -39,9 +39,7 @@ def parse_tensor(data: bytes, filename: str) -> np.ndarray:
 class Uploads:
     def __init__(self, catalog: Catalog, keep: int = DEFAULT_KEEP) -> None:
         self.catalog = catalog
-        self.keep = keep
-        self._names: list[str] = []
-        self._lock = threading.Lock()
+        self._runs: Recent[str, Run] = Recent(keep, on_drop=lambda run: catalog.remove_run(run.name))
 
     def add(self, tensor: bytes, tensor_name: str, metadata: bytes | None = None,
             metadata_name: str = "metadata.tsv") -> Run:
@@ -56,11 +54,6 @@ class Uploads:
             "tensor": f"{tensor_name} (uploaded)", "metadata": f"{metadata_name} (uploaded)"})
         run = memory_run(run_name, [embedding])
         run.config = "(uploaded, in memory for this server session)"
-        with self._lock:
-            self._names.append(run_name)
-            dropped = self._names[:-self.keep]
-            self._names = self._names[-self.keep:]
-        for name in dropped:
-            self.catalog.remove_run(name)
+        self._runs.put(run_name, run)  # the oldest upload past ``keep`` leaves the catalogue
         self.catalog.add_run(run)
         return run

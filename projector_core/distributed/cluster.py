@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import logging
 import pickle
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,6 +24,7 @@ from distributed.scheduler import KilledWorker
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.distributed.shard_tasks import add_parts, hold, sum_over
 from projector_core.formats.chunked import ChunkedVectors
+from projector_core.storage.recent import Recent
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +43,8 @@ class Cluster:
         self.address = address
         self.timeout = timeout
         self._local: LocalCluster | None = None
-        self._held: OrderedDict[str, list[Future]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._held: Recent[str, list[Future]] = Recent(
+            _HELD_EMBEDDINGS, on_drop=lambda futures: self.client.cancel(futures))
         try:
             if address.startswith(LOCAL_PREFIX):
                 workers = int(address[len(LOCAL_PREFIX):])
@@ -91,17 +90,9 @@ class Cluster:
         self.check()
         shards = vectors.shards()
         name = f"{vectors.fingerprint}-{len(shards)}"
-        with self._lock:
-            futures = self._held.get(name)
-            if futures is None:
-                futures = [self.client.submit(hold, shard, key=f"shard-{name}-{i}",
-                                              retries=_RETRIES)
-                           for i, shard in enumerate(shards)]
-                self._held[name] = futures
-                while len(self._held) > _HELD_EMBEDDINGS:
-                    self.client.cancel(self._held.popitem(last=False)[1])
-            self._held.move_to_end(name)
-        return futures
+        return self._held.get_or_compute(name, lambda: [
+            self.client.submit(hold, shard, key=f"shard-{name}-{i}", retries=_RETRIES)
+            for i, shard in enumerate(shards)])
 
     # -- running tasks -------------------------------------------------------------------------
     def map(self, function: Callable[..., Any], held: list[Future], *args: Any) -> list[Any]:

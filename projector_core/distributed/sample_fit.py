@@ -44,8 +44,8 @@ class FittedMap:
 def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> FittedMap:
     """Fit the method on the gathered sample; the model stays on this worker until placed."""
     sample = np.ascontiguousarray(np.concatenate(parts), np.float32)
-    params = request.params
     if isinstance(request, TsneRequest):
+        params = request.params
         import openTSNE
 
         from projector_core.kernels.tsne import default_perplexity, early_exaggeration_iterations
@@ -59,9 +59,10 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
             random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
     import umap
 
-    return FittedMap(umap.UMAP(n_components=request.dims, n_neighbors=params.n_neighbors,
-                               min_dist=params.min_dist, n_epochs=params.n_epochs,
-                               random_state=params.seed, n_jobs=1).fit(sample), 0)  # its own transform
+    fit = request.params
+    return FittedMap(umap.UMAP(n_components=request.dims, n_neighbors=fit.n_neighbors,
+                               min_dist=fit.min_dist, n_epochs=fit.n_epochs,
+                               random_state=fit.seed, n_jobs=1).fit(sample), 0)  # its own transform
 
 
 def sample_coordinates(fitted: FittedMap) -> np.ndarray:

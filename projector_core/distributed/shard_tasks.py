@@ -9,7 +9,6 @@ so the merged results equal theirs.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +17,7 @@ from projector_core.formats.chunked import Shard
 from projector_core.kernels.ann import ApproximateIndex
 from projector_core.kernels.knn import ExactIndex, Metric, exact_distances
 from projector_core.kernels.neighbor_index import NeighborIndex
+from projector_core.storage.recent import Recent
 
 
 @dataclass
@@ -36,21 +36,14 @@ def hold(shard: Shard) -> HeldShard:
 
 
 # HNSW graphs of the shards this worker process holds, built on first approximate query.
-_GRAPHS: OrderedDict[tuple, ApproximateIndex] = OrderedDict()
-_GRAPHS_KEPT = 512
+_GRAPHS: Recent[tuple, ApproximateIndex] = Recent(512)
 
 
 def _graph(part: HeldShard, metric: Metric) -> NeighborIndex:
     if part.index.n_valid < 2:
         return part.index
-    key = (part.source, part.start, part.stop, metric)
-    graph = _GRAPHS.get(key)
-    if graph is None:
-        graph = _GRAPHS[key] = ApproximateIndex(part.index, metric)
-        while len(_GRAPHS) > _GRAPHS_KEPT:
-            _GRAPHS.popitem(last=False)
-    _GRAPHS.move_to_end(key)
-    return graph
+    return _GRAPHS.get_or_compute((part.source, part.start, part.stop, metric),
+                                  lambda: ApproximateIndex(part.index, metric))
 
 
 def held(item: HeldShard | Shard) -> HeldShard:

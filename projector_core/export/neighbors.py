@@ -67,17 +67,17 @@ def write_neighbors(files: SiteFiles, folder: str, index: NeighborIndex, k: int,
         found = np.full((rows.size, k), -1, np.int32)
         distances = np.full((rows.size, k), np.nan, np.float32)
         ok = rows[finite[rows]]
-        if ok.size and k and graph is None:
-            indices, dist = index.neighbors_of(ok, k, metric)
-            width = min(k, indices.shape[1])
-            found[ok - start, :width] = indices[:, :width]
-            distances[ok - start, :width] = dist[:, :width]
-        elif ok.size and k:
+        if ok.size and k and graph is not None:
             nbrs = graph[ok]
             found[ok - start] = nbrs
             pairs = vectors[np.maximum(nbrs, 0)].astype(np.float32)
             dist = exact_distances(np, pairs, vectors[ok][:, None, :].astype(np.float32), metric)
             distances[ok - start] = dist
+        elif ok.size and k:
+            indices, dist = index.neighbors_of(ok, k, metric)
+            width = min(k, indices.shape[1])
+            found[ok - start, :width] = indices[:, :width]
+            distances[ok - start, :width] = dist[:, :width]
         distances[found < 0] = np.nan
         body = found.astype("<i4").tobytes() + distances.astype("<f4").tobytes()
         names.append(files.binary(f"{folder}/{start // CHUNK_ROWS:05d}.bin", body))

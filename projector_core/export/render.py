@@ -119,6 +119,7 @@ def draw_legend(image: Image.Image, coloring: Coloring, scale: float) -> None:
                 draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=colour)
             draw.text((x0 + pad + line, cy), text, fill=(40, 40, 40), font=font, anchor="lm")
         return
+    assert coloring.numeric is not None  # a legend is rows or a numeric range (returned above)
     bar_y = y0 + pad + line * 1.1
     bar = gradient(np.linspace(0, 1, max(2, int(box_w - 2 * pad))))
     strip = Image.fromarray(np.repeat(bar[None], max(1, int(8 * scale)), axis=0), "RGB")

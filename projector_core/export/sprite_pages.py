@@ -56,6 +56,7 @@ def write_sprite(files: SiteFiles, folder: str, sprite: Sprite, rows: np.ndarray
             orow, ocol = divmod(j - page.first, page.grid[0])
             out[orow * th:(orow + 1) * th, ocol * tw:(ocol + 1) * tw] = \
                 pixels[sr * th:(sr + 1) * th, sc * tw:(sc + 1) * tw]
+        assert out is not None  # every page of the plan holds a thumbnail
         buffer = io.BytesIO()
         Image.fromarray(out).save(buffer, format="PNG", compress_level=6)
         pages.append(files.raw(f"{folder}/sprite/page-{page.index}.png", buffer.getvalue()))

@@ -135,8 +135,8 @@ def _npz_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> 
         if signature != b"PK\x03\x04":
             raise DataError("corrupt zip entry", file=str(path), field=info.filename)
         offset = info.header_offset + _ZIP_LOCAL_HEADER.size + name_size + extra_size + header_size
-        order = "F" if fortran_order else "C"
-        return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+        return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape,
+                         order="F" if fortran_order else "C")
     with archive.open(info) as member:
         return np.lib.format.read_array(member, allow_pickle=False)
 

@@ -267,7 +267,7 @@ def _open_npy_shards(path: Path, display: str, fingerprint: str) -> ChunkedVecto
     files = sorted(p for p in path.iterdir() if p.suffix.lower() == ".npy" and p.is_file())
     if not files:
         raise DataError("is a folder without .npy shards (or a zarr array)", file=display)
-    pieces = []
+    pieces: list[NpyPiece] = []
     for file in files:
         piece = _npy_piece(file, f"{display}/{file.name}")
         if pieces and piece.dim != pieces[0].dim:

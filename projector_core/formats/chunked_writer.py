@@ -8,14 +8,13 @@ live reader never sees half an array. zarr is imported only by :func:`write_zarr
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+
+from projector_core.storage.atomic_write import atomic_folder
 
 DEFAULT_CHUNK_BYTES = 64 * 2**20  # about what one Dask task reads
 
@@ -40,17 +39,6 @@ def _float32(block: Any) -> np.ndarray:
     return array
 
 
-def _replace_folder(temporary: Path, target: Path) -> None:
-    """Rename a finished folder into place, moving an older one aside first."""
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.replace(target, old / target.name)
-    os.replace(temporary, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def require_zarr() -> None:
     """An ImportError with the one-line install hint when zarr is missing (before any file
     is written)."""
@@ -65,7 +53,7 @@ def require_zarr() -> None:
 
 
 def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | None = None,
-               zarr_format: int = 3) -> Path:
+               zarr_format: Literal[2, 3] = 3) -> Path:
     """Write an (N, D) float32 zarr array chunked by rows (all columns in each chunk).
 
     ``chunk_rows`` defaults to about 64 MiB of rows; blocks from an iterable are appended
@@ -77,8 +65,7 @@ def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | Non
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    with atomic_folder(target) as temporary:
         array = None
         written = 0
         for block in _blocks(mat, chunk_rows):
@@ -95,9 +82,6 @@ def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | Non
             written += block.shape[0]
         if array is None:
             raise ValueError("no rows to write")
-        _replace_folder(temporary, target)
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
     return target
 
 
@@ -106,14 +90,10 @@ def write_npy_shards(folder: str | Path, mat: Any | Iterable[Any],
     """Write row blocks as ``part-00000.npy``, ``part-00001.npy``, ... in ``folder``."""
     target = Path(folder)
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    with atomic_folder(target) as temporary:
         count = 0
         for count, block in enumerate(_blocks(mat, chunk_rows), start=1):
             np.save(temporary / f"part-{count - 1:05d}.npy", block, allow_pickle=False)
         if count == 0:
             raise ValueError("no rows to write")
-        _replace_folder(temporary, target)
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
     return target

@@ -258,8 +258,7 @@ def _row_count_error(rows: int, n_points: int, has_header: bool, display: str) -
 
 def parse_metadata(raw: bytes, display: str, n_points: int | None) -> Metadata:
     """Parse metadata bytes; ``n_points`` (when known) must equal the number of data rows."""
-    raw = _scan(io.BytesIO(raw), display)
-    return _parse(raw, display, n_points)
+    return _parse(_scan(io.BytesIO(raw), display), display, n_points)
 
 
 def _bounds(raw: bytes | bytearray) -> tuple[int, int, int]:

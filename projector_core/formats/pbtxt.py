@@ -144,7 +144,7 @@ class _Parser:
             raise self._fail(colon, f"expected ':' after '{name.text}'")
         if (token := self._peek()) is not None and token.text == "[":
             self.pos += 1
-            values = []
+            values: list[Any] = []
             while True:
                 item = self._next("a value or ']'")
                 if item.text == "]" and not values:

@@ -15,8 +15,6 @@ index once it is built, in the background, while the exact path answers meanwhil
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -25,6 +23,7 @@ import numpy as np
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.knn import ExactIndex, candidate_count, exact_index
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress, pad_columns
+from projector_core.storage.recent import Recent
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +95,10 @@ class ApproximateIndex:
         if k == 0 or q.shape[0] == 0:
             return np.zeros((q.shape[0], k), np.int64), np.zeros((q.shape[0], k), np.float32)
         wanted = candidate_count(k + (1 if excluded is not None else 0), self.rows.size)
-        keys, counts = _batched(self._graph.search(np.asarray(q, np.float32), wanted))
+        keys, _, counts = graph_search(self._graph, np.asarray(q, np.float32), wanted)
         if (counts < wanted).any():  # the graph came up short: scan exactly instead
             return self.exact.query(q, k, metric, excluded)
-        candidates = self.rows[keys.astype(np.int64)]
+        candidates = self.rows[keys]
         backend = self.exact.backend
         return self.exact.rescore(q, backend.asarray(candidates), k, metric, excluded)
 
@@ -136,9 +135,8 @@ class ApproximateIndex:
     def _graph_rows(self, rows: np.ndarray, k: int) -> np.ndarray:
         width = candidate_count(k + 1, self.rows.size)  # the row itself comes back too
         queries = np.asarray(self.exact.host[rows], np.float32)
-        found = self._graph.search(queries, width)
-        keys = np.asarray(found.keys, np.int64).reshape(rows.size, width)
-        present = np.arange(width)[None, :] < np.asarray(found.counts).reshape(-1, 1)
+        keys, _, counts = graph_search(self._graph, queries, width)
+        present = np.arange(width)[None, :] < counts.reshape(-1, 1)
         ids = np.where(present, self.rows[np.clip(keys, 0, self.rows.size - 1)], -1)
         candidates = np.asarray(self.exact.host[np.maximum(ids, 0).reshape(-1)], np.float32)
         dots = np.einsum("qcd,qd->qc", candidates.reshape(rows.size, width, -1), queries)
@@ -158,21 +156,14 @@ class _ApproximateIndexes:
     (embedding fingerprint, metric); the newest few are kept."""
 
     def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._builds: OrderedDict[tuple[str, str], Future[ApproximateIndex]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._builds: Recent[tuple[str, str], Future[ApproximateIndex]] = Recent(
+            capacity, on_drop=Future.cancel)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ann-build")
 
     def ready(self, key: str, exact: ExactIndex, metric: Metric) -> ApproximateIndex | None:
         """The built index, or None after making sure a build is underway."""
-        with self._lock:
-            build = self._builds.get((key, metric))
-            if build is None:
-                build = self._pool.submit(ApproximateIndex, exact, metric)
-                self._builds[(key, metric)] = build
-                while len(self._builds) > self._capacity:
-                    self._builds.popitem(last=False)[1].cancel()
-            self._builds.move_to_end((key, metric))
+        build = self._builds.get_or_compute(
+            (key, metric), lambda: self._pool.submit(ApproximateIndex, exact, metric))
         if not build.done() or build.cancelled():
             return None
         if build.exception() is not None:
@@ -182,8 +173,9 @@ class _ApproximateIndexes:
 
     def wait(self, key: str, metric: Metric, timeout: float | None = None) -> ApproximateIndex:
         """Block until the index for ``key`` is built (for tests and scripts)."""
-        with self._lock:
-            build = self._builds[(key, metric)]
+        build = self._builds.peek((key, metric))
+        if build is None:
+            raise KeyError(f"no approximate index was asked for {key} ({metric})")
         return build.result(timeout)
 
 
@@ -209,10 +201,19 @@ def neighbor_index(
     return approximate_indexes.ready(key, exact, metric) or exact
 
 
-def _batched(found) -> tuple[np.ndarray, np.ndarray]:
-    """(keys [Q, found], counts [Q]) of a usearch search: a batch of one query comes back as
-    a single ``Matches`` (keys [found], no counts), not as ``BatchMatches``."""
+def graph_search(graph, queries: np.ndarray, width: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keys int64 [Q, width], distances float32 [Q, width], counts [Q]) of a usearch search;
+    entries past a row's count are padding. A batch of one query comes back as a single
+    ``Matches`` (only the keys found, no counts), not as ``BatchMatches``: padded alike."""
+    found = graph.search(queries, width)
+    keys = np.zeros((queries.shape[0], width), np.int64)
+    distances = np.full((queries.shape[0], width), np.inf, np.float32)
     if hasattr(found, "counts"):
-        return found.keys, found.counts
-    keys = np.asarray(found.keys).reshape(1, -1)
-    return keys, np.array([keys.shape[1]])
+        keys[:] = np.asarray(found.keys, np.int64).reshape(keys.shape)
+        distances[:] = np.asarray(found.distances, np.float32).reshape(keys.shape)
+        return keys, distances, np.asarray(found.counts)
+    count = len(found.keys)
+    keys[0, :count] = found.keys
+    distances[0, :count] = found.distances
+    return keys, distances, np.array([count])

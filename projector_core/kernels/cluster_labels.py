@@ -53,9 +53,9 @@ def cluster_labels(metadata: Metadata, column: str, groups: Sequence[np.ndarray]
         names, codes = _codes(metadata.column(column))
         return [_dominant(names, codes, rows) for rows in groups]
     if kind == "numeric":
-        values = metadata.numeric(column)
-        assert values is not None
-        return [_median(column, values[rows]) for rows in groups]
+        numbers = metadata.numeric(column)
+        assert numbers is not None
+        return [_median(column, numbers[rows]) for rows in groups]
     if kind == "unique" and coordinates is not None:
         values = metadata.column(column)
         return [" ".join(values[i] or "(missing)" for i in central_members(coordinates, rows))

@@ -11,14 +11,14 @@ scanned in row chunks and queries in batches, whatever N and the number of queri
 from __future__ import annotations
 
 import copy
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from projector_core.kernels.backend import Array, Backend, get_backend
 from projector_core.kernels.neighbor_index import METRICS, Metric, Progress, graph_by_queries
+from projector_core.storage.recent import Recent
 
 # Bounds on temporaries: the score block of one query batch against one data chunk,
 # the float64 candidate rows gathered for re-scoring, and queries per batch.
@@ -250,7 +250,7 @@ class ExactIndex:
         )
 
 
-def exact_distances(xp: object, rows: Array, queries: Array, metric: Metric) -> Array:
+def exact_distances(xp: Any, rows: Array, queries: Array, metric: Metric) -> Array:
     """Distances between broadcastable ``rows`` and ``queries`` along the last axis.
 
     Cosine treats a zero vector as orthogonal to everything (distance 1), as
@@ -283,39 +283,11 @@ def knn(
     return index.query(queries, k, metric, exclude)
 
 
-class _IndexCache:
-    """A small LRU of exact indexes keyed by embedding fingerprint and device."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[tuple[str, str, str], ExactIndex] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str, load: Callable[[], np.ndarray], backend: Backend) -> ExactIndex:
-        full_key = (key, backend.name, backend.device)
-        with self._lock:
-            if full_key in self._items:
-                self._items.move_to_end(full_key)
-                return self._items[full_key]
-        # Built outside the lock: norms over a large embedding take a while and other
-        # embeddings' queries should not wait. A concurrent duplicate build is harmless.
-        index = ExactIndex(load(), backend)
-        with self._lock:
-            self._items[full_key] = index
-            self._items.move_to_end(full_key)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-        return index
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-_cache = _IndexCache(capacity=4)
+_indexes: Recent[tuple[str, str, str], ExactIndex] = Recent(4)  # (fingerprint, backend, device)
 
 
 def exact_index(key: str, load: Callable[[], np.ndarray], backend: Backend | None = None) -> ExactIndex:
     """The cached :class:`ExactIndex` for ``key`` (an embedding fingerprint), built from
     ``load()`` on first use."""
-    return _cache.get(key, load, backend or get_backend("cpu"))
+    be = backend or get_backend("cpu")
+    return _indexes.get_or_compute((key, be.name, be.device), lambda: ExactIndex(load(), be))

@@ -106,7 +106,7 @@ def lod_order(coords: np.ndarray, seed: int = 0) -> np.ndarray:
     counts = np.diff(np.r_[starts, n])
     # key = (rank in cell + jitter) / cell count, in place; float32 is exact below 2^24 points.
     dtype = np.float32 if n < 1 << 24 else np.float64
-    key = np.arange(n, dtype=dtype)
+    key: np.ndarray = np.arange(n, dtype=dtype)
     key -= np.repeat(starts.astype(dtype), counts)
     key += rng.random(n, dtype=np.float32)
     key /= np.repeat(counts.astype(dtype), counts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +66,7 @@ def pca(
     if exact:
         if spherize:
             cov, shift = _covariance(data, valid, mean, spherize, count, be)
+        assert cov is not None  # the first pass makes it unless spherizing, which made it here
         total = float(xp.sum(xp.linalg.diagonal(cov)))
         eigvals, eigvecs = xp.linalg.eigh(cov)
         order = xp.flip(xp.arange(dim, device=cov.device))[:n_comp]
@@ -266,7 +268,7 @@ def _randomized(
     return xp.take(eigvals, order), components, total
 
 
-def _flip_signs(components: Array, xp: object) -> Array:
+def _flip_signs(components: Array, xp: Any) -> Array:
     """Make each column's largest-magnitude entry positive (scikit-learn's svd_flip)."""
     rows = xp.argmax(xp.abs(components), axis=0)
     picked = xp.take_along_axis(components, rows[None, :], axis=0)

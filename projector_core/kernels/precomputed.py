@@ -42,7 +42,8 @@ def precomputed(
     if columns:
         check_columns(metadata, columns)
         assert metadata is not None
-        coords = np.stack([metadata.numeric(name) for name in columns], axis=1)
+        numbers = [metadata.numeric(name) for name in columns]
+        coords = np.stack([n for n in numbers if n is not None], axis=1)  # all are: checked above
         return PrecomputedResult(coords.astype(np.float32), list(columns))
     dim = data.shape[1]
     data_dimensions().check(dim)

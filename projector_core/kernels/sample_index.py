@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from projector_core.kernels.ann import graph_search
+
 _CONNECTIVITY = 16  # as kernels/ann.py: recall >= 0.99 at the lowest build time measured
 _EXPANSION_ADD = 64
 _EXPANSION_SEARCH = 64
@@ -51,14 +53,14 @@ class SampleIndex:
         """Each point's ``k`` nearest sample rows, nearest first: (int64 [Q, k], float32
         euclidean distances [Q, k]). openTSNE's ``KNNIndex.query`` signature, so a fitted
         t-SNE's ``affinities.knn_index`` can be this index when it places new points."""
-        self._graph.expansion_search = max(_EXPANSION_PLACE, k)
+        self._graph.expansion_search = max(_EXPANSION_PLACE, k)  # type: ignore[misc]  # usearch: setter unseen
         return self._search(np.asarray(points, np.float32), k, None)
 
     def self_neighbors(self, k: int, on_progress: Callable[[float], None] | None = None
                        ) -> tuple[np.ndarray, np.ndarray]:
         """Each sample row's ``k`` nearest other sample rows (the fit's neighbour graph).
         ``on_progress(fraction searched)`` runs after each batch (and may raise to stop)."""
-        self._graph.expansion_search = max(_EXPANSION_SEARCH, k + 1)
+        self._graph.expansion_search = max(_EXPANSION_SEARCH, k + 1)  # type: ignore[misc]  # as above
         return self._search(self.sample, k, np.arange(self.n_samples), on_progress)
 
     def _search(self, points: np.ndarray, k: int, own: np.ndarray | None,
@@ -70,10 +72,8 @@ class SampleIndex:
         distances = np.empty((points.shape[0], k), np.float32)
         for start in range(0, points.shape[0], _QUERY_BATCH):
             batch = np.ascontiguousarray(points[start:start + _QUERY_BATCH])
-            found = self._graph.search(batch, width)
-            ids = np.asarray(found.keys, np.int64).reshape(batch.shape[0], width)
-            squared = np.asarray(found.distances, np.float32).reshape(ids.shape).copy()
-            squared[np.arange(width)[None, :] >= np.asarray(found.counts).reshape(-1, 1)] = np.inf
+            ids, squared, counts = graph_search(self._graph, batch, width)
+            squared[np.arange(width)[None, :] >= counts.reshape(-1, 1)] = np.inf
             if own is not None:
                 squared[ids == own[start:start + batch.shape[0], None]] = np.inf
             order = np.argsort(squared, axis=1, kind="stable")[:, :k]

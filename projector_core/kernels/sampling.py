@@ -204,7 +204,8 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     canvas.report(0, 0.0)  # a cancel during the index build stops here
     neighbors = index.self_neighbors(n_neighbors - 1, lambda done: enter_phase("neighbours", done))
 
-    def on_sample_step(epoch: int, progress: float, live: np.ndarray) -> None:
+    def on_sample_step(epoch: int, progress: float, live: np.ndarray | None) -> None:
+        assert live is not None  # UMAP's every step carries its layout
         canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)
 
     fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs, seed, neighbors=neighbors,

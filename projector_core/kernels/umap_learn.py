@@ -62,7 +62,7 @@ class NNDescent(metaclass=_DeferredClass):
 
 
 def _stand_ins() -> dict[str, types.ModuleType]:
-    names = {
+    names: dict[str, dict[str, object]] = {
         "pynndescent": {"NNDescent": NNDescent},
         "pynndescent.distances": {
             "named_distances": _DeferredMapping("pynndescent.distances", "named_distances")},

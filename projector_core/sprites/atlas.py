@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import tempfile
 import threading
 from dataclasses import asdict, dataclass
@@ -25,6 +24,7 @@ import numpy as np
 from PIL import Image
 
 from projector_core.sprites.sprite import Sprite, SpriteImage
+from projector_core.storage.atomic_write import atomic_file, write_atomic
 from projector_core.storage.fingerprint import fingerprint
 
 MIN_MAX_PX = 1024
@@ -113,14 +113,9 @@ class SpriteAtlas:
         source = _Sources(sprite, layout.thumb_dim)
         for page in layout.pages:
             pixels = source.cut(page)
-            fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    Image.fromarray(pixels).save(handle, format="PNG", compress_level=1)
-                os.replace(temporary, folder / f"page_{page.index:03d}.png")
-            finally:
-                Path(temporary).unlink(missing_ok=True)
-        (folder / "atlas.json").write_text(json.dumps(layout.as_dict()))
+            with atomic_file(folder / f"page_{page.index:03d}.png") as handle:
+                Image.fromarray(pixels).save(handle, format="PNG", compress_level=1)
+        write_atomic(folder / "atlas.json", json.dumps(layout.as_dict()).encode())
 
 
 def _same_page(sprite: Sprite, layout: AtlasLayout, page: AtlasPage) -> SpriteImage | None:

@@ -13,7 +13,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
@@ -21,7 +21,7 @@ from PIL import Image
 from projector_core.formats.config import SpriteInfo
 from projector_core.sprites.pages import manifest_json
 from projector_core.sprites.sprite import manifest_path
-from projector_core.storage.atomic_write import temporary_path, write_atomic
+from projector_core.storage.atomic_write import atomic_file, write_atomic
 
 _CHANNELS = (1, 3, 4)
 MAX_SPRITE_PX = 8192  # TensorBoard's limit on the sprite's width and height
@@ -105,9 +105,10 @@ def _prescaled(items: list[np.ndarray | Image.Image], thumb: int,
             and first.shape[2] == 3
             and all(isinstance(i, np.ndarray) and i.shape == first.shape for i in items)):
         return items
+    arrays = cast("list[np.ndarray]", items)  # every item checked just above
     scaled: list[np.ndarray | Image.Image] = []
-    for start in range(0, len(items), chunk):
-        block = items[start:start + chunk]
+    for start in range(0, len(arrays), chunk):
+        block = arrays[start:start + chunk]
         strip = Image.fromarray(np.concatenate(block))  # (k * side, side, 3)
         small = strip.resize((thumb, len(block) * thumb), Image.Resampling.BOX)
         scaled.extend(np.asarray(small).reshape(len(block), thumb, thumb, 3))
@@ -134,13 +135,9 @@ def _write_pages(folder: Path, stem: str, items: list[np.ndarray | Image.Image],
 def _save_png(image: Image.Image, target: Path) -> None:
     """Large images with zlib's fastest level: a 8192 px page of photos takes seconds instead of
     half a minute, for files about 10% larger."""
-    temporary = temporary_path(target)
     level = 6 if image.width * image.height < 2**22 else 1
-    try:
-        image.save(temporary, format="PNG", compress_level=level)
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with atomic_file(target) as handle:
+        image.save(handle, format="PNG", compress_level=level)
 
 
 # -- images -----------------------------------------------------------------------------------

@@ -1,2 +1,3 @@
-"""What we keep on disk outside LOGDIR: parsed tensors, finished projections, level-of-detail answers;
-written atomically, keyed by one fingerprint."""
+"""What we keep outside LOGDIR: parsed tensors and finished projections on disk, level-of-detail
+answers in memory; every file written whole (``atomic_write``), every in-memory cache bounded
+(``recent``), every key from one fingerprint."""

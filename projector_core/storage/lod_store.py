@@ -8,51 +8,15 @@ them ready. Kept per (job, axes) for the few most recent projections: at 10M poi
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
 from projector_core.jobs.engine import Job
 from projector_core.kernels.lod import lod_order
 from projector_core.kernels.lod_tiles import TILE_BUDGET, TileSet, build_tiles
 from projector_core.projection.jobs import projection_result
+from projector_core.storage.recent import Recent
 
 CACHED = 4  # answers of each kind kept
-
-
-class _Recent:
-    """A few recent answers, computed once even when requests race (one lock per key)."""
-
-    def __init__(self) -> None:
-        self.items: OrderedDict[tuple, Any] = OrderedDict()
-        self.lock = threading.Lock()
-        self.computing: dict[tuple, threading.Lock] = {}
-
-    def peek(self, key: tuple) -> Any:
-        """The answer if it is there now, else None (never waits for one being computed)."""
-        with self.lock:
-            return self.items.get(key)
-
-    def get(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-            guard = self.computing.setdefault(key, threading.Lock())
-        with guard:  # a second asker of the same key waits; other keys go on
-            with self.lock:
-                if key in self.items:
-                    return self.items[key]
-            value = compute()
-            with self.lock:
-                self.items[key] = value
-                self.computing.pop(key, None)
-                while len(self.items) > CACHED:
-                    self.items.popitem(last=False)
-            return value
 
 
 class LodStore:
@@ -60,9 +24,9 @@ class LodStore:
 
     def __init__(self, budget: int = TILE_BUDGET) -> None:
         self.budget = budget  # points a tile holds at most
-        self._orders = _Recent()
-        self._bounds = _Recent()
-        self._tiles = _Recent()
+        self._orders: Recent[tuple, np.ndarray] = Recent(CACHED)
+        self._bounds: Recent[tuple, dict[str, list[float]]] = Recent(CACHED)
+        self._tiles: Recent[tuple, TileSet] = Recent(CACHED)
 
     def peek_order(self, job: Job, axes: list[int]) -> np.ndarray | None:
         return self._orders.peek((job.id, tuple(axes)))
@@ -70,7 +34,8 @@ class LodStore:
     def order(self, job: Job, axes: list[int]) -> np.ndarray:
         """The LOD order (int32 permutation) of the job's coordinates over ``axes``."""
         coordinates = projection_result(job).coordinates
-        return self._orders.get((job.id, tuple(axes)), lambda: lod_order(coordinates[:, axes]))
+        return self._orders.get_or_compute((job.id, tuple(axes)),
+                                           lambda: lod_order(coordinates[:, axes]))
 
     def bounds(self, job: Job, axes: list[int]) -> dict[str, list[float]]:
         """Per-axis min and max over the points finite on every chosen axis."""
@@ -82,7 +47,7 @@ class LodStore:
             whole = finite.all()  # then no copy of a column is made
             return {"lo": [float((c if whole else c[finite]).min()) for c in columns],
                     "hi": [float((c if whole else c[finite]).max()) for c in columns]}
-        return self._bounds.get((job.id, tuple(axes)), compute)
+        return self._bounds.get_or_compute((job.id, tuple(axes)), compute)
 
     def peek_tiles(self, job: Job, axes: list[int]) -> TileSet | None:
         return self._tiles.peek((job.id, tuple(axes)))
@@ -90,9 +55,9 @@ class LodStore:
     def tiles(self, job: Job, axes: list[int]) -> TileSet:
         """The tiles of the job's coordinates over ``axes`` (the quadtree over the first two)."""
         coordinates = projection_result(job).coordinates
-        return self._tiles.get((job.id, tuple(axes)),
-                               lambda: build_tiles(coordinates[:, axes], self.order(job, axes),
-                                                   self.budget))
+        return self._tiles.get_or_compute((job.id, tuple(axes)),
+                                          lambda: build_tiles(coordinates[:, axes], self.order(job, axes),
+                                                              self.budget))
 
     def prepare(self, job: Job, axes: list[int]) -> None:
         """What a first visit over ``axes`` asks for, computed now: the bounds (early tiles)

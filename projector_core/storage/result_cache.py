@@ -9,15 +9,14 @@ atomic; the oldest entries go when the folder outgrows its budget.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from projector_core.storage.atomic_write import atomic_file, write_atomic
 from projector_core.storage.fingerprint import fingerprint
 
 _FORMAT_VERSION = "1"
@@ -57,16 +56,12 @@ class ResultCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             # The info goes first: an array without its info is never read as complete.
-            self._write(self.directory / f"{key}.json", json.dumps(info).encode())
-            with _atomic(self.directory / f"{key}.npy") as handle:
+            write_atomic(self.directory / f"{key}.json", json.dumps(info).encode())
+            with atomic_file(self.directory / f"{key}.npy") as handle:
                 np.save(handle, np.asarray(coordinates, np.float32), allow_pickle=False)
             self._prune()
         except OSError:
             return  # a read-only or full cache only costs recomputation
-
-    def _write(self, path: Path, data: bytes) -> None:
-        with _atomic(path) as handle:
-            handle.write(data)
 
     def _prune(self) -> None:
         assert self.directory is not None
@@ -79,15 +74,3 @@ class ResultCache:
             path.unlink(missing_ok=True)
             path.with_suffix(".json").unlink(missing_ok=True)
 
-
-@contextlib.contextmanager
-def _atomic(path: Path):
-    """A file handle whose content appears at ``path`` only once complete (temp + rename)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
+from projector_core.storage.atomic_write import PendingFile, atomic_file
 from projector_core.storage.fingerprint import fingerprint
 
 _FORMAT_VERSION = "1"
@@ -98,27 +99,25 @@ class TensorCache:
             with contextlib.suppress(OSError):
                 path.unlink()
 
-    def _temp(self, fingerprint: str) -> tuple[Path, Path] | None:
-        """(entry path, new temp file beside it), or None when there is no usable cache."""
+    def _pending(self, fingerprint: str) -> PendingFile | None:
+        """A new file that becomes the entry on commit, or None when there is no usable cache."""
         path = self._path(fingerprint)
         if path is None:
             return None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            return PendingFile(path)
         except OSError:
             return None
-        os.close(fd)
-        return path, Path(tmp)
 
     def store_blocks(self, fingerprint: str, blocks: Iterable[np.ndarray]) -> np.ndarray:
         """Write float32 row blocks into a new entry as they arrive (no second pass over the
         data) and give the entry memory-mapped; without a usable cache, the blocks joined in
         memory. An error raised by ``blocks`` leaves no entry behind."""
-        target = self._temp(fingerprint)
+        pending = self._pending(fingerprint)
         handle = None
-        if target is not None:
-            handle = target[1].open("r+b")
+        if pending is not None:
+            handle = pending.path.open("r+b")
             handle.write(bytes(HEADER_BYTES))
         kept: list[np.ndarray] = []
         rows, cols = 0, 0
@@ -138,22 +137,21 @@ class TensorCache:
                         handle = None
                 kept.append(block)
                 rows += len(block)
-            if handle is not None:
+            if handle is not None and pending is not None:
                 handle.seek(0)
                 handle.write(npy_header((rows, cols)))
                 handle.close()
                 handle = None
-                os.replace(target[1], target[0])
+                pending.commit()
                 stored = self.load(fingerprint)
                 if stored is not None:
                     return stored
-                kept = [np.load(target[0], allow_pickle=False)]
+                kept = [np.load(pending.target, allow_pickle=False)]
         finally:
             if handle is not None:
                 handle.close()
-            if target is not None:
-                with contextlib.suppress(OSError):
-                    target[1].unlink()
+            if pending is not None:
+                pending.discard()
         return np.concatenate(kept) if len(kept) > 1 else kept[0]
 
     def store_copy(self, fingerprint: str, source: int, size: int, header: bytes | None,
@@ -161,21 +159,20 @@ class TensorCache:
         """Make an entry from ``size`` bytes of the open file ``source``: after ``header`` (for
         raw float32 rows) or as they are (a file that already is a float32 ``.npy``). None when
         there is no usable cache."""
-        target = self._temp(fingerprint)
-        if target is None:
+        pending = self._pending(fingerprint)
+        if pending is None:
             return None
         try:
-            with target[1].open("r+b") as handle:
-                start = 0
-                if header is not None:
-                    handle.write(header)
-                    handle.flush()
-                    start = len(header)
-                _copy_range(source, handle.fileno(), size, start, progress)
-            os.replace(target[1], target[0])
+            with pending:
+                with pending.path.open("r+b") as handle:
+                    start = 0
+                    if header is not None:
+                        handle.write(header)
+                        handle.flush()
+                        start = len(header)
+                    _copy_range(source, handle.fileno(), size, start, progress)
+                pending.commit()
         except OSError:
-            with contextlib.suppress(OSError):
-                target[1].unlink()
             return None
         return self.load(fingerprint)
 
@@ -186,10 +183,8 @@ class TensorCache:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
+            with atomic_file(path) as handle:
                 np.save(handle, array, allow_pickle=False)
-            os.replace(tmp, path)
         except OSError:
             return  # no writable cache: we still serve, just parse again next start
 

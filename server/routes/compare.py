@@ -1,5 +1,5 @@
-"""Comparing embeddings of the same points: per-point neighbourhood change, the pairs a
-log directory offers, and each run's training-step timelines.
+"""Comparing embeddings of the same points (``/api/compare``): per-point neighbourhood
+change, and the pairs a log directory offers (``/api/compare/pairs``).
 
 Plain ``def`` handlers: FastAPI runs them in its thread pool, so a long comparison never
 blocks the event loop.
@@ -11,14 +11,13 @@ import math
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
 from projector.server.job_responses import JobCreated
 from pydantic import BaseModel, Field
 
 from projector_core.comparison.pairs import comparable_pairs
-from projector_core.data.steps import timelines
 from projector_core.kernels.knn import Metric
 
 router = APIRouter(prefix="/api", tags=["compare"])
@@ -57,27 +56,13 @@ class PairsOut(BaseModel):
     pairs: list[PairOut]
 
 
-class StepOut(BaseModel):
-    step: int
-    embedding: str
-    rows: int | None
-
-
-class TimelineOut(BaseModel):
-    tag: str
-    steps: list[StepOut] = Field(description="Ascending by step")
-
-
-class StepsOut(BaseModel):
-    run: str
-    timelines: list[TimelineOut]
 
 
 def _floats(values) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in values.tolist()]
 
 
-@router.get("/compare", responses={
+@router.get("/compare", response_model=CompareOut, responses={
     202: {"model": JobCreated, "description": "With background=true: the job computing it"},
     404: {"description": "Unknown run or embedding"},
     422: {"description": "Different row counts (both are named), k not below N, unknown metric, "
@@ -94,16 +79,13 @@ def compare(
     background: Annotated[bool, Query(description="Answer 202 with a job at once (progress at "
                                                   "/api/jobs/ID); once it is done, the same "
                                                   "request without it answers at once")] = False,
-) -> CompareOut:
+) -> CompareOut | JSONResponse:
     """How much each point's k-neighbourhood changed from embedding A to embedding B."""
     other = lookup_embedding(catalog, other_run, other_embedding)
-    try:
-        if background:
-            job = service.compare_job(embedding, other, k, metric, top)
-            return JSONResponse({"job": job.id}, status_code=202)
-        result = service.compare(embedding, other, k, metric, top)
-    except ValueError as error:  # DataError and the row-count mismatch included
-        raise HTTPException(422, str(error)) from None
+    if background:
+        job = service.compare_job(embedding, other, k, metric, top)
+        return JSONResponse({"job": job.id}, status_code=202)
+    result = service.compare(embedding, other, k, metric, top)  # ValueError: 422
     usable = result.per_point[np.isfinite(result.per_point)]
     return CompareOut(
         per_point=_floats(result.per_point),
@@ -124,16 +106,3 @@ def pairs(catalog: CatalogDep) -> PairsOut:
         PairOut(kind=p.kind, a=SideOut(run=p.a.run, embedding=p.a.embedding),
                 b=SideOut(run=p.b.run, embedding=p.b.embedding), rows=p.rows)
         for p in comparable_pairs(catalog.runs())])
-
-
-@router.get("/steps", responses={404: {"description": "Unknown run"}})
-def steps(catalog: CatalogDep, run: Annotated[str, Query(description="Run name")]) -> StepsOut:
-    """The run's tags, each with the steps written for it (``TAG:STEP`` tensor names)."""
-    try:
-        found = catalog.run(run)
-    except KeyError:
-        raise HTTPException(404, f"unknown run {run!r}") from None
-    return StepsOut(run=run, timelines=[
-        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
-                                      for s in t.steps])
-        for t in timelines(found)])

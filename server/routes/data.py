@@ -1,19 +1,30 @@
-"""The read API: runs, tensors, metadata, sprites and bookmarks, as TensorBoard's plugin serves them."""
+"""The read API: runs, tensors, metadata, sprites and bookmarks, as TensorBoard's plugin serves
+them; metadata search (``/api/search``) and each run's training-step timelines (``/api/steps``).
+
+``GET /api/metadata/column`` answers one metadata column for N points without a TSV to
+parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes`` long,
+padded with spaces to a multiple of 4) followed by N int32 codes into it; a numeric one
+(``kind=numeric``, or ``auto`` for a column of numbers) as N float32, NaN where missing.
+The kind is in ``X-Kind``.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response, StreamingResponse
 from projector.server.deps import CatalogDep, EmbeddingDep
-from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut, ProgressOut
+from projector.server.error_responses import EMBEDDING_ERRORS, ProgressOut
 from projector.server.limits_models import DataLimitsOut
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from projector_core.data.model import Embedding
+from projector_core.data.steps import timelines
+from projector_core.kernels.search import search
 from projector_core.projection.methods import data_limits
 from projector_core.service import label_column
 
@@ -27,6 +38,26 @@ class SpriteOut(BaseModel):
     thumbnail at full size (also from sprite pages the config's image only shows scaled)."""
 
     single_image_dim: tuple[int, int]
+
+
+class SearchOut(BaseModel):
+    indices: list[int] = Field(description="Matching rows, ascending")
+
+
+class StepOut(BaseModel):
+    step: int
+    embedding: str
+    rows: int | None
+
+
+class TimelineOut(BaseModel):
+    tag: str
+    steps: list[StepOut] = Field(description="Ascending by step")
+
+
+class StepsOut(BaseModel):
+    run: str
+    timelines: list[TimelineOut]
 
 
 class EmbeddingOut(BaseModel):
@@ -96,7 +127,7 @@ def _float32_chunks(vectors: np.ndarray) -> Iterator[memoryview]:
     rows_per_chunk = max(1, STREAM_CHUNK_BYTES // max(1, vectors.shape[1] * 4))
     for start in range(0, vectors.shape[0], rows_per_chunk):
         block = np.ascontiguousarray(vectors[start:start + rows_per_chunk], dtype="<f4")
-        yield memoryview(block).cast("B")  # ``block`` is a view when already float32, C order
+        yield block.data.cast("B")  # ``block`` is a view when already float32, C order
 
 
 @router.get(
@@ -126,29 +157,79 @@ def get_metadata(embedding: EmbeddingDep) -> Response:
     return Response(text, media_type="text/tab-separated-values; charset=utf-8")
 
 
-@router.get("/sprite", response_class=Response,
-            responses={**EMBEDDING_ERRORS,
-                       200: {"content": {"image/png": {}, "image/jpeg": {}}},
-                       404: {"model": ErrorOut,
-                             "description": "Unknown run or embedding, or it has no sprite"},
-                       409: {"model": ErrorOut,
-                             "description": "The image is too large to hand to a browser; "
-                                            "load /api/sprite/atlas and its pages instead"}})
-def get_sprite(embedding: EmbeddingDep) -> Response:
-    """The configured sprite file's own bytes, when a browser can safely decode it."""
-    if "sprite" in embedding.errors:
-        raise HTTPException(422, embedding.errors["sprite"])
-    if embedding.sprite is None:
-        raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
-    if not embedding.sprite.image.raw_safe:
-        width, height = embedding.sprite.image_size
-        raise HTTPException(409, f"{embedding.sources['sprite']}: the sprite is {width}x{height} "
-                                 "px, too large for a browser to decode as one image; load "
-                                 "/api/sprite/atlas and /api/sprite/page instead")
-    image = embedding.sprite.read(embedding.sources["sprite"])  # DataError: a 422
-    return Response(image, media_type=embedding.sprite.content_type)
-
-
 @router.get("/bookmarks", responses=EMBEDDING_ERRORS)
 def get_bookmarks(embedding: EmbeddingDep) -> list[dict]:
     return embedding.bookmarks()  # DataError: a 422
+
+
+@router.get(
+    "/metadata/column",
+    response_class=Response,
+    responses={**EMBEDDING_ERRORS, 200: {"content": {"application/octet-stream": {}},
+                                         "description": "See the module docs: dictionary + "
+                                                        "int32 codes, or float32"}},
+)
+def get_metadata_column(
+    embedding: EmbeddingDep,
+    column: Annotated[str, Query(description="Metadata column name")],
+    kind: Annotated[Literal["auto", "categorical", "numeric"],
+                    Query(description="auto: numeric for a column of numbers")] = "auto",
+) -> Response:
+    metadata = embedding.metadata()  # DataError: the app answers 422 naming the file
+    if metadata is None or column not in metadata.names:
+        names = ", ".join(metadata.names) if metadata else "none"
+        raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
+    numbers = metadata.numeric(column) if kind != "categorical" else None
+    if kind == "numeric" and numbers is None:
+        raise HTTPException(422, f"metadata column {column!r} is not numeric")
+    if numbers is not None:
+        return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
+                        headers={"X-Kind": "numeric"})
+    dictionary, codes = metadata.categorical(column)  # encoded once, kept with the metadata
+    head = json.dumps(dictionary, ensure_ascii=False).encode()
+    head += b" " * (-len(head) % 4)
+    body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
+    return Response(body, media_type="application/octet-stream",
+                    headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head))})
+
+
+@router.get(
+    "/search",
+    responses={
+        404: {"description": "Unknown run or embedding"},
+        422: {
+            "description": "Unknown metadata column (the detail lists the known ones), "
+            "bad regular expression, or unreadable metadata"
+        },
+    },
+)
+def search_metadata(
+    embedding: EmbeddingDep,
+    column: Annotated[str, Query(description="Metadata column to search")],
+    query: Annotated[str, Query(description="Substring, or regular expression with regex=true")],
+    regex: Annotated[bool, Query(description="Treat the query as a regular expression")] = False,
+) -> SearchOut:
+    """Rows whose value in ``column`` matches, case-insensitively (a blank query matches none).
+
+    An embedding without a metadata file has one column, ``index``, as /api/metadata
+    serves it.
+    """
+    metadata = embedding.metadata_or_index()  # DataError: the app answers 422
+    if column not in metadata.names:
+        raise HTTPException(422, f"unknown metadata column {column!r}: the columns are "
+                                 f"{', '.join(metadata.names)}")
+    values = metadata.column(column)
+    return SearchOut(indices=search(values, query, regex))  # a bad regex: ValueError, 422
+
+
+@router.get("/steps", responses={404: {"description": "Unknown run"}})
+def steps(catalog: CatalogDep, run: Annotated[str, Query(description="Run name")]) -> StepsOut:
+    """The run's tags, each with the steps written for it (``TAG:STEP`` tensor names)."""
+    try:
+        found = catalog.run(run)
+    except KeyError:
+        raise HTTPException(404, f"unknown run {run!r}") from None
+    return StepsOut(run=run, timelines=[
+        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
+                                      for s in t.steps])
+        for t in timelines(found)])

@@ -18,7 +18,6 @@ from projector.server.deps import CatalogDep, lookup_embedding
 from projector.server.routes.ui import site_page
 from starlette.background import BackgroundTask
 
-from projector_core.errors import DataError
 from projector_core.export.compute import METHODS
 
 router = APIRouter(prefix="/api", tags=["export"])
@@ -100,10 +99,7 @@ async def export_site_zip(
 
     try:
         target = await run_in_threadpool(build)
-    except (ValueError, DataError) as error:
-        shutil.rmtree(work, ignore_errors=True)
-        raise HTTPException(422, str(error)) from None
-    except BaseException:
+    except BaseException:  # a ValueError (DataError included) is answered 422
         shutil.rmtree(work, ignore_errors=True)
         raise
     name = f"{embedding}-site.zip".replace("/", "_")

@@ -1,8 +1,16 @@
-"""Jobs: status, cancel, pause/resume, the result (JSON or float32 bytes), and a live stream.
+"""Jobs (``/api/jobs``): status, cancel, pause/resume, the result (JSON or float32 bytes), a
+live stream, and the structure of a finished projection (its clusters and quality). A done
+projection's level of detail is in ``lod.py`` and ``tiles.py``.
 
 ``GET /api/jobs`` lists the jobs with what each computes (kind, method, run, embedding).
 ``GET /api/jobs/ID/result`` before the job is done answers 409 Conflict with the job's status
 in the message (425 Too Early is about TLS early data, so it does not fit).
+
+``GET /api/jobs/ID/clusters`` and ``GET /api/jobs/ID/quality`` answer 409 while the job is
+not done (as ``/result`` does) and 422 for a parameter the data cannot satisfy, or for a
+comparison job (it has no layout). The projection service (``projector_core.service``)
+computes both, on a worker thread, and keeps the last few answers; the MCP ``clusters`` tool
+asks it the same way.
 
 ``WS /api/jobs/ID/stream`` sends text messages (JSON) and binary frames:
 
@@ -19,15 +27,15 @@ in the message (425 Too Early is about TLS early data, so it does not fit).
 
 from __future__ import annotations
 
+import json
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
-from projector.server.deps import ServiceDep
+from projector.server.deps import FollowersDep, JobsDep, ServiceDep
 from projector.server.job_responses import (
-    JobsDep,
     ProjectionOut,
     find_job,
     not_done,
@@ -36,7 +44,8 @@ from projector.server.job_responses import (
 )
 from pydantic import BaseModel, Field
 
-from projector_core.jobs.engine import Job, JobStatus
+from projector_core.jobs.engine import Job, JobManager, JobStatus
+from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE
 from projector_core.projection.jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["jobs"],
@@ -76,6 +85,32 @@ class JobsOut(BaseModel):
     jobs: list[JobAboutOut] = Field(description="Every job still kept, oldest first")
 
 
+class StreamProgress(JobOut):
+    """The stream's message on every change of the job, and at least twice a second."""
+
+    type: Literal["progress"]
+
+
+class StreamFrame(JobOut):
+    """The header of the binary message that follows it: shape[0] x shape[1] little-endian
+    float32, NaN for points without coordinates."""
+
+    type: Literal["frame"]
+    shape: tuple[int, int] = Field(description="Points, coordinate columns")
+    final: bool = Field(description="The finished layout (sent once, when done)")
+
+
+class StreamStatus(JobOut):
+    """The stream's last message, before a normal close (1000)."""
+
+    type: Literal["status"]
+    info: dict[str, Any] | None = Field(None, description="The result's info, when done (as "
+                                                          "/result's)")
+
+
+STREAM_MESSAGES = (StreamProgress, StreamFrame, StreamStatus)  # documented by openapi_docs.py
+
+
 @router.get("/jobs")
 def list_jobs(service: ServiceDep) -> JobsOut:
     """The jobs this server runs or keeps, each with what it computes."""
@@ -83,10 +118,10 @@ def list_jobs(service: ServiceDep) -> JobsOut:
 
 
 @router.get("/jobs/{job_id}")
-def get_job(job_id: str, jobs: JobsDep, request: Request) -> JobOut:
+def get_job(job_id: str, jobs: JobsDep, followers: FollowersDep) -> JobOut:
     """The status; a poll also counts as following a job a page started (``cancel_unfollowed``)."""
     job = find_job(jobs, job_id)
-    request.app.state.followers.seen(job)
+    followers.seen(job)
     return JobOut(**job.snapshot())
 
 
@@ -125,10 +160,100 @@ def resume_job(job_id: str, jobs: JobsDep) -> JobOut:
     },
 )
 def get_result(job_id: str, request: Request, jobs: JobsDep) -> Response:
+    return result_response(_done_job(jobs, job_id), wants_binary(request))
+
+
+def _done_job(jobs: JobManager, job_id: str) -> Job:
     job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    return result_response(job, wants_binary(request))
+    return job
+
+
+_STRUCTURE_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "Unknown job"},
+    409: {"description": "The job is not done (queued, running, failed or cancelled)"},
+    422: {"description": "A bad parameter, an unknown metadata column, one the data "
+                         "cannot satisfy, or a comparison job (not a projection)"},
+}
+
+
+class ClusterOut(BaseModel):
+    id: int
+    size: int
+    label: str = Field(description='Commonest values of the label column ("7 (96%)"), or '
+                                   '"cluster ID"')
+    centroid: list[float] = Field(description="Where the label sits: the member `point`'s "
+                                              "coordinates")
+    parent: int | None = Field(description="The top-level cluster a sub-cluster lies in")
+    point: int = Field(description="The member nearest the members' mean")
+
+
+class ClustersOut(BaseModel):
+    assignment: list[int] = Field(description="Top-level cluster per point; -1: noise or no "
+                                              "coordinates")
+    clusters: list[ClusterOut] = Field(description="Top-level clusters, then sub-clusters "
+                                                   "(for zoomed-in views)")
+    min_cluster_size: int
+    sampled: int | None = Field(description="Points HDBSCAN saw when a sample stood for the set")
+    label_kind: str | None = Field(description="How the labels were made from the label column: "
+                                               "categorical, unique (by central members), "
+                                               "numeric, text; null without a column")
+    hint: str | None = Field(description="Why no clusters were found and what to try; null "
+                                         "when some were")
+
+
+class QualityOut(BaseModel):
+    per_point: list[float | None] = Field(description="Share of each point's original-space "
+                                                      "neighbours kept; null where not measured")
+    mean: float | None
+    trustworthiness: float | None
+    continuity: float | None
+    k: int
+    metric: Literal["cosine", "euclidean"]
+    excluded_rows: int
+    sample_size: int | None
+
+
+def _json(payload: dict[str, Any]) -> Response:
+    """Compact JSON: a clusters answer of 1M points is megabytes."""
+    body = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+    return Response(body, media_type="application/json")
+
+
+@router.get("/jobs/{job_id}/clusters", response_model=ClustersOut, responses={
+    200: {"description": "HDBSCAN clusters; those with a parent are sub-clusters found inside "
+                         "it (for zoomed-in views)."},
+    **_STRUCTURE_ERRORS})
+def get_clusters(
+    job_id: str,
+    jobs: JobsDep,
+    service: ServiceDep,
+    min_cluster_size: Annotated[int | None, Query(
+        ge=2, description="HDBSCAN's smallest cluster (default about sqrt(N) / 2)")] = None,
+    label_column: Annotated[str | None, Query(
+        description="Metadata column the labels are made from")] = None,
+    space: Annotated[Literal["projection", "original"], Query(
+        description="Cluster the projected coordinates or the original vectors")] = "projection",
+) -> Response:
+    job = _done_job(jobs, job_id)
+    return _json(service.clusters(job, min_cluster_size, label_column, space))  # ValueError: 422
+
+
+@router.get("/jobs/{job_id}/quality", response_model=QualityOut, responses={
+    200: {"description": f"Exact up to {EXACT_LIMIT} points; above, an even sample of "
+                         f"{SAMPLE_SIZE} points (null elsewhere)."},
+    **_STRUCTURE_ERRORS})
+def get_quality(
+    job_id: str,
+    jobs: JobsDep,
+    service: ServiceDep,
+    k: Annotated[int, Query(ge=1, le=1000, description="Neighbours per point")] = 10,
+    metric: Annotated[Literal["cosine", "euclidean"], Query(
+        description="Distance in the original space")] = "cosine",
+) -> Response:
+    job = _done_job(jobs, job_id)
+    return _json(service.quality(job, k, metric))
 
 
 @router.websocket("/jobs/{job_id}/stream")

@@ -1,15 +1,9 @@
-"""Level of detail and columns as typed arrays, for front ends that draw millions of points.
+"""Level of detail (``/api/jobs/ID/lod``), for front ends that draw millions of points.
 
 ``GET /api/jobs/ID/lod`` answers a done projection's level-of-detail order: N little-endian
 int32, a permutation of the points in which every prefix is an even sample of the picture
 (``projector_core.kernels.lod``). ``axes`` names the coordinate columns it is computed over
 (default the first two, three for a 3D projection).
-
-``GET /api/metadata/column`` answers one metadata column for N points without a TSV to
-parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes`` long,
-padded with spaces to a multiple of 4) followed by N int32 codes into it; a numeric one
-(``kind=numeric``, or ``auto`` for a column of numbers) as N float32, NaN where missing.
-The kind is in ``X-Kind``.
 
 ``GET /api/jobs/ID/lod/points`` answers a slice of the points in level-of-detail order with
 their coordinates, so a front end draws a picture from the first slice (coarse first) before
@@ -27,27 +21,20 @@ fitted to the screen as the whole set will be).
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
-from projector.server.deps import EmbeddingDep
-from projector.server.error_responses import EMBEDDING_ERRORS
-from projector.server.job_responses import JobsDep, find_job, not_done
+from projector.server.deps import JobsDep, lod_store
+from projector.server.job_responses import find_job, not_done
 
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import layout_of, projection_result
-from projector_core.storage.lod_store import LodStore
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
-
-
-def lod_store(request: Request) -> LodStore:
-    """The app's orders, bounds and tiles (``create_app`` makes it; the preparation fills it)."""
-    return request.app.state.lod
 
 
 def _axes(text: str | None, cols: int) -> list[int]:
@@ -83,11 +70,8 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
 
 
 def _layout(job: Job) -> ProjectionResult:
-    """The done job's layout; a comparison job has none to order (422)."""
-    try:
-        return layout_of(job, "level-of-detail order")
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
+    """The done job's layout; a comparison job has none to order (ValueError, 422)."""
+    return layout_of(job, "level-of-detail order")
 
 
 def _as_shown(axes: str | None, cols: int) -> str | None:
@@ -145,34 +129,3 @@ async def get_lod_points(
             "X-Axes": ",".join(map(str, chosen)),
             "X-Bounds": json.dumps(store.bounds(job, chosen))})
     return await run_in_threadpool(answer)
-
-
-@router.get(
-    "/metadata/column",
-    response_class=Response,
-    responses={**EMBEDDING_ERRORS, 200: {"content": {"application/octet-stream": {}},
-                                         "description": "See the module docs: dictionary + "
-                                                        "int32 codes, or float32"}},
-)
-def get_metadata_column(
-    embedding: EmbeddingDep,
-    column: Annotated[str, Query(description="Metadata column name")],
-    kind: Annotated[Literal["auto", "categorical", "numeric"],
-                    Query(description="auto: numeric for a column of numbers")] = "auto",
-) -> Response:
-    metadata = embedding.metadata()  # DataError: the app answers 422 naming the file
-    if metadata is None or column not in metadata.names:
-        names = ", ".join(metadata.names) if metadata else "none"
-        raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
-    numbers = metadata.numeric(column) if kind != "categorical" else None
-    if kind == "numeric" and numbers is None:
-        raise HTTPException(422, f"metadata column {column!r} is not numeric")
-    if numbers is not None:
-        return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
-                        headers={"X-Kind": "numeric"})
-    dictionary, codes = metadata.categorical(column)  # encoded once, kept with the metadata
-    head = json.dumps(dictionary, ensure_ascii=False).encode()
-    head += b" " * (-len(head) % 4)
-    body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
-    return Response(body, media_type="application/octet-stream",
-                    headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head))})

@@ -1,4 +1,4 @@
-"""Nearest neighbours in the original space, and metadata search (TensorBoard's inspector).
+"""Nearest neighbours in the original space (TensorBoard's inspector): ``/api/neighbors``.
 
 Plain ``def`` handlers: FastAPI runs them in its thread pool, so a neighbour scan never
 blocks the event loop and is answered while projection jobs run.
@@ -9,19 +9,18 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.data.model import Embedding
 from projector_core.kernels.neighbor_index import Metric
-from projector_core.kernels.search import search
 from projector_core.service import ProjectionService
 
 router = APIRouter(prefix="/api", tags=["neighbors"])
 
 K_DEFAULT = 100
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "Unknown run or embedding"},
     422: {
         "description": "Bad parameter (index out of range, k <= 0, k more than the other points, "
@@ -49,17 +48,12 @@ class VectorQuery(BaseModel):
     metric: Metric = "cosine"
 
 
-class SearchOut(BaseModel):
-    indices: list[int] = Field(description="Matching rows, ascending")
 
 
 def _answer(service: ProjectionService, embedding: Embedding, k: int, metric: Metric,
             **where: Any) -> NeighborsOut:
     """The service's neighbours (of ``index=`` or ``vector=``); ValueError -> 422."""
-    try:
-        indices, distances = service.neighbors(embedding, k, metric, **where)
-    except ValueError as error:  # DataError included: the tensor file is unreadable
-        raise HTTPException(422, str(error)) from None
+    indices, distances = service.neighbors(embedding, k, metric, **where)
     return NeighborsOut(
         neighbors=[
             # str() of a float32 is its shortest round-trip form: 0.0192614, not 0.01926136203...
@@ -91,35 +85,3 @@ def neighbors_of_vector(body: VectorQuery, service: ServiceDep,
     embedding = lookup_embedding(catalog, body.run, body.embedding)
     vector = np.asarray(body.vector, np.float64)
     return _answer(service, embedding, body.k, body.metric, vector=vector)
-
-
-@router.get(
-    "/search",
-    responses={
-        404: {"description": "Unknown run or embedding"},
-        422: {
-            "description": "Unknown metadata column (the detail lists the known ones), "
-            "bad regular expression, or unreadable metadata"
-        },
-    },
-)
-def search_metadata(
-    embedding: EmbeddingDep,
-    column: Annotated[str, Query(description="Metadata column to search")],
-    query: Annotated[str, Query(description="Substring, or regular expression with regex=true")],
-    regex: Annotated[bool, Query(description="Treat the query as a regular expression")] = False,
-) -> SearchOut:
-    """Rows whose value in ``column`` matches, case-insensitively (a blank query matches none).
-
-    An embedding without a metadata file has one column, ``index``, as /api/metadata
-    serves it.
-    """
-    metadata = embedding.metadata_or_index()  # DataError: the app answers 422
-    if column not in metadata.names:
-        raise HTTPException(422, f"unknown metadata column {column!r}: the columns are "
-                                 f"{', '.join(metadata.names)}")
-    values = metadata.column(column)
-    try:
-        return SearchOut(indices=search(values, query, regex))
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None

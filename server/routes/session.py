@@ -10,10 +10,11 @@ import asyncio
 import time
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
+from projector.server.deps import CatalogDep, SessionDep
 from pydantic import BaseModel, ConfigDict, Field
 
-from projector_core.session import SessionState, check_view
+from projector_core.session import check_view
 
 router = APIRouter(prefix="/api/session", tags=["session"])
 POLL_STEP = 0.05
@@ -41,17 +42,13 @@ class SessionPatch(BaseModel):
     projection: Projection | None = None
 
 
-def _session(request: Request) -> SessionState:
-    return request.app.state.session
-
-
 @router.get("/state")
 async def get_state(
     request: Request,
+    session: SessionDep,
     since: Annotated[int, Query(description="Answer once the version passes this (long poll)")] = -1,
     timeout: Annotated[float, Query(ge=0, le=15, description="Seconds to wait at most")] = 0,
 ) -> SessionOut:
-    session = _session(request)
     deadline = time.monotonic() + timeout
     stopping = getattr(request.app.state, "stopping", None)  # set by projector.LocalServer.stop
     while (session.version <= since and time.monotonic() < deadline
@@ -62,12 +59,8 @@ async def get_state(
 
 @router.post("/state", responses={422: {"description": "An unknown run, embedding or colour "
                                                          "column, or a selected index past N"}})
-def post_state(body: SessionPatch, request: Request) -> SessionOut:
+def post_state(body: SessionPatch, session: SessionDep, catalog: CatalogDep) -> SessionOut:
     """The page's view changed: only the fields sent are set, once they exist."""
     changes: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
-    session = _session(request)
-    try:
-        check_view(request.app.state.catalog, session.snapshot(), changes)
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
+    check_view(catalog, session.snapshot(), changes)  # ValueError: 422
     return SessionOut(**session.update("page", **changes))

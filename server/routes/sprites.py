@@ -1,12 +1,13 @@
-"""Sprite atlas pages: any sprite, cut into pages a browser's GPU can take."""
+"""The sprite (``/api/sprite``): the configured image as it is, and its atlas pages (any
+sprite, cut into pages a browser's GPU can take: ``/api/sprite/atlas``, ``/api/sprite/page``)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse, Response
-from projector.server.deps import EmbeddingDep
+from projector.server.deps import EmbeddingDep, SpriteAtlasDep
 from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut
 from pydantic import BaseModel
 
@@ -15,7 +16,6 @@ from projector_core.sprites.atlas import (
     DEFAULT_MAX_PX,
     MAX_MAX_PX,
     MIN_MAX_PX,
-    SpriteAtlas,
     plan_atlas,
 )
 from projector_core.sprites.sprite import Sprite, SpriteImage
@@ -48,19 +48,32 @@ class AtlasOut(BaseModel):
     pages: list[AtlasPageOut]
 
 
-def _atlas(request: Request) -> SpriteAtlas:
-    state = request.app.state
-    if not hasattr(state, "sprite_atlas"):
-        state.sprite_atlas = SpriteAtlas(state.catalog.cache.directory)
-    return state.sprite_atlas
-
-
 def _sprite(embedding: Embedding) -> Sprite:
     if "sprite" in embedding.errors:
         raise HTTPException(422, embedding.errors["sprite"])
     if embedding.sprite is None:
         raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
     return embedding.sprite
+
+
+@router.get("", response_class=Response,
+            responses={**EMBEDDING_ERRORS,
+                       200: {"content": {"image/png": {}, "image/jpeg": {}}},
+                       404: {"model": ErrorOut,
+                             "description": "Unknown run or embedding, or it has no sprite"},
+                       409: {"model": ErrorOut,
+                             "description": "The image is too large to hand to a browser; "
+                                            "load /api/sprite/atlas and its pages instead"}})
+def get_sprite(embedding: EmbeddingDep) -> Response:
+    """The configured sprite file's own bytes, when a browser can safely decode it."""
+    sprite = _sprite(embedding)
+    if not sprite.image.raw_safe:
+        width, height = sprite.image_size
+        raise HTTPException(409, f"{embedding.sources['sprite']}: the sprite is {width}x{height} "
+                                 "px, too large for a browser to decode as one image; load "
+                                 "/api/sprite/atlas and /api/sprite/page instead")
+    image = sprite.read(embedding.sources["sprite"])  # DataError: a 422
+    return Response(image, media_type=sprite.content_type)
 
 
 @router.get("/atlas", responses=SPRITE_ERRORS)
@@ -75,13 +88,13 @@ def get_atlas(embedding: EmbeddingDep, max_px: MaxPx = DEFAULT_MAX_PX) -> AtlasO
             responses={**SPRITE_ERRORS, 200: {"content": {"image/png": {}},
                                               "description": "One atlas page"},
                        503: {"model": ErrorOut, "description": "The cache cannot be written"}})
-def get_page(request: Request, embedding: EmbeddingDep,
+def get_page(atlas: SpriteAtlasDep, embedding: EmbeddingDep,
              page: Annotated[int, Query(ge=0, description="Page index, from /api/sprite/atlas")],
              max_px: MaxPx = DEFAULT_MAX_PX) -> Response:
     """A page as PNG; cut from the sprite on first request and cached outside LOGDIR."""
     sprite = _sprite(embedding)
     try:
-        found = _atlas(request).page(sprite, max_px, page)
+        found = atlas.page(sprite, max_px, page)
         if isinstance(found, SpriteImage):
             return Response(found.read(), media_type="image/png")
     except IndexError:

@@ -12,10 +12,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from projector.server.deps import UploadsDep
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
-
-from projector_core.data.uploads import Uploads
 
 router = APIRouter(prefix="/api", tags=["uploads"])
 
@@ -50,6 +49,7 @@ async def _raw_body(request: Request, limit: int) -> bytes:
                          "and line)"}})
 async def upload(
     request: Request,
+    uploads: UploadsDep,
     name: Annotated[str, Query(max_length=200, description="File name of a raw-body tensor; "
                                                            ".npy or TSV by its suffix")] = "upload.tsv",
 ) -> UploadOut:
@@ -70,7 +70,6 @@ async def upload(
             metadata = await metadata_file.read()
     else:
         tensor = await _raw_body(request, limit)
-    uploads: Uploads = request.app.state.uploads
     # DataError (a file that cannot be used): the app answers 422 naming the file and line.
     run = await run_in_threadpool(uploads.add, tensor, name, metadata, metadata_name)
     embedding = run.embeddings[0]

@@ -49,7 +49,7 @@ class ComparePage {
   }
 
   async start() {
-    const [runs, pairs] = await Promise.all([this.api.runs(), getJson(this.api, 'compare/pairs')]);
+    const [runs, pairs] = await Promise.all([this.api.runs(), this.api.getJson('compare/pairs')]);
     for (const run of runs) {
       for (const e of run.embeddings) {
         if (e.shape) this.embeddings.push({ run: run.name, embedding: e.name, rows: e.shape[0], dims: e.shape[1] });
@@ -159,12 +159,12 @@ class ComparePage {
       k: $('compare-k').value, metric: $('compare-metric').value, top: MOST_CHANGED_SHOWN,
     };
     // As a job first, so a long comparison shows its progress; then the answer, kept by the server.
-    const { job } = await getJson(this.api, 'compare', { ...question, background: true });
+    const { job } = await this.api.getJson('compare', { ...question, background: true });
     const last = await this.api.follow(job, {
       onStatus: (s) => this.status(`Comparing ${a.embedding} with ${b.embedding}: ${Math.round((s.progress || 0) * 100)}%`),
     });
     if (last && last.status && last.status !== 'done') throw new ApiError(422, last.error || `comparison ${last.status}`);
-    const result = await getJson(this.api, 'compare', question);
+    const result = await this.api.getJson('compare', question);
     if (!this.metadata || this.metadata.run !== a.run || this.metadata.embedding !== a.embedding) {
       this.metadata = await this.loadMetadata(a);
     }
@@ -191,7 +191,7 @@ class ComparePage {
   }
 
   async loadTimeline(a, b) {
-    const steps = await getJson(this.api, 'steps', { run: a.run });
+    const steps = await this.api.getJson('steps', { run: a.run });
     const timeline = steps.timelines.find((t) => t.steps.some((s) => s.embedding === a.embedding));
     const same = timeline && timeline.steps.length > 1 && timeline.steps.every((s) => s.rows === timeline.steps[0].rows);
     this.timeline = same ? timeline.steps : null;
@@ -315,21 +315,6 @@ class ComparePage {
     box.hidden = false;
     this.status('');
   }
-}
-
-/** GET api/PATH as JSON; an error status becomes an ApiError with the server's detail. */
-async function getJson(api, path, params = {}) {
-  const response = await fetch(api.url(path, params));
-  if (!response.ok) {
-    let detail = `${response.status} ${response.statusText}`;
-    try {
-      detail = (await response.json()).detail ?? detail;
-    } catch {
-      // not JSON: keep the status line
-    }
-    throw new ApiError(response.status, detail);
-  }
-  return response.json();
 }
 
 const page = new ComparePage();

@@ -4,6 +4,7 @@
 // panel (a zip of the current view as a static site, built by the server: hidden in a
 // shared site). Installed with installExports(app); uses the app's public members only.
 
+import { errorOf } from '../api.js';
 import { download, el, formatCount } from '../dom.js';
 import { plotSvg, renderPlotImage, scaleFor } from './plot_image.js';
 import { selectionTable } from './selection.js';
@@ -131,7 +132,7 @@ function installExportSite(app) {
     const task = app.progress.start('Building the site…');
     try {
       const response = await fetch(app.api.url('export/site', params));
-      if (!response.ok) throw new Error((await response.json().catch(() => null))?.detail ?? `${response.status}`);
+      if (!response.ok) throw await errorOf(response);
       download(`${baseName(app)}-site.zip`, await response.blob());
       app.setMessage('Saved the site: unzip it on any static host (or python -m http.server)');
     } catch (err) {

@@ -5,6 +5,8 @@
 // is full and all have the same columns (the server's layout contract), which is what makes
 // that arithmetic exact.
 
+import { errorOf } from '../api.js';
+
 const MIN_MAX_PX = 1024;
 const MAX_MAX_PX = 16384;
 let cachedMaxPx = null;
@@ -29,10 +31,7 @@ export function browserMaxTextureSize() {
 
 async function fetchOk(url) {
   const response = await fetch(url);
-  if (!response.ok) {
-    const body = await response.json().catch(() => null);
-    throw new Error(body?.detail ?? `the sprite did not load (${response.status})`);
-  }
+  if (!response.ok) throw await errorOf(response);
   return response;
 }
 

@@ -26,13 +26,6 @@ function whyNoJob(app) {
   return 'This view shows coordinates stored in a bookmark: run the projection again to find clusters.';
 }
 
-async function getJson(app, path, params) {
-  const response = await fetch(app.api.url(path, params));
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(typeof body.detail === 'string' ? body.detail : `${response.status}`);
-  return body;
-}
-
 export function createStructurePanel(app, overlay) {
   const id = (name) => ({ 'data-testid': name });
   const densityToggle = el('input', { type: 'checkbox', ...id('density-toggle') });
@@ -96,7 +89,7 @@ export function createStructurePanel(app, overlay) {
     clusterHint.hidden = true;
     const task = app.progress.start('Finding clusters…');
     try {
-      const body = await getJson(app, `jobs/${job}/clusters`, params);
+      const body = await app.api.getJson(`jobs/${job}/clusters`, params);
       const byParent = new Map();
       for (const c of body.clusters) if (c.parent !== null) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
       overlay.setClusters({ clusters: body.clusters, byParent });
@@ -124,7 +117,7 @@ export function createStructurePanel(app, overlay) {
     qualityStatus.textContent = 'Measuring…';
     const task = app.progress.start('Measuring projection quality…');
     try {
-      const body = await getJson(app, `jobs/${job}/quality`, { k: QUALITY_K, metric });
+      const body = await app.api.getJson(`jobs/${job}/quality`, { k: QUALITY_K, metric });
       quality = { job, metric, body };
     } catch (err) {
       quality = { job, metric, body: null }; // remembered, so renders do not ask again

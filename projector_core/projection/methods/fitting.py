@@ -93,6 +93,7 @@ class LayoutFit(ProjectionMethod[FitParams]):
 
     starts_from_layout = True
     keeps_start_scale: ClassVar[bool] = False
+    params_model: ClassVar[type[TsneParams] | type[UmapParams]]
 
     @classmethod
     @abstractmethod
