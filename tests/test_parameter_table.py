@@ -4,6 +4,9 @@ its data limits and defaults; what it publishes is exactly what a request may as
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 import numpy as np
 import pytest
@@ -121,3 +124,11 @@ def test_the_api_publishes_the_table(serve, sample_logdir):
                           params={"run": "digits"}).status_code == 422
         schema = client.get("/openapi.json").json()["components"]["schemas"]
         assert "MethodTableOut" in schema and "ParameterOut" in schema
+
+
+def test_the_page_tests_read_the_current_table():
+    """frontend/tests/limits.test.js clamps against this copy of iris's table: it must be the
+    table the server publishes (rewrite it with parameter_table((150, 4)) when it changes)."""
+    fixture = Path(__file__).parents[1] / "frontend/tests/fixtures/method_table_iris.json"
+    assert json.loads(fixture.read_text("utf-8")) == json.loads(json.dumps(
+        parameter_table((150, 4))))

@@ -4,7 +4,7 @@
 import { formatCount } from '../dom.js';
 import { fitInSlices, prepareDrawOrder } from '../draw_order.js';
 import { fitPositions } from '../geometry.js';
-import { clampToLimit, limitFor } from '../limits.js';
+import { clampToLimit, isQuick, limitFor } from '../limits.js';
 import { is3d } from '../state.js';
 import { randomOrder } from '../renderer/lod.js';
 import { placedFirstOrder } from '../stream_order.js';
@@ -80,7 +80,7 @@ export class Projecting {
       this.render();
       return;
     }
-    if (method === 'pca' || method === 'custom') {
+    if (isQuick(this.dataset, method)) {
       if (!p || p.key !== key) p = this._start(method);
     } else if (!p) {
       p = this._start(method);
