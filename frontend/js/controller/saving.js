@@ -1,6 +1,7 @@
 // Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata.
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
+import { clampNote } from '../limits.js';
 import { $, download } from '../dom.js';
 import { downloadName } from '../file_names.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
