@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from projector import Client
 from projector_core.data.memory import memory_embedding
 from projector_core.projection.methods import METHODS, data_limits, method_for, parameter_table
 from projector_core.projection.params import ProjectionRequest
@@ -110,7 +111,8 @@ def test_the_data_default_is_accepted():
 
 
 def test_the_api_publishes_the_table(serve, sample_logdir):
-    with httpx.Client(base_url=serve(sample_logdir), timeout=60) as client:
+    url = serve(sample_logdir)
+    with httpx.Client(base_url=url, timeout=60) as client:
         plain = client.get("/api/projections/methods")
         assert plain.status_code == 200 and plain.json()["data"] is None
         assert plain.json()["methods"] == parameter_table()["methods"]
@@ -124,6 +126,9 @@ def test_the_api_publishes_the_table(serve, sample_logdir):
                           params={"run": "digits"}).status_code == 422
         schema = client.get("/openapi.json").json()["components"]["schemas"]
         assert "MethodTableOut" in schema and "ParameterOut" in schema
+    python = Client(url)  # the Python client reads the same table
+    assert python.methods()["methods"] == plain.json()["methods"]
+    assert python.methods("digits", "digits") == digits == python.limits("digits", "digits")
 
 
 def test_the_page_tests_read_the_current_table():
