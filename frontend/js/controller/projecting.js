@@ -21,7 +21,7 @@ export class Projecting {
       case 'pca':
         return { params: { spherize: state.pca.spherize }, dims: 3 };
       case 'tsne': {
-        // The server's limit for this data (perplexity <= (N - 1) / 3); TensorBoard's slider goes to 100.
+        // The parameter table's limit for this data (perplexity <= (N - 1) / 3).
         const perplexity = clampToLimit(state.tsne.perplexity, limitFor(this.dataset, 'tsne', 'perplexity'));
         const params = { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter };
         const supervise = superviseColumn(state.tsne, this.dataset);
