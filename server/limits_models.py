@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 
 class LimitOut(BaseModel):
-    minimum: float | None = Field(description="Smallest value allowed (null: no data limit)")
-    maximum: float | None = Field(description="Largest value allowed (null: no data limit)")
+    minimum: int | float | None = Field(description="Smallest value allowed (null: no data limit)")
+    maximum: int | float | None = Field(description="Largest value allowed (null: no data limit)")
 
 
 class DataLimitsOut(BaseModel):
@@ -27,8 +27,8 @@ class ParameterOut(BaseModel):
     type: str = Field(description='"number", "integer", "boolean", "string" or "array"')
     default: Any = Field(description="What a request that leaves it out gets; for an "
                                      "embedding, the data's default (perplexity for its N)")
-    minimum: float | None = Field(description="Smallest value accepted, data limits applied")
-    maximum: float | None = Field(description="Largest value accepted, data limits applied")
+    minimum: int | float | None = Field(description="Smallest value accepted, data limits applied")
+    maximum: int | float | None = Field(description="Largest value accepted, data limits applied")
     exclusive_minimum: bool = Field(description="The minimum itself is refused")
     choices: list[Any] | None = Field(description="Values allowed (a string parameter), or "
                                                   "besides a number (\"auto\")")

@@ -122,6 +122,8 @@ def test_the_api_publishes_the_table(serve, sample_logdir):
         assert digits["methods"]["tsne"]["params"]["perplexity"]["maximum"] == pytest.approx(
             1796 / 3)
         assert digits["methods"]["tsne"]["params"]["perplexity"]["default"] == 30
+        n_iter = digits["methods"]["tsne"]["params"]["n_iter"]
+        assert type(n_iter["maximum"]) is int and type(digits["neighbors"]["k"]["maximum"]) is int
         assert client.get("/api/projections/methods",
                           params={"run": "digits"}).status_code == 422
         schema = client.get("/openapi.json").json()["components"]["schemas"]
