@@ -68,7 +68,7 @@ export function tableDefaults(table) {
     out[method] = {};
     for (const [field, name] of Object.entries(fields)) {
       const value = params[name]?.default;
-      if (value === undefined) continue;
+      if (value === undefined || value === null) continue; // the data decides: no table for data
       out[method][field] = params[name].choices?.includes(value) ? null : value; // "auto": null
     }
   }

@@ -63,6 +63,9 @@ test('the defaults are the table\'s: one set for the API, the page and exports',
   small.methods.tsne.params.perplexity.default = 13; // (40 - 1) / 3: the server's for 40 points
   assert.equal(defaultStateFor(small).tsne.perplexity, 13);
   assert.deepEqual(defaultStateFor(null), defaultState());
+  const plain = structuredClone(TABLE); // the table without data: perplexity's default is the data's
+  plain.methods.tsne.params.perplexity.default = null;
+  assert.equal(defaultStateFor(plain).tsne.perplexity, defaultState().tsne.perplexity);
 });
 
 test('a state out of range is clamped into the table, each move said', () => {
