@@ -65,11 +65,11 @@ class ProjectionMethod(ABC, Generic[Params]):
     # Capabilities, published in the parameter table (GET /api/projections/methods) so that
     # no door restates them: answered by one blocking request (the rest are followed frame
     # by frame); ``init_from_job`` is a start layout (else ``align_to_job`` turns the result
-    # onto a layout); live frames stream while it runs; the ``dims`` a request may ask.
+    # onto a layout); live frames stream while it runs; the dimensions it can give.
     quick: ClassVar[bool] = True
     starts_from_layout: ClassVar[bool] = False
     streams_frames: ClassVar[bool] = False
-    dims: ClassVar[tuple[int, ...]] = (2, 3)
+    output_dims: ClassVar[tuple[int, ...]] = (2, 3)
     runs_on_cluster: ClassVar[bool] = True  # over a chunked embedding's shards, with --dask
 
     def __init__(self, request: Any) -> None:

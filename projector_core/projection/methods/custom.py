@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class Custom(ProjectionMethod[CustomParams]):
     name = "custom"
     title = "Custom"
-    dims = (2,)  # two axes between the four queries
+    output_dims = (2,)  # two axes between the four queries
     params_model = CustomParams
 
     def check(self, embedding: Embedding) -> None:

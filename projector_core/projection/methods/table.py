@@ -36,8 +36,8 @@ def method_entry(method: type[ProjectionMethod], shape: tuple[int, int] | None) 
         "quick": method.quick,
         "starts_from_layout": method.starts_from_layout,
         "streams_frames": method.streams_frames,
-        "supports_3d": 3 in method.dims,
-        "dims": list(method.dims),
+        "supports_3d": 3 in method.output_dims,
+        "dims": list(method.output_dims),
         "params": params,
         "limits": {name: limit.to_json() for name, limit in limits.items() if name not in params},
     }
