@@ -79,6 +79,9 @@ export function toTensorBoardState(state, { label, n, d, coords = null, iteratio
   };
 }
 
+/** A TensorBoard number, or undefined where it writes 0 for "never set" (t-SNE never run). */
+const set = (value) => (value === 0 ? undefined : value);
+
 /** Our state from a TensorBoard State that has no `projector` field (a TensorBoard file). */
 function stateFromTensorBoard(tb, defaults) {
   const pcaDims = Array.isArray(tb.pcaComponentDimensions) ? tb.pcaComponentDimensions : [0, 1, 2];
@@ -89,7 +92,7 @@ function stateFromTensorBoard(tb, defaults) {
   return sanitizeState({
     projection: PROJECTIONS.includes(tb.selectedProjection) ? tb.selectedProjection : 'pca',
     pca: { x: pcaDims[0], y: pcaDims[1], z: pcaDims[2] ?? 2, is3d: pcaDims.length >= 3 },
-    tsne: { is3d: tb.tSNEis3d, perplexity: tb.tSNEPerplexity, learningRate: tb.tSNELearningRate },
+    tsne: { is3d: tb.tSNEis3d, perplexity: set(tb.tSNEPerplexity), learningRate: set(tb.tSNELearningRate) },
     umap: { is3d: tb.umapIs3d, nNeighbors: tb.umapNeighbors, minDist: tb.umapMinDist },
     custom: {
       column: tb.customSelectedSearchByMetadataOption ?? null,

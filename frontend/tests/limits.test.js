@@ -118,4 +118,9 @@ test('a bookmark with values out of range loads clamped, with notes', () => {
   assert.equal(fromTb.state.tsne.perplexity, 149 / 3);
   assert.equal(fromTb.state.tsne.nIter, 750); // not in TensorBoard's State: the table's default
   assert.deepEqual(fromTensorBoardState(tb, { n: 150, d: 4 }).notes, []); // no table, no clamp
+  // TensorBoard writes 0 for a t-SNE never run: the table's defaults, and nothing to say.
+  const unset = fromTensorBoardState({ ...tb, tSNEPerplexity: 0, tSNELearningRate: 0 }, { n: 150, d: 4, table: TABLE });
+  assert.deepEqual(unset.notes, ['UMAP n_neighbors 1000 is out of range, using 149']); // no t-SNE note
+  assert.equal(unset.state.tsne.perplexity, 30);
+  assert.equal(unset.state.tsne.learningRate, null);
 });
