@@ -9,7 +9,10 @@ it, the client and the MCP tools describe parameters with it, so no door restate
 
 from __future__ import annotations
 
+import functools
 from typing import Any
+
+from pydantic import BaseModel
 
 from projector_core.projection.methods.base import ProjectionMethod
 
@@ -20,10 +23,7 @@ def method_entry(method: type[ProjectionMethod], shape: tuple[int, int] | None) 
     ``limits`` keeps the data limits that bound no parameter (t-SNE's ``points``, the
     precomputed method's ``dimensions``).
     """
-    schema = method.params_model.model_json_schema()
-    required = set(schema.get("required", []))
-    params = {name: _parameter(prop, name in required)
-              for name, prop in schema["properties"].items()}
+    params = {name: dict(entry) for name, entry in _model_parameters(method.params_model).items()}
     limits = method.limits(*shape) if shape is not None else {}
     for name, limit in limits.items():
         if name in params:
@@ -41,6 +41,15 @@ def method_entry(method: type[ProjectionMethod], shape: tuple[int, int] | None) 
         "params": params,
         "limits": {name: limit.to_json() for name, limit in limits.items() if name not in params},
     }
+
+
+@functools.cache
+def _model_parameters(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
+    """Every parameter of a model as the table shows it without data (read once: building a
+    JSON schema takes milliseconds, and the page asks for a table with each data set)."""
+    schema = model.model_json_schema()
+    required = set(schema.get("required", []))
+    return {name: _parameter(prop, name in required) for name, prop in schema["properties"].items()}
 
 
 def _parameter(prop: dict[str, Any], required: bool) -> dict[str, Any]:
