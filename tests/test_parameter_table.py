@@ -139,3 +139,22 @@ def test_the_page_tests_read_the_current_table():
     fixture = Path(__file__).parents[1] / "frontend/tests/fixtures/method_table_iris.json"
     assert json.loads(fixture.read_text("utf-8")) == json.loads(json.dumps(
         parameter_table((150, 4))))
+
+
+def test_the_api_refuses_one_past_the_published_bounds(serve, sample_logdir):
+    """Through POST /api/projections: what the iris table publishes is the border of a 422."""
+    iris = {"run": "iris", "embedding": "iris"}
+    with httpx.Client(base_url=serve(sample_logdir), timeout=60) as client:
+        table = client.get("/api/projections/methods", params=iris).json()["methods"]
+
+        def post(method: str, **params):
+            return client.post("/api/projections?wait=true",
+                               json={**iris, "method": method, "params": params})
+
+        for method, name in [("tsne", "n_iter"), ("tsne", "perplexity"), ("umap", "n_neighbors"),
+                             ("umap", "min_dist"), ("pca", "components")]:
+            param = table[method]["params"][name]
+            answer = post(method, **{name: _past(param, "maximum")})
+            assert answer.status_code == 422, (method, name, answer.text)
+        most = table["pca"]["params"]["components"]["maximum"]
+        assert post("pca", components=most).status_code == 200
