@@ -28,14 +28,8 @@ from projector_core.data.model import Embedding
 from projector_core.errors import DataError
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.search import search as search_values
-from projector_core.projection.params import (
-    CustomParams,
-    PcaParams,
-    PrecomputedParams,
-    ProjectionRequest,
-    TsneParams,
-    UmapParams,
-)
+from projector_core.projection.methods import METHODS
+from projector_core.projection.params import ProjectionRequest
 from projector_core.service import NotDone, ProjectionService
 from projector_core.service import label_column as naming_column
 
@@ -46,14 +40,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 Run = Annotated[str, Field(description="Run name, as list_runs gives it")]
 EmbeddingName = Annotated[str, Field(description="Embedding name within the run")]
 Method = Literal["pca", "tsne", "umap", "custom", "precomputed"]
-# Typed per method in the schema the assistant reads; checked with the method's own model
-# (``ProjectionRequest``), so a mistake is named once, not once per method it is not.
+# Typed per method in the schema the assistant reads: each method's parameter model from the
+# registry, the models the parameter table (GET /api/projections/methods) is made from. Checked
+# with the method's own model (``ProjectionRequest``), so a mistake is named once, not once per
+# method it is not.
 Params = Annotated[dict[str, Any] | None, WithJsonSchema({
-    "anyOf": [*(model.model_json_schema() for model in (
-        TsneParams, UmapParams, PcaParams, CustomParams, PrecomputedParams)), {"type": "null"}],
+    "anyOf": [*({**method.params_model.model_json_schema(), "title": f"method {name}"}
+                for name, method in METHODS.items()), {"type": "null"}],
     "default": None,
-    "description": "The method's parameters (tsne: TsneParams, umap: UmapParams, pca: "
-                   "PcaParams...); omitted: its defaults"})]
+    "description": "The parameters of `method` (one schema per method, titled by it); omitted: "
+                   "its defaults. GET /api/projections/methods?run=&embedding= gives each "
+                   "embedding's own bounds and defaults (perplexity at most (N - 1) / 3)"})]
 Rows = Annotated[int, Field(ge=0, le=MAX_ROWS, description=f"Rows returned, at most {MAX_ROWS}")]
 Metric = Literal["cosine", "euclidean"]
 _REQUEST = TypeAdapter(ProjectionRequest)

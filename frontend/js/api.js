@@ -88,6 +88,12 @@ export class Api {
     return this._json('runs');
   }
 
+  /** The parameter table (GET /api/projections/methods), with an embedding's data limits and
+   * defaults when `run` and `embedding` are given. */
+  methods(run = null, embedding = null) {
+    return this._json('projections/methods', { params: run === null ? {} : { run, embedding } });
+  }
+
   async metadata(run, embedding, onProgress) {
     const response = await this._fetch('metadata', { params: { run, embedding } });
     const total = Number(response.headers.get('Content-Length')) || 0;

@@ -18,6 +18,7 @@ import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
 import { installExports } from './export/install.js';
 import { JobRunner, restoredProjection } from './jobs.js';
+import { clampNote, clampState } from './limits.js';
 import { listRunsWhenReady } from './loading.js';
 import { installMetadataEdit } from './metadata_edit.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
@@ -26,7 +27,7 @@ import { createInspectorPanel } from './panels/inspector.js';
 import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
-import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
+import { decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState } from './state.js';
 import { runtimeDefaults } from './store.js';
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
@@ -128,9 +129,13 @@ class App {
     this._writeUrl();
   }
 
-  /** Applies a whole state (URL, bookmark) to the open data set. */
+  /** Applies a whole state (URL, bookmark) to the open data set, clamped into the parameter
+   * table's ranges (what was moved is said in the status bar). */
   applyState(state, { coords = null, iteration = null } = {}) {
-    const next = sanitizeState({ ...state, run: this.state.run, embedding: this.state.embedding });
+    const table = this.dataset.methods;
+    const read = sanitizeState({ ...state, run: this.state.run, embedding: this.state.embedding }, defaultStateFor(table));
+    const { state: next, notes } = clampState(read, table);
+    if (notes.length) this.setMessage(clampNote(notes, 'The link'));
     const method = next.projection;
     if (coords && (method === 'tsne' || method === 'umap')) {
       const { params, dims } = this.requestFor(method, next);

@@ -3,7 +3,8 @@
 // `projector` field that TensorBoard ignores. Pure: no DOM.
 
 import { defaultCamera, fromTensorBoardCamera, toTensorBoardCamera } from './camera.js';
-import { is3d, PROJECTIONS, sanitizeState } from './state.js';
+import { clampState } from './limits.js';
+import { defaultStateFor, is3d, PROJECTIONS, sanitizeState } from './state.js';
 
 /** Largest data set whose per-point projections go into a bookmark for PCA and custom. */
 export const RECOMPUTABLE_COORDS_LIMIT = 100000;
@@ -78,8 +79,11 @@ export function toTensorBoardState(state, { label, n, d, coords = null, iteratio
   };
 }
 
+/** A TensorBoard number, or undefined where it writes 0 for "never set" (t-SNE never run). */
+const set = (value) => (value === 0 ? undefined : value);
+
 /** Our state from a TensorBoard State that has no `projector` field (a TensorBoard file). */
-function stateFromTensorBoard(tb) {
+function stateFromTensorBoard(tb, defaults) {
   const pcaDims = Array.isArray(tb.pcaComponentDimensions) ? tb.pcaComponentDimensions : [0, 1, 2];
   const selection = Array.isArray(tb.selectedPoints) ? tb.selectedPoints : [];
   const filtered = Array.isArray(tb.filteredPoints) && tb.filteredPoints.length ? tb.filteredPoints : null;
@@ -88,7 +92,7 @@ function stateFromTensorBoard(tb) {
   return sanitizeState({
     projection: PROJECTIONS.includes(tb.selectedProjection) ? tb.selectedProjection : 'pca',
     pca: { x: pcaDims[0], y: pcaDims[1], z: pcaDims[2] ?? 2, is3d: pcaDims.length >= 3 },
-    tsne: { is3d: tb.tSNEis3d, perplexity: tb.tSNEPerplexity, learningRate: tb.tSNELearningRate },
+    tsne: { is3d: tb.tSNEis3d, perplexity: set(tb.tSNEPerplexity), learningRate: set(tb.tSNELearningRate) },
     umap: { is3d: tb.umapIs3d, nNeighbors: tb.umapNeighbors, minDist: tb.umapMinDist },
     custom: {
       column: tb.customSelectedSearchByMetadataOption ?? null,
@@ -105,7 +109,7 @@ function stateFromTensorBoard(tb) {
     focus: selection.length === 1 ? selection[0] : null,
     isolated: filtered,
     camera: fromTensorBoardCamera(tb.cameraDef),
-  });
+  }, defaults);
 }
 
 /** Stored t-SNE/UMAP coordinates of a bookmark as { data, dims }, or null when it has none. */
@@ -127,18 +131,22 @@ function storedCoords(tb, state, n) {
 }
 
 /**
- * What loading a bookmark does: { state, coords } where coords are stored t-SNE/UMAP
- * coordinates to show instead of recomputing. Throws when the bookmark is for a data set of
- * another size, as TensorBoard does.
+ * What loading a bookmark does: { state, coords, notes } where coords are stored t-SNE/UMAP
+ * coordinates to show instead of recomputing, and notes say which values were out of the
+ * parameter table's range (`table`, the data set's) and clamped. Fields the bookmark lacks
+ * take the table's defaults. Throws when the bookmark is for a data set of another size, as
+ * TensorBoard does.
  */
-export function fromTensorBoardState(tb, { n, d }) {
+export function fromTensorBoardState(tb, { n, d, table = null }) {
   if (tb === null || typeof tb !== 'object') throw new Error('a bookmark must be a JSON object');
   const dims = tb.dataSetDimensions;
   if (Array.isArray(dims) && dims.length === 2 && (dims[0] !== n || dims[1] !== d)) {
     throw new Error(`the bookmark is for a data set of ${dims[0]} x ${dims[1]}, this one is ${n} x ${d}`);
   }
-  const state = tb.projector ? sanitizeState(tb.projector) : stateFromTensorBoard(tb);
-  return { state, coords: storedCoords(tb, state, n) };
+  const defaults = defaultStateFor(table);
+  const read = tb.projector ? sanitizeState(tb.projector, defaults) : stateFromTensorBoard(tb, defaults);
+  const { state, notes } = clampState(read, table);
+  return { state, coords: storedCoords(tb, state, n), notes };
 }
 
 /** Fields of which a TensorBoard State holds at least one (older files lack some). */

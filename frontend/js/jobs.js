@@ -3,6 +3,7 @@
 // `onChange(projection)`; the app decides whether it is on screen.
 
 import { customProjection, pca } from './compute.js';
+import { isQuick } from './limits.js';
 import { PREVIEW_ABOVE } from './lod_points.js';
 
 /** How long the whole result waits for a large set's first slice (see _wait). */
@@ -122,8 +123,7 @@ export class JobRunner {
   runOnServer(dataset, method, params, dims, after = null) {
     const p = new Projection(method, params, dims);
     const request = { run: dataset.run, embedding: dataset.name, method, dims, params };
-    const quick = method === 'pca' || method === 'custom';
-    const work = quick ? this._wait(p, request, dataset.n) : this._follow(p, request, dataset.n);
+    const work = isQuick(dataset, method) ? this._wait(p, request, dataset.n) : this._follow(p, request, dataset.n);
     p.finished = (async () => {
       try {
         await after;

@@ -1,6 +1,9 @@
 // The one serialisable UI state: what a bookmark saves, what the URL hash holds, what every
 // panel reads and writes. Pure functions: defaults, validation of untrusted input (URL,
-// files), URL encoding.
+// files), URL encoding. Ranges are not checked here: the parameter table (limits.js) has
+// them, and clampState moves a value into them with a note once the data set's table is in.
+
+import { tableDefaults } from './limits.js';
 
 export const PROJECTIONS = ['pca', 'tsne', 'umap', 'custom'];
 export const METRICS = ['cosine', 'euclidean'];
@@ -9,13 +12,17 @@ export const CUSTOM_SIDES = ['left', 'right', 'up', 'down'];
 /** Most selected indices the URL carries; a larger selection lives in bookmarks only. */
 export const URL_SELECTION_LIMIT = 2000;
 
+/**
+ * The state a fresh view starts from. The projection parameters are the API's defaults; the
+ * parameter table replaces them with the data set's own (defaultStateFor).
+ */
 export function defaultState() {
   return {
     run: null,
     embedding: null,
     projection: 'pca',
     pca: { x: 0, y: 1, z: 2, is3d: true, spherize: false },
-    tsne: { is3d: false, perplexity: 30, learningRate: null, nIter: 1000, superviseColumn: null, superviseWeight: 0 },
+    tsne: { is3d: false, perplexity: 30, learningRate: null, nIter: 750, superviseColumn: null, superviseWeight: 0 },
     umap: { is3d: false, nNeighbors: 15, minDist: 0.1 },
     custom: { column: null, left: '', right: '', up: '', down: '', regex: false },
     labelBy: null,
@@ -35,14 +42,18 @@ export function defaultState() {
   };
 }
 
-/** Per-data-set defaults that TensorBoard derives from N and D; PCA opens in 3D only when
- * there is a third column to show (a 2-column embedding opens in 2D, not with an empty Z). */
+/** The default state with the parameter table's defaults (for a server embedding, its data's:
+ * perplexity for its N). Without a table, defaultState's. */
+export function defaultStateFor(table) {
+  const state = defaultState();
+  for (const [method, values] of Object.entries(tableDefaults(table))) state[method] = { ...state[method], ...values };
+  return state;
+}
+
+/** Per-data-set view defaults: PCA opens in 3D only when there is a third column to show (a
+ * 2-column embedding opens in 2D, not with an empty Z). */
 export function datasetDefaults(n, d) {
-  return {
-    pca3d: d >= 3,
-    spherize: d >= 50,
-    perplexity: Math.min(50, Math.max(5, Math.ceil(Math.sqrt(n) / 4))),
-  };
+  return { pca3d: d >= 3 };
 }
 
 /** Whether the state's projection is drawn in 3D (custom is always 2D). */
@@ -57,6 +68,8 @@ const isIndex = (v) => Number.isInteger(v) && v >= 0;
 function pick(value, fallback, valid) {
   return valid(value) ? value : fallback;
 }
+
+const finite = (v) => typeof v === 'number' && Number.isFinite(v);
 
 function number(min, max) {
   return (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
@@ -84,11 +97,11 @@ function camera(value) {
 }
 
 /**
- * A complete, valid state from untrusted input (URL hash, bookmark file): every field that
- * is missing or of the wrong type falls back to its default, unknown fields are dropped.
+ * A complete, well-typed state from untrusted input (URL hash, bookmark file): every field
+ * that is missing or of the wrong type falls back to its default in `d`, unknown fields are
+ * dropped. Numbers out of range are kept for clampState, which says what it moved.
  */
-export function sanitizeState(input) {
-  const d = defaultState();
+export function sanitizeState(input, d = defaultState()) {
   if (!isObject(input)) return d;
   const sub = (key) => (isObject(input[key]) ? input[key] : {});
   const pca = sub('pca');
@@ -110,16 +123,16 @@ export function sanitizeState(input) {
     },
     tsne: {
       is3d: pick(tsne.is3d, d.tsne.is3d, bool),
-      perplexity: pick(tsne.perplexity, d.tsne.perplexity, number(1, 1000)),
-      learningRate: pick(tsne.learningRate, d.tsne.learningRate, (v) => v === null || number(1e-6, 1e7)(v)),
-      nIter: pick(tsne.nIter, d.tsne.nIter, (v) => Number.isInteger(v) && v > 0 && v <= 1e6),
+      perplexity: pick(tsne.perplexity, d.tsne.perplexity, finite),
+      learningRate: pick(tsne.learningRate, d.tsne.learningRate, (v) => v === null || finite(v)),
+      nIter: pick(tsne.nIter, d.tsne.nIter, finite),
       superviseColumn: pick(tsne.superviseColumn, null, stringOrNull),
-      superviseWeight: pick(tsne.superviseWeight, 0, number(0, 1)),
+      superviseWeight: pick(tsne.superviseWeight, d.tsne.superviseWeight, finite),
     },
     umap: {
       is3d: pick(umap.is3d, d.umap.is3d, bool),
-      nNeighbors: pick(umap.nNeighbors, d.umap.nNeighbors, (v) => Number.isInteger(v) && v >= 2 && v <= 1000),
-      minDist: pick(umap.minDist, d.umap.minDist, number(0, 10)),
+      nNeighbors: pick(umap.nNeighbors, d.umap.nNeighbors, finite),
+      minDist: pick(umap.minDist, d.umap.minDist, finite),
     },
     custom: {
       column: pick(custom.column, null, stringOrNull),
@@ -141,7 +154,7 @@ export function sanitizeState(input) {
     focus: pick(input.focus, null, (v) => v === null || isIndex(v)),
     isolated: Array.isArray(input.isolated) ? indices(input.isolated) : null,
     neighbors: {
-      k: pick(nb.k, d.neighbors.k, (v) => Number.isInteger(v) && v >= 1 && v <= 10000),
+      k: pick(nb.k, d.neighbors.k, (v) => Number.isInteger(v) && v >= 1),
       metric: METRICS.includes(nb.metric) ? nb.metric : d.neighbors.metric,
     },
     search: {

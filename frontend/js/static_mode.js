@@ -107,6 +107,11 @@ export class StaticApi extends Api {
     return (await this.loadManifest()).runs;
   }
 
+  /** The parameter table the site was exported with (an embedding's; none without one). */
+  async methods(run = null, embedding = null) {
+    return run === null ? null : (await this._entry(run, embedding)).methods ?? null;
+  }
+
   async metadata(run, embedding, onProgress) {
     const entry = await this._entry(run, embedding);
     if (!entry.metadata?.tsv) throw new ApiError(404, `${run}/${embedding} has no metadata file in this site`);

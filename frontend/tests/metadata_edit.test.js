@@ -63,7 +63,9 @@ test('supervision offers only the columns the server holds, and only with a weig
 
 test('supervision fields in an untrusted state fall back to their defaults', async () => {
   const { sanitizeState } = await import('../js/state.js');
-  const bad = sanitizeState({ tsne: { superviseColumn: 5, superviseWeight: 2 } }).tsne;
+  // A weight of the wrong type falls back; one out of range is clamped by the parameter
+  // table (limits.test.js).
+  const bad = sanitizeState({ tsne: { superviseColumn: 5, superviseWeight: 'heavy' } }).tsne;
   assert.equal(bad.superviseColumn, null);
   assert.equal(bad.superviseWeight, 0);
   const good = sanitizeState({ tsne: { superviseColumn: 'label', superviseWeight: 0.25 } }).tsne;

@@ -137,8 +137,18 @@ class ProjectorClient:
                                                           "max_px": max_px}, accept="image/png")[0]
 
     def limits(self, run: str, embedding: str) -> dict[str, Any]:
-        """What this data allows each method's parameters, and ``k`` of a neighbour query."""
-        return self._json("GET", "/api/projections/methods", names(run, embedding))
+        """What this data allows each method's parameters, and ``k`` of a neighbour query:
+        :meth:`methods` for this embedding (its ``projections`` and ``neighbors``)."""
+        return self.methods(run, embedding)
+
+    def methods(self, run: str | None = None, embedding: str | None = None) -> dict[str, Any]:
+        """The parameter table: ``methods[name]["params"][param]`` is each parameter's type,
+        default, bounds and description, beside the method's capabilities (``quick``,
+        ``starts_from_layout``, ``streams_frames``, ``supports_3d``); with ``run`` and
+        ``embedding`` the bounds and defaults are that data's. The keyword parameters of
+        :meth:`project` are these."""
+        query = None if run is None or embedding is None else names(run, embedding)
+        return self._json("GET", "/api/projections/methods", query)
 
     def steps(self, run: str) -> list[dict[str, Any]]:
         """The run's tags, each with the steps written for it."""
@@ -196,7 +206,8 @@ class ProjectorClient:
     def project(self, run: str, embedding: str, method: str, dims: int = 2,
                 device: str | None = None, *, on_progress: ProgressCallback | None = None,
                 timeout: float | None = None, **params: Any) -> np.ndarray:
-        """Compute a projection and wait for it: float32 [N, k] (see :meth:`projection`)."""
+        """Compute a projection and wait for it: float32 [N, k] (see :meth:`projection`).
+        ``params`` are the method's parameters, as :meth:`methods` lists them."""
         return self.projection(run, embedding, method, dims, device, on_progress=on_progress,
                                timeout=timeout, **params).coordinates
 

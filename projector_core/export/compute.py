@@ -4,7 +4,6 @@ projection the app already computed is not computed again, and the reverse)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import ProjectionJobs, projection_result
-from projector_core.projection.methods import data_limits
+from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.storage.result_cache import ResultCache
 
@@ -33,23 +32,29 @@ def projection_service(cache_dir: Path) -> ProjectionJobs:
 
 
 def default_request(embedding: Embedding, method: str) -> dict[str, Any]:
-    """The request the app sends for a fresh view of ``embedding`` (state.js's defaults,
-    TensorBoard's per-data rules), so a shared site shows what the app would and a cached
-    result of the app's is reused."""
-    n, d = embedding.shape or (0, 0)
+    """The request the app sends for a fresh view of ``embedding``: the parameter table's
+    defaults for its data (what the page reads, projecting.js's ``requestFor``), so a shared
+    site shows what the app would and a cached result of the app's is reused."""
+    if method not in METHODS:
+        raise ValueError(f"unknown projection {method!r}: choose from {', '.join(METHODS)}")
+    params = parameter_table(embedding.shape or (0, 0))["methods"][method]["params"]
+
+    def default(name: str) -> Any:
+        param = params[name]
+        value = param["default"]
+        for bound, pick in (("maximum", min), ("minimum", max)):
+            if param[bound] is not None and type(value) in (int, float):
+                value = pick(value, param[bound])
+        return value
+
     if method == "pca":
-        return {"dims": 3, "params": {"spherize": d >= 50}}
+        return {"dims": 3, "params": {"spherize": default("spherize")}}
     if method == "tsne":
-        limit = data_limits(n, d)["projections"]["tsne"]["perplexity"]
-        perplexity = min(50, max(5, math.ceil(math.sqrt(n) / 4)))
-        perplexity = max(limit["minimum"], min(limit["maximum"] or perplexity, perplexity))
-        return {"dims": 2, "params": {"perplexity": perplexity, "learning_rate": "auto",
-                                      "n_iter": 1000}}
-    if method == "umap":
-        limit = data_limits(n, d)["projections"]["umap"]["n_neighbors"]
-        return {"dims": 2, "params": {"n_neighbors": min(15, limit["maximum"] or 15),
-                                      "min_dist": 0.1}}
-    raise ValueError(f"unknown projection {method!r}: choose from {', '.join(METHODS)}")
+        return {"dims": 2, "params": {"perplexity": default("perplexity"),
+                                      "learning_rate": default("learning_rate"),
+                                      "n_iter": default("n_iter")}}
+    return {"dims": 2, "params": {"n_neighbors": default("n_neighbors"),
+                                  "min_dist": default("min_dist")}}
 
 
 def run_projection(service: ProjectionJobs, embedding: Embedding, method: str,

@@ -28,7 +28,7 @@ from projector_core.export.sprite_pages import write_sprite
 from projector_core.kernels.lod import lod_order
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import ProjectionJobs
-from projector_core.projection.methods import data_limits
+from projector_core.projection.methods import data_limits, parameter_table
 
 TSV_UP_TO = 100_000  # columns.js's COLUMNS_ABOVE: above it the page reads column files only
 SAMPLE_COLUMN = "original_row"
@@ -100,6 +100,8 @@ def export_embedding(embedding: Embedding, files: SiteFiles, folder: str, what: 
         what.notes.append(f"{label}: sampled to {n:,} of {n_all:,} points; its bookmarks name "
                           "rows of the whole set and are left out")
     entry["info"] = _embedding_info(embedding, n, d, columns, entry)
+    # The parameter table for the page (static_mode.js answers it), k as exported.
+    entry["methods"] = {**parameter_table((n, d)), "neighbors": entry["info"]["limits"]["neighbors"]}
     return entry
 
 

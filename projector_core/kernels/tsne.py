@@ -25,14 +25,13 @@ from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
 from projector_core.jobs.phases import enter_phase
 from projector_core.kernels.supervision import supervise_affinities
-from projector_core.projection.limits import max_perplexity
+from projector_core.projection.limits import default_perplexity
 
 StepCallback = Callable[[int, float, "np.ndarray | None"], None]
 """``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep; it
 is None while the neighbours are searched (progress only). May raise to stop the run, or
 block to pause it."""
 
-DEFAULT_PERPLEXITY = 30.0
 MAX_EARLY_EXAGGERATION_ITER = 250
 FFT_MIN_POINTS = 10_000  # openTSNE's own switch from Barnes-Hut to FFT
 AFFINITY_SHARE = 0.25  # progress reported once the affinities are built
@@ -48,10 +47,6 @@ class TsneResult:
     gradient_method: str  # "bh" or "fft"
     # openTSNE's embedding, which can place new points (``transform``); not compared or shown.
     embedding: openTSNE.TSNEEmbedding | None = field(default=None, repr=False, compare=False)
-
-
-def default_perplexity(n_points: int) -> float:
-    return min(DEFAULT_PERPLEXITY, max_perplexity(n_points))
 
 
 def early_exaggeration_iterations(n_iter: int) -> int:

@@ -7,7 +7,7 @@ the colour and label columns as dictionary codes. Each
 is computed here, on a background thread, once the catalog has loaded, so the page's first
 requests find them ready instead of computing them one after another while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
-with ``datasetDefaults``), so the two share one job and one cached result.
+with the parameter table's defaults), so the two share one job and one cached result.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from projector_core.data.model import Embedding
 from projector_core.jobs.engine import JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.jobs import ProjectionJobs, projection_result
+from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.storage.lod_store import LodStore
 
 log = logging.getLogger("projector")
 
 FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
-SPHERIZE_FROM = 50  # dimensions from which the page's PCA spherizes (state.js datasetDefaults)
 
 
 def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
@@ -41,11 +41,11 @@ def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
 
 
 def default_request(run: str, embedding: Embedding) -> ProjectionRequest:
-    """The page's default projection request for ``embedding``."""
-    dim = embedding.shape[1] if embedding.shape else 0
+    """The page's default projection request for ``embedding`` (the table's defaults)."""
+    table = parameter_table(embedding.shape)["methods"]["pca"]["params"]
     return TypeAdapter(ProjectionRequest).validate_python({
         "run": run, "embedding": embedding.name, "method": "pca", "dims": 3,
-        "params": {"spherize": dim >= SPHERIZE_FROM}})
+        "params": {"spherize": table["spherize"]["default"]}})
 
 
 def default_axes(columns: int) -> list[int]:

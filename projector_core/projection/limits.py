@@ -20,6 +20,7 @@ from annotated_types import Ge, Gt, Le
 from pydantic import BaseModel
 
 MIN_TSNE_POINTS = 4  # openTSNE's smallest data set: 3 x perplexity neighbours, perplexity >= 1
+DEFAULT_PERPLEXITY = 30.0  # openTSNE's; the one default of the API, the page and exports
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,13 @@ def field_bounds(model: type[BaseModel], name: str) -> tuple[float | None, float
 def max_perplexity(n_points: int) -> float:
     """openTSNE uses 3 x perplexity neighbours, so it needs N - 1 >= 3 x perplexity."""
     return (n_points - 1) / 3
+
+
+def default_perplexity(n_points: int) -> float:
+    """The perplexity a request that names none gets: 30, lowered to what ``n_points``
+    fitted points allow. The parameter table publishes it per embedding, so the page, an
+    export and the API use this one rule (TensorBoard's sqrt(N) / 4 is not used)."""
+    return min(DEFAULT_PERPLEXITY, max_perplexity(n_points))
 
 
 def tsne_points(n_points: int, points: str = "points") -> Limit:

@@ -1,5 +1,10 @@
 """What a projection request may ask for: one parameter model per method, with ranges.
 
+These models are the one statement of every parameter's type, default and bounds: the
+parameter table (:mod:`projector_core.projection.methods.table`, ``GET
+/api/projections/methods``) publishes them, with the data's limits and defaults applied, and
+the page, the client and the MCP tools read it instead of restating them.
+
 The models reject unknown names and out-of-range values (a 422 through FastAPI) and serve as
 the API's documented contract in /docs. Limits that depend on the data (perplexity against the
 number of points, metadata columns that must exist) are checked by :mod:`projections`.
@@ -51,7 +56,9 @@ class TsneParams(_SampledParams):
         750, ge=1, le=100_000,
         description="All iterations, early exaggeration included (the first "
                     "min(250, n_iter // 3) of them)")
-    early_exaggeration: float = Field(12.0, ge=1, le=1000)
+    early_exaggeration: float = Field(
+        12.0, ge=1, le=1000, description="How much the attraction between neighbours is "
+                                         "multiplied during the early exaggeration")
     seed: Seed = 0
     init_from_job: InitFrom = None
     supervise_column: str | None = Field(
@@ -65,7 +72,8 @@ class TsneParams(_SampledParams):
 
 class UmapParams(_SampledParams):
     n_neighbors: int = Field(15, ge=2, le=200, description="Must be below the number of points")
-    min_dist: float = Field(0.1, ge=0, le=0.99)
+    min_dist: float = Field(0.1, ge=0, le=0.99,
+                            description="How closely points may be packed in the layout")
     n_epochs: int | None = Field(
         None, ge=1, le=10_000, description="Default as umap-learn: 500 up to 10,000 points, else 200")
     seed: Seed = 0
@@ -82,10 +90,10 @@ class PcaParams(_Params):
 
 class CustomParams(_Params):
     column: str = Field(description="Metadata column the four queries search")
-    left: str = ""
-    right: str = ""
-    up: str = ""
-    down: str = ""
+    left: str = Field("", description="Query of the points at the left end of the x axis")
+    right: str = Field("", description="Query of the points at the right end of the x axis")
+    up: str = Field("", description="Query of the points at the top of the y axis")
+    down: str = Field("", description="Query of the points at the bottom of the y axis")
     regex: bool = Field(False, description="Queries are regular expressions, not substrings")
     align_to_job: AlignTo = None
 

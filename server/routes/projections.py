@@ -2,9 +2,10 @@
 
 Checks that need the data (perplexity against N, metadata columns, the device) happen here,
 so a bad request is a 422 at once instead of a failed job; the method registry
-(``projector_core.projection.methods``) holds them, and ``GET /api/projections/methods`` tells the
-limits the data puts on each method's parameters. Identical requests share one job or a
-cached result (``projector_core.service``).
+(``projector_core.projection.methods``) holds them. ``GET /api/projections/methods`` publishes
+the parameter table made from the same models (every parameter's type, default and bounds,
+each method's capabilities), with an embedding's data limits and defaults applied.
+Identical requests share one job or a cached result (``projector_core.service``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
-from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
+from projector.server.deps import CatalogDep, ServiceDep, lookup_embedding
 from projector.server.job_responses import (
     JobCreated,
     ProjectionOut,
@@ -23,11 +24,11 @@ from projector.server.job_responses import (
     result_response,
     wants_binary,
 )
-from projector.server.limits_models import DataLimitsOut
+from projector.server.limits_models import MethodTableOut
 
 from projector_core.errors import DataError
 from projector_core.jobs.engine import JobStatus
-from projector_core.projection.methods import data_limits
+from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 
 router = APIRouter(prefix="/api", tags=["projections"])
@@ -81,9 +82,23 @@ async def create_projection(
     raise not_done(job)
 
 
-@router.get("/projections/methods", responses={404: {"description": "Unknown run or embedding"}})
-def projection_methods(embedding: EmbeddingDep) -> DataLimitsOut:
-    """The limits this embedding's data puts on each method's parameters (under default
-    sampling) and on ``k`` of a neighbour query; ``limits`` in ``GET /api/runs`` too."""
-    n, dim = embedding.shape or (0, 0)
-    return DataLimitsOut(**data_limits(n, dim))
+@router.get("/projections/methods", responses={
+    404: {"description": "Unknown run or embedding"},
+    422: {"description": "Only one of run and embedding given"}})
+def projection_methods(
+    catalog: CatalogDep,
+    run: Annotated[str | None, Query(description="With embedding: apply its data's limits "
+                                                 "and defaults")] = None,
+    embedding: Annotated[str | None, Query(description="An embedding of run")] = None,
+) -> MethodTableOut:
+    """The parameter table: every parameter of every method (type, default, bounds,
+    description) and its capabilities (quick, starts from a layout, streams frames, 3-D).
+    With ``run`` and ``embedding``, bounds and defaults are this data's (perplexity at most
+    (N - 1) / 3, and its default for N), and the data limits (``limits`` in ``GET
+    /api/runs``) come beside them."""
+    if (run is None) != (embedding is None):
+        raise HTTPException(422, "give both run and embedding, or neither")
+    shape = None  # an embedding whose shape is not known yet (loading) gets the plain table
+    if run is not None and embedding is not None:
+        shape = lookup_embedding(catalog, run, embedding).shape
+    return MethodTableOut(**parameter_table(shape))

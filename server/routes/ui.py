@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import mimetypes
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse
@@ -37,16 +37,26 @@ def templates() -> Jinja2Templates:
     return Jinja2Templates(directory=str(TEMPLATES_DIR))
 
 
+@functools.cache
+def parameters() -> dict[str, Any]:
+    """Each method's parameters from the parameter table: the page's controls take their
+    ranges from it (the page narrows them to an embedding's table once one is open)."""
+    from projector_core.projection.methods import parameter_table
+
+    return {name: entry["params"] for name, entry in parameter_table()["methods"].items()}
+
+
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request) -> HTMLResponse:
     """The single page of the app; everything else is fetched from /api by the front end."""
     return templates().TemplateResponse(
-        request, "index.html", {"modules": module_graph(FRONTEND_DIR, "js/app.js")})
+        request, "index.html", {"modules": module_graph(FRONTEND_DIR, "js/app.js"),
+                                "params": parameters()})
 
 
 def index_html() -> str:
     """The index page as text (``projector export`` ships it in a static site)."""
-    return templates().get_template("index.html").render()
+    return templates().get_template("index.html").render(params=parameters())
 
 
 def site_page() -> SitePage:

@@ -6,6 +6,7 @@
 
 import { Api, ApiError } from '../api.js';
 import { search } from '../compute.js';
+import { startsFromLayout } from '../limits.js';
 import { $, el, setOptions } from '../dom.js';
 import { flipTheme } from '../theme.js';
 import { parseMetadataTsv } from '../tsv.js';
@@ -22,6 +23,7 @@ const sideOf = (value) => {
 class ComparePage {
   constructor() {
     this.api = new Api();
+    this.methodTable = this.api.methods().catch(() => null); // capabilities: which method starts from a layout
     this.embeddings = []; // [{ run, embedding, rows, dims }]
     this.pairs = [];
     this.timeline = null; // [{ step, embedding }] of A's tag when it has several steps
@@ -222,11 +224,12 @@ class ComparePage {
     const cached = this.layouts.get(id);
     if (cached) return cached;
     const params = {};
-    if (reference) params[method === 'pca' ? 'align_to_job' : 'init_from_job'] = reference.jobId;
+    const table = await this.methodTable;
+    if (reference) params[startsFromLayout(table, method) ? 'init_from_job' : 'align_to_job'] = reference.jobId;
     if (method === 'tsne') params.n_iter = 500;
     const n = this.embeddings.find((e) => e.run === side.run && e.embedding === side.embedding).rows;
     const jobId = await this.api.startProjection({ run: side.run, embedding: side.embedding, method, dims: 2, params },
-      { followed: method !== 'pca' });
+      { followed: !table?.methods?.[method]?.quick });
     const last = await this.api.follow(jobId, {
       onStatus: (s) => this.status(`${method} of ${side.embedding}: ${Math.round((s.progress || 0) * 100)}%`),
     });

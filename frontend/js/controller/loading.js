@@ -3,11 +3,11 @@
 
 import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
-import { clampToLimit, limitFor } from '../limits.js';
+import { clampNote, clampState } from '../limits.js';
 import { fetchLevel, fitSlice, mergeSlices, PREVIEW_ABOVE } from '../lod_points.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
-import { datasetDefaults, defaultState, sanitizeState } from '../state.js';
+import { datasetDefaults, defaultStateFor, sanitizeState } from '../state.js';
 import { parseMetadataTsv } from '../tsv.js';
 
 export class DatasetLoading {
@@ -24,9 +24,14 @@ export class DatasetLoading {
     }
     const token = ++this.loadToken;
     const [n, d] = info.shape;
+    // The parameter table for this data (its limits and defaults) comes before the state is
+    // made from it; without one (a shared static site) the state stays as it is.
+    const methods = await this.api.methods(run, name).catch(() => null);
+    if (token !== this.loadToken) return;
     this._resetForDataset();
     this._showLoadFailure(null);
     const dataset = new Dataset({ source: 'server', run, name, n, d, info });
+    dataset.methods = methods;
     this.dataset = dataset;
     this.state = this._initialState(dataset, restore);
     this.render();
@@ -149,6 +154,7 @@ export class DatasetLoading {
     const task = this.progress.start(`Reading ${tensorFile.name}…`);
     try {
       const dataset = await datasetFromFiles(tensorFile, metadataFile, (got, total) => task.update(got / total));
+      dataset.methods = await this.api.methods().catch(() => null); // no data limits: computed here
       this.localDatasets = [dataset];
       this.openLocal(dataset);
     } finally {
@@ -189,18 +195,20 @@ export class DatasetLoading {
     this._showPlotMessage(null);
   }
 
+  /**
+   * The state a data set opens with: `restore` (a URL's) or the defaults, both from the
+   * parameter table (the data's defaults, perplexity for its N) and clamped into its ranges;
+   * a restored value out of range is said in the status bar.
+   */
   _initialState(dataset, restore) {
-    const base = restore ? sanitizeState(restore) : defaultState();
+    const defaults = defaultStateFor(dataset.methods);
+    const base = restore ? sanitizeState(restore, defaults) : defaults;
     base.run = dataset.run;
     base.embedding = dataset.name;
-    if (!restore) {
-      const defaults = datasetDefaults(dataset.n, dataset.d);
-      base.pca.spherize = defaults.spherize;
-      base.pca.is3d = defaults.pca3d;
-      // TensorBoard's default for N, inside what the server allows this data.
-      base.tsne.perplexity = clampToLimit(defaults.perplexity, limitFor(dataset, 'tsne', 'perplexity'));
-    }
-    return base;
+    if (!restore) base.pca.is3d = datasetDefaults(dataset.n, dataset.d).pca3d;
+    const { state, notes } = clampState(base, dataset.methods);
+    if (restore && notes.length) this.setMessage(clampNote(notes, 'The link'));
+    return state;
   }
 
   /**

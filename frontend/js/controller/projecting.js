@@ -4,7 +4,7 @@
 import { formatCount } from '../dom.js';
 import { fitInSlices, prepareDrawOrder } from '../draw_order.js';
 import { fitPositions } from '../geometry.js';
-import { clampToLimit, limitFor } from '../limits.js';
+import { clampToLimit, isQuick, limitFor } from '../limits.js';
 import { is3d } from '../state.js';
 import { randomOrder } from '../renderer/lod.js';
 import { placedFirstOrder } from '../stream_order.js';
@@ -21,7 +21,7 @@ export class Projecting {
       case 'pca':
         return { params: { spherize: state.pca.spherize }, dims: 3 };
       case 'tsne': {
-        // The server's limit for this data (perplexity <= (N - 1) / 3); TensorBoard's slider goes to 100.
+        // The parameter table's limit for this data (perplexity <= (N - 1) / 3).
         const perplexity = clampToLimit(state.tsne.perplexity, limitFor(this.dataset, 'tsne', 'perplexity'));
         const params = { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter };
         const supervise = superviseColumn(state.tsne, this.dataset);
@@ -80,7 +80,7 @@ export class Projecting {
       this.render();
       return;
     }
-    if (method === 'pca' || method === 'custom') {
+    if (isQuick(this.dataset, method)) {
       if (!p || p.key !== key) p = this._start(method);
     } else if (!p) {
       p = this._start(method);

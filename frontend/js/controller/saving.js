@@ -1,6 +1,7 @@
 // Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata.
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
+import { clampNote } from '../limits.js';
 import { $, download } from '../dom.js';
 import { downloadName } from '../file_names.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
@@ -26,10 +27,12 @@ export class Saving {
     const tb = this.bookmarks[index];
     if (!tb || !this.dataset) return;
     try {
-      const { state, coords } = fromTensorBoardState(tb, { n: this.dataset.n, d: this.dataset.d });
+      const ds = this.dataset;
+      const { state, coords, notes } = fromTensorBoardState(tb, { n: ds.n, d: ds.d, table: ds.methods });
       this.applyState(state, { coords, iteration: tb.tSNEIteration });
       this.activeBookmark = index;
-      this.setMessage(`Loaded bookmark “${tb.label}”`, false, { holds: () => this.activeBookmark === index && this.bookmarks[index] === tb });
+      const clamped = notes.length ? `. ${clampNote(notes, 'It')}` : '';
+      this.setMessage(`Loaded bookmark “${tb.label}”${clamped}`, false, { holds: () => this.activeBookmark === index && this.bookmarks[index] === tb });
     } catch (err) {
       this.setMessage(`Bookmark: ${err.message}`, true);
     }

@@ -3,13 +3,25 @@
 
 import { $, formatCount, setOptions } from '../dom.js';
 import { CUSTOM_SIDES } from '../state.js';
-import { limitFor } from '../limits.js';
+import { clampToLimit, limitFor, paramInfo } from '../limits.js';
 import { superviseChoices } from '../supervision.js';
 
-/** A range slider's maximum: its own, lowered to the data's limit (never below its minimum). */
-function sliderWithin(slider, limit, ownMax) {
-  const max = Math.max(Number(slider.min), Math.min(ownMax, Math.floor(limit?.maximum ?? ownMax)));
-  if (slider.max !== String(max)) slider.max = String(max);
+/**
+ * A control's range from the parameter table of the open data set (its data's limits
+ * applied: perplexity at most (N - 1) / 3). Whole-number controls get whole bounds inside
+ * it; without a table (local data) the page's own, from the same table, stay.
+ */
+function rangeFrom(input, param) {
+  if (!param) return;
+  const whole = param.type === 'integer' || Number(input.step) >= 1;
+  if (param.minimum != null) {
+    const min = String(whole ? Math.ceil(param.minimum) : param.minimum);
+    if (input.min !== min) input.min = min;
+  }
+  if (param.maximum != null) {
+    const max = String(Math.max(Number(input.min), whole ? Math.floor(param.maximum) : param.maximum));
+    if (input.max !== max) input.max = max;
+  }
 }
 
 export function createProjectionsPanel(app) {
@@ -39,8 +51,14 @@ export function createProjectionsPanel(app) {
     run: $('umap-run'),
     stop: $('umap-stop'),
   };
-  // The sliders' own ranges (TensorBoard's, in the page); the server's limits narrow them.
-  const ownMax = { perplexity: Number(tsne.perplexity.max), neighbors: Number(umap.neighbors.max) };
+  // Each control and the parameter of the table it sets.
+  const ranged = [
+    [tsne.perplexity, 'tsne', 'perplexity'], [tsne.learningRate, 'tsne', 'learning_rate'],
+    [tsne.iterations, 'tsne', 'n_iter'], [tsne.superviseWeight, 'tsne', 'supervise_weight'],
+    [umap.neighbors, 'umap', 'n_neighbors'], [umap.minDist, 'umap', 'min_dist'],
+  ];
+  // A typed value goes into the table's range (the box then shows what will be asked).
+  const typed = (method, param, value) => clampToLimit(value, limitFor(app.dataset, method, param));
   const customColumn = $('custom-column');
   const customInputs = Object.fromEntries(CUSTOM_SIDES.map((side) => [side, $(`custom-${side}`)]));
 
@@ -66,11 +84,14 @@ export function createProjectionsPanel(app) {
   tsne.perplexity.addEventListener('change', () => setTsne({ perplexity: Number(tsne.perplexity.value) }));
   tsne.learningRate.addEventListener('change', () => {
     const v = Number(tsne.learningRate.value);
-    setTsne({ learningRate: tsne.learningRate.value.trim() && v > 0 ? v : null });
+    setTsne({ learningRate: tsne.learningRate.value.trim() && v > 0 ? typed('tsne', 'learning_rate', v) : null });
   });
   tsne.iterations.addEventListener('change', () => {
     const v = Math.round(Number(tsne.iterations.value));
-    if (v > 0) setTsne({ nIter: v });
+    if (!tsne.iterations.value.trim() || !Number.isFinite(v)) return;
+    const nIter = typed('tsne', 'n_iter', v);
+    tsne.iterations.value = String(nIter);
+    setTsne({ nIter });
   });
   tsne.superviseColumn.addEventListener('change', () => setTsne({ superviseColumn: tsne.superviseColumn.value || null }));
   tsne.superviseWeight.addEventListener('input', () => (tsne.superviseWeightValue.textContent = tsne.superviseWeight.value));
@@ -133,7 +154,6 @@ export function createProjectionsPanel(app) {
     const s = app.state.tsne;
     const p = app.projections.tsne;
     tsne.threeD.checked = s.is3d;
-    sliderWithin(tsne.perplexity, limitFor(app.dataset, 'tsne', 'perplexity'), ownMax.perplexity);
     if (document.activeElement !== tsne.perplexity) tsne.perplexity.value = s.perplexity;
     tsne.perplexityValue.textContent = s.perplexity;
     if (document.activeElement !== tsne.learningRate) tsne.learningRate.value = s.learningRate ?? '';
@@ -154,7 +174,6 @@ export function createProjectionsPanel(app) {
     const s = app.state.umap;
     const p = app.projections.umap;
     umap.threeD.checked = s.is3d;
-    sliderWithin(umap.neighbors, limitFor(app.dataset, 'umap', 'n_neighbors'), ownMax.neighbors);
     if (document.activeElement !== umap.neighbors) umap.neighbors.value = s.nNeighbors;
     umap.neighborsValue.textContent = s.nNeighbors;
     if (document.activeElement !== umap.minDist) umap.minDist.value = s.minDist;
@@ -183,6 +202,7 @@ export function createProjectionsPanel(app) {
   }
 
   function render() {
+    for (const [input, method, param] of ranged) rangeFrom(input, paramInfo(app.dataset, method, param));
     const current = app.state.projection;
     for (const tab of tabs) tab.setAttribute('aria-selected', String(tab.dataset.tab === current));
     for (const body of bodies) body.hidden = body.dataset.body !== current;

@@ -13,6 +13,7 @@ from projector_core.projection.methods.base import ProjectionMethod
 from projector_core.projection.methods.custom import Custom
 from projector_core.projection.methods.pca import Pca
 from projector_core.projection.methods.precomputed import Precomputed
+from projector_core.projection.methods.table import method_entry
 from projector_core.projection.methods.tsne import Tsne
 from projector_core.projection.methods.umap import Umap
 
@@ -34,3 +35,16 @@ def data_limits(n_points: int, dim: int) -> dict[str, Any]:
                         for name, method in METHODS.items()},
         "neighbors": {"k": neighbor_count(max(0, n_points - 1)).to_json()},
     }
+
+
+def parameter_table(shape: tuple[int, int] | None = None) -> dict[str, Any]:
+    """Every method's parameters (type, default, bounds, description) and capabilities; with
+    an embedding's ``shape`` (N, D) the data's limits and defaults applied, the data limits
+    of :func:`data_limits` beside them, and ``k`` of a neighbour query."""
+    table: dict[str, Any] = {
+        "data": None if shape is None else {"n": shape[0], "dim": shape[1]},
+        "methods": {name: method_entry(method, shape) for name, method in METHODS.items()},
+    }
+    if shape is not None:
+        table.update(data_limits(*shape))
+    return table

@@ -61,7 +61,15 @@ class ProjectionMethod(ABC, Generic[Params]):
 
     name: ClassVar[str]
     params_model: ClassVar[type[BaseModel]]
-    starts_from_layout: ClassVar[bool] = False  # t-SNE, UMAP: init_from_job is a start layout
+    title: ClassVar[str]  # the name a person reads ("t-SNE")
+    # Capabilities, published in the parameter table (GET /api/projections/methods) so that
+    # no door restates them: answered by one blocking request (the rest are followed frame
+    # by frame); ``init_from_job`` is a start layout (else ``align_to_job`` turns the result
+    # onto a layout); live frames stream while it runs; the dimensions it can give.
+    quick: ClassVar[bool] = True
+    starts_from_layout: ClassVar[bool] = False
+    streams_frames: ClassVar[bool] = False
+    output_dims: ClassVar[tuple[int, ...]] = (2, 3)
     runs_on_cluster: ClassVar[bool] = True  # over a chunked embedding's shards, with --dask
 
     def __init__(self, request: Any) -> None:
@@ -73,6 +81,12 @@ class ProjectionMethod(ABC, Generic[Params]):
     def limits(cls, n_points: int, dim: int) -> dict[str, Limit]:
         """Limits on parameters for data of ``n_points`` x ``dim`` under default parameters,
         narrowed to the model's own bounds: what ``GET /api/runs`` sends the front end."""
+        return {}
+
+    @classmethod
+    def data_defaults(cls, n_points: int, dim: int) -> dict[str, Any]:
+        """Defaults that depend on the data (a parameter whose model default is None, filled
+        in by the run): what the table publishes for ``n_points`` x ``dim``."""
         return {}
 
     def check(self, embedding: Embedding) -> None:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 class Custom(ProjectionMethod[CustomParams]):
     name = "custom"
+    title = "Custom"
+    output_dims = (2,)  # two axes between the four queries
     params_model = CustomParams
 
     def check(self, embedding: Embedding) -> None:

@@ -91,7 +91,9 @@ class LayoutFit(ProjectionMethod[FitParams]):
     finite rows it actually fits.
     """
 
+    quick = False
     starts_from_layout = True
+    streams_frames = True
     keeps_start_scale: ClassVar[bool] = False
     params_model: ClassVar[type[TsneParams] | type[UmapParams]]
 
@@ -109,6 +111,15 @@ class LayoutFit(ProjectionMethod[FitParams]):
             sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
         """The layout of ``data`` (the finite rows, ``valid`` marks them among all rows):
         of all of them, or of an even ``sample`` of that many, the rest placed after it."""
+
+    @classmethod
+    def fitted_defaults(cls, n_points: int) -> dict[str, Any]:
+        """Defaults for ``n_points`` fitted points (see :meth:`data_defaults`)."""
+        return {}
+
+    @classmethod
+    def data_defaults(cls, n_points: int, dim: int) -> dict[str, Any]:
+        return cls.fitted_defaults(fitted_points(cls.params_model(), n_points))
 
     @classmethod
     def limits(cls, n_points: int, dim: int) -> dict[str, Limit]:

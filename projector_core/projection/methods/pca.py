@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 class Pca(ProjectionMethod[PcaParams]):
     name = "pca"
+    title = "PCA"
     params_model = PcaParams
 
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:

@@ -15,6 +15,7 @@ from projector_core.projection.params import PrecomputedParams
 
 class Precomputed(ProjectionMethod[PrecomputedParams]):
     name = "precomputed"
+    title = "Precomputed"
     params_model = PrecomputedParams
     runs_on_cluster = False  # columns and data of at most 3 dimensions: nothing to spread
 

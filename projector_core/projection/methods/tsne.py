@@ -11,7 +11,7 @@ from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.precomputed import check_columns
 from projector_core.kernels.sampling import sampled_tsne
 from projector_core.kernels.supervision import label_codes
-from projector_core.projection.limits import Limit, perplexity, tsne_points
+from projector_core.projection.limits import Limit, default_perplexity, perplexity, tsne_points
 from projector_core.projection.methods.base import Reporter, RunContext
 from projector_core.projection.methods.fitting import KERNEL_THREADS, LayoutFit, sampled, streamed
 from projector_core.projection.params import TsneParams
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 class Tsne(LayoutFit[TsneParams]):
     name = "tsne"
+    title = "t-SNE"
     params_model = TsneParams
     keeps_start_scale = True
 
@@ -30,6 +31,10 @@ class Tsne(LayoutFit[TsneParams]):
     def fit_limits(cls, n_points: int, points: str = "points") -> dict[str, Limit]:
         return {"points": tsne_points(n_points, points),
                 "perplexity": perplexity(n_points, points)}
+
+    @classmethod
+    def fitted_defaults(cls, n_points: int) -> dict[str, Any]:
+        return {"perplexity": default_perplexity(n_points)}
 
     def limited_values(self, n_points: int) -> dict[str, float | None]:
         return {"points": n_points, "perplexity": self.params.perplexity}
@@ -41,7 +46,7 @@ class Tsne(LayoutFit[TsneParams]):
 
     def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext, init: np.ndarray | None,
             sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
-        from projector_core.kernels.tsne import default_perplexity, tsne  # openTSNE: on first use
+        from projector_core.kernels.tsne import tsne  # openTSNE: on first use
 
         params = self.params
         if sample is not None:  # the sample fit is unsupervised (said in info)

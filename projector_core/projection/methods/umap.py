@@ -8,6 +8,7 @@ import numpy as np
 
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sampling import sampled_umap
+from projector_core.kernels.umap import default_epochs
 from projector_core.projection.limits import Limit, umap_neighbors
 from projector_core.projection.methods.base import RunContext
 from projector_core.projection.methods.fitting import LayoutFit, sampled, streamed
@@ -16,11 +17,16 @@ from projector_core.projection.params import UmapParams
 
 class Umap(LayoutFit[UmapParams]):
     name = "umap"
+    title = "UMAP"
     params_model = UmapParams
 
     @classmethod
     def fit_limits(cls, n_points: int, points: str = "points") -> dict[str, Limit]:
         return {"n_neighbors": umap_neighbors(n_points, points)}
+
+    @classmethod
+    def fitted_defaults(cls, n_points: int) -> dict[str, Any]:
+        return {"n_epochs": default_epochs(n_points)}
 
     def limited_values(self, n_points: int) -> dict[str, float | None]:
         return {"n_neighbors": self.params.n_neighbors}
