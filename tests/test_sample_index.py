@@ -47,3 +47,16 @@ def test_a_sample_rows_neighbours_leave_out_the_row_itself():
     assert indices.shape == (6, 5)
     assert all(set(row) == set(range(6)) - {i} for i, row in enumerate(indices))
     assert (np.diff(distances, axis=1) >= 0).all()
+
+
+def test_the_index_pickles_with_its_graph_so_workers_can_share_it():
+    import pickle
+
+    data, _ = make_blobs(1500, 12, centers=4, random_state=2)
+    data = data.astype(np.float32)
+    index = SampleIndex(data[:1000])
+    copy = pickle.loads(pickle.dumps(index))
+    assert copy.n_samples == 1000
+    np.testing.assert_array_equal(copy.sample, index.sample)
+    for ours, theirs in zip(index.query(data[1000:], 10), copy.query(data[1000:], 10), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
