@@ -116,6 +116,10 @@ def main() -> None:
         started = time.perf_counter()
         ours = run()
         took = time.perf_counter() - started
+        lost = int((~np.isfinite(ours).all(axis=1)).sum())
+        if lost:
+            print(f"{name}: {lost} points not placed (NaN)", flush=True)
+            ours = np.nan_to_num(ours)
         t_ours = trustworthiness(data[subset], ours[subset], n_neighbors=K, metric="cosine")
         recall = full_scale_recall(data, ours, queries)
         print(f"{name}: {took:.0f} s; trustworthiness {t_ours:.4f}, gap {t_ref - t_ours:+.4f} "
