@@ -59,3 +59,16 @@ def test_one_new_point_is_placed_like_a_batch_of_them():
     assert one_indices.shape == (1, 10)
     np.testing.assert_array_equal(one_indices[0], indices[0])
     np.testing.assert_allclose(one_distances[0], distances[0], rtol=1e-5)
+
+
+def test_the_index_pickles_with_its_graph_so_workers_can_share_it():
+    import pickle
+
+    data, _ = make_blobs(1500, 12, centers=4, random_state=2)
+    data = data.astype(np.float32)
+    index = SampleIndex(data[:1000])
+    copy = pickle.loads(pickle.dumps(index))
+    assert copy.n_samples == 1000
+    np.testing.assert_array_equal(copy.sample, index.sample)
+    for ours, theirs in zip(index.query(data[1000:], 10), copy.query(data[1000:], 10), strict=True):
+        np.testing.assert_array_equal(ours, theirs)

@@ -5,7 +5,10 @@ fitted map (openTSNE's ``TSNEEmbedding.transform``, umap-learn's ``UMAP.transfor
 workers gather a random sample of the finite rows to one worker (never through the server),
 which fits it; the fitted model goes to every worker, each places its own shards, and the
 coordinates stream to the browser as frames as each shard finishes (the sample first).
-Uses openTSNE and umap-learn directly, with the request's parameters.
+t-SNE uses openTSNE directly, with the request's parameters. UMAP is the single-machine
+sampled fit's (:class:`~kernels.sampling.UmapMap`): the sample's neighbours and each placed
+point's come from one HNSW index over the sample, not umap-learn's NN-descent, so a cluster
+draws the same map as one machine given the same sample.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
+from projector_core.kernels.sampling import PLACE_BATCH, UmapMap
 from projector_core.projection.params import TsneRequest, UmapRequest
 
 if TYPE_CHECKING:
@@ -57,17 +61,18 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
             early_exaggeration_iter=early_exaggeration_iterations(params.n_iter),
             negative_gradient_method="fft" if request.dims == 2 else "bh",
             random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
-    import umap
+    from projector_core.kernels.sampling import fit_umap_map
 
-    fit = request.params
-    return FittedMap(umap.UMAP(n_components=request.dims, n_neighbors=fit.n_neighbors,
-                               min_dist=fit.min_dist, n_epochs=fit.n_epochs,
-                               random_state=fit.seed, n_jobs=1).fit(sample), 0)  # its own transform
+    fitted, _ = fit_umap_map(sample, request.dims, params.n_neighbors, params.min_dist,
+                             params.n_epochs, params.seed)
+    return FittedMap(fitted)
 
 
 def sample_coordinates(fitted: FittedMap) -> np.ndarray:
     """The fitted sample's own coordinates."""
-    return np.asarray(getattr(fitted.model, "embedding_", fitted.model), np.float32)
+    if isinstance(fitted.model, UmapMap):
+        return fitted.model.layout
+    return np.asarray(fitted.model, np.float32)
 
 
 def place_shard(item: HeldShard | Shard, fitted: FittedMap) -> np.ndarray:
@@ -79,10 +84,13 @@ def place_shard(item: HeldShard | Shard, fitted: FittedMap) -> np.ndarray:
     ok = np.isfinite(x).all(axis=1)
     out = np.full((x.shape[0], sample_coordinates(fitted).shape[1]), np.nan, np.float32)
     if ok.any():
-        rows = np.ascontiguousarray(x[ok])
-        placed = (fitted.model.transform(rows, n_iter=fitted.iterations) if fitted.iterations
-                  else fitted.model.transform(rows))
-        out[ok] = np.asarray(placed, np.float32)
+        rows = np.flatnonzero(ok)
+        for start in range(0, rows.size, PLACE_BATCH):  # bounds the placement's memory
+            batch = rows[start:start + PLACE_BATCH]
+            points = np.ascontiguousarray(x[batch], np.float32)
+            placed = (fitted.model.place(points) if isinstance(fitted.model, UmapMap)
+                      else fitted.model.transform(points, n_iter=fitted.iterations))
+            out[batch] = np.asarray(placed, np.float32)
     return out
 
 

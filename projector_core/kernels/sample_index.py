@@ -11,6 +11,8 @@ wide candidate list is what a click needs, not a layout: 0.7 s), recall@15 0.92 
 Stored as float32, the graph's own distances are exact, so nothing is re-scored.
 
 Distances are euclidean (not squared), as openTSNE's and umap-learn's own searches return.
+The index pickles (its graph as usearch's own serialised bytes), so a Dask worker that built
+it can send it to the others that place their shards with it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,16 @@ class SampleIndex:
         for start in range(0, self.n_samples, _ADD_BATCH):
             stop = min(self.n_samples, start + _ADD_BATCH)
             self._graph.add(np.arange(start, stop), self.sample[start:stop])
+
+    def __getstate__(self) -> dict:
+        return {"sample": self.sample, "graph": bytes(self._graph.save())}
+
+    def __setstate__(self, state: dict) -> None:
+        from usearch.index import Index
+
+        self.sample = state["sample"]
+        self.n_samples = self.sample.shape[0]
+        self._graph = Index.restore(bytearray(state["graph"]))
 
     def query(self, points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Each point's ``k`` nearest sample rows, nearest first: (int64 [Q, k], float32

@@ -33,6 +33,7 @@ import numpy as np
 from projector_core.jobs.phases import enter_phase
 
 if TYPE_CHECKING:
+    from projector_core.kernels.sample_index import SampleIndex
     from projector_core.kernels.tsne import StepCallback
 
 
@@ -43,6 +44,15 @@ PLACE_BATCH = 16_384  # points placed per batch: a frame every few seconds, boun
 # fit (tests/test_big_projection.py, bench/bench_big_projection.py).
 TSNE_PLACE_ITERATIONS = 100
 MIN_SAMPLE = 100
+# The sample's UMAP runs umap-learn's small-data epochs (500, not the 200 it gives more than
+# 10,000 points) unless the request says: every placed point lands on this map. On 293k word
+# embeddings (bench/bench_sampled_quality.py, one run) 500 raised the trustworthiness of a
+# 5k subset from 0.768 to 0.778 and the full-scale neighbour recall from 0.060 to 0.065, for
+# 155 s instead of 101 s in all. Measured and left out: 1,000 epochs (no more gain, 25k
+# sample), more placement epochs (100, 300: nothing), exact placement neighbours (+0.003),
+# and a whole-set refinement (10 epochs over all points with the placed-to-sample edges
+# placement found: -0.008; there are no placed-to-placed edges without searching all points).
+SAMPLE_FIT_EPOCHS = 500
 
 
 @dataclass(frozen=True)
@@ -175,6 +185,56 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     })
 
 
+@dataclass
+class UmapMap:
+    """A UMAP fitted on a sample, with the sample's index: places new points on its layout.
+
+    It pickles (the index with it), so the Dask path fits it on one worker and every worker
+    places its own shards with it, as :func:`sampled_umap` does in one process.
+    """
+
+    index: SampleIndex
+    layout: np.ndarray  # float32 [sample, dims], the fitted sample
+    n_neighbors: int
+    min_dist: float
+    n_epochs: int | None  # the request's: placement runs a third of them, or umap-learn's 30
+    seed: int
+
+    def place(self, batch: np.ndarray) -> np.ndarray:
+        """float32 positions of ``batch``'s rows among their nearest sample points."""
+        from projector_core.kernels.umap import place as umap_place
+
+        indices, distances = self.index.query(batch, self.n_neighbors)
+        placed = umap_place(self.layout, indices, distances, self.n_neighbors, self.min_dist,
+                            self.n_epochs, self.seed)
+        # umap-learn's transform starts a point with no surviving membership at NaN, and NaN
+        # coordinates came out of 2 of about 6 sampled runs over the 293k words (bench):
+        # such a point goes to its nearest sample point.
+        lost = np.flatnonzero(~np.isfinite(placed).all(axis=1))
+        placed[lost] = self.layout[indices[lost, 0]]
+        return placed
+
+
+def fit_umap_map(sample: np.ndarray, dims: int, n_neighbors: int, min_dist: float,
+                 n_epochs: int | None, seed: int,
+                 on_step: StepCallback | None = None,
+                 on_search: Callable[[float], None] | None = None) -> tuple[UmapMap, int]:
+    """UMAP of ``sample`` over its :class:`SampleIndex` neighbours (never NN-descent), for
+    ``n_epochs`` or :data:`SAMPLE_FIT_EPOCHS`: the map, and the epochs the fit ran.
+    ``on_search(fraction)`` follows the neighbour search."""
+    from projector_core.kernels.sample_index import SampleIndex
+    from projector_core.kernels.umap import umap
+
+    index = SampleIndex(sample)
+    if on_search is not None:
+        on_search(0.0)  # a cancel during the index build stops here
+    neighbors = index.self_neighbors(n_neighbors - 1, on_search)
+    fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs or SAMPLE_FIT_EPOCHS, seed,
+                  neighbors=neighbors, on_step=on_step, preview=False)
+    return UmapMap(index, fitted.coordinates, n_neighbors, min_dist, n_epochs,
+                   seed), fitted.n_epochs
+
+
 def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist: float,
                  n_epochs: int | None, seed: int,
                  on_step: StepCallback | None = None) -> SampledResult:
@@ -189,34 +249,22 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     """
     from openTSNE.initialization import pca as pca_layout
 
-    from projector_core.kernels.sample_index import SampleIndex
-    from projector_core.kernels.umap import place as umap_place
-    from projector_core.kernels.umap import umap
-
     order = even_order(data.shape[0], seed)
     sample_rows = np.sort(order[:m])
     sample = np.ascontiguousarray(data[sample_rows], dtype=np.float32)
     canvas = _Canvas(data.shape[0], dims, on_step)
     canvas.show(sample_rows, pca_layout(sample, n_components=dims, random_state=seed), 0, 0.0)
 
-    enter_phase("neighbours")
-    index = SampleIndex(sample)
-    canvas.report(0, 0.0)  # a cancel during the index build stops here
-    neighbors = index.self_neighbors(n_neighbors - 1, lambda done: enter_phase("neighbours", done))
+    def searched(done: float) -> None:
+        enter_phase("neighbours", done)
+        canvas.report(0, 0.0)
 
     def on_sample_step(epoch: int, progress: float, live: np.ndarray | None) -> None:
         assert live is not None  # UMAP's every step carries its layout
         canvas.show(sample_rows, live, epoch, FIT_SHARE * progress)
 
-    fitted = umap(sample, dims, n_neighbors, min_dist, n_epochs, seed, neighbors=neighbors,
-                  on_step=on_sample_step, preview=False)
-    reference = fitted.coordinates
-
-    def place(batch: np.ndarray) -> np.ndarray:
-        indices, distances = index.query(batch, n_neighbors)
-        return umap_place(reference, indices, distances, n_neighbors, min_dist, n_epochs, seed)
-
-    place_in_batches(data, order, m, canvas, place, fitted.n_epochs)
-    return SampledResult(canvas.coordinates, m, {
-        "n_epochs": fitted.n_epochs, "neighbors": "usearch",
-    })
+    enter_phase("neighbours")
+    fitted, epochs = fit_umap_map(sample, dims, n_neighbors, min_dist, n_epochs, seed,
+                                  on_sample_step, searched)
+    place_in_batches(data, order, m, canvas, fitted.place, epochs)
+    return SampledResult(canvas.coordinates, m, {"n_epochs": epochs, "neighbors": "usearch"})

@@ -1,0 +1,37 @@
+"""The Dask path's sampled UMAP is the single-machine one: our sample index, not NN-descent."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+from sklearn.datasets import make_blobs
+
+from projector_core.distributed.sample_fit import fit_sample, sample_coordinates
+from projector_core.kernels.sampling import UmapMap
+from projector_core.projection.params import UmapParams, UmapRequest
+
+
+def test_a_worker_fits_the_same_map_as_one_machine_and_ships_it_whole():
+    data, _ = make_blobs(1400, 16, centers=5, random_state=4)
+    data = data.astype(np.float32)
+    sample, rest = data[:1000], data[1000:]
+    request = UmapRequest(run="r", embedding="e", method="umap",
+                          params=UmapParams(n_neighbors=12, n_epochs=40, seed=3))
+    # A worker fits from the shards' parts of the sample, in order.
+    fitted = fit_sample([sample[:400], sample[400:]], request)
+    assert isinstance(fitted.model, UmapMap)  # kernels.sampling's map, as one machine fits it
+    assert fitted.model.index.n_samples == 1000 and fitted.model.n_neighbors == 12
+    layout = sample_coordinates(fitted)
+    assert layout.shape == (1000, 2) and layout.dtype == np.float32
+    # Dask pickles the map to every worker placing shards: the index travels with it and
+    # answers as the one it was built as.
+    shipped = pickle.loads(pickle.dumps(fitted))
+    placed = shipped.model.place(rest)
+    np.testing.assert_array_equal(placed, fitted.model.place(rest))
+    assert placed.dtype == np.float32 and np.isfinite(placed).all()
+    # Each placed point lands among the sample points of its own blob.
+    _, blob = make_blobs(1400, 16, centers=5, random_state=4)
+    centres = np.stack([layout[blob[:1000] == b].mean(axis=0) for b in range(5)])
+    nearest = np.argmin(np.linalg.norm(placed[:, None] - centres[None], axis=2), axis=1)
+    assert (nearest == blob[1000:]).mean() > 0.95
