@@ -36,7 +36,7 @@ from projector.server.routes import (
 from projector_core.data.catalog import Catalog
 from projector_core.data.loading import StillLoading
 from projector_core.data.uploads import Uploads
-from projector_core.distributed.errors import ClusterUnavailable
+from projector_core.distributed.errors import ClusterUnavailable, TooLarge
 from projector_core.errors import DataError
 from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import DEFAULT_GRACE, Followers
@@ -168,6 +168,10 @@ def create_app(
     @app.exception_handler(ClusterUnavailable)
     async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    @app.exception_handler(TooLarge)
+    async def too_large(request: Request, exc: TooLarge) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=413)
 
     app.openapi = _with_string_errors(app.openapi)  # type: ignore[method-assign]
 

@@ -154,6 +154,23 @@ class Cluster:
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 
+    def run(self, function: Callable[..., Any], arguments: list[tuple]) -> list[Any]:
+        """``function(*args)`` once per argument tuple, anywhere; results in order."""
+        self.check()
+        try:
+            futures = [self.client.submit(function, *args, retries=_RETRIES, pure=False)
+                       for args in arguments]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+        return self._gather(futures)
+
+    def everywhere(self, function: Callable[..., Any], *args: Any) -> None:
+        """``function(*args)`` on every worker (dropping what a worker keeps for a store)."""
+        try:
+            self.client.run(function, *args)
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+
     def submit_each(self, function: Callable[..., Any], held: list[Future],
                     per_shard: list[Any]) -> list[Future]:
         """``function(shard, argument)`` per shard, results left on the workers."""
