@@ -149,7 +149,9 @@ def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data
     ran = _names(stream.data)
     workers = set(cluster.workers())
     # "shard": reading a shard into a worker's memory; the rest run on the shards held there.
-    for task in ("shard", "shards_knn", "sum_over", "shard_project", "shard_side_sums"):
+    # project_into: the coordinates written to the cache by the workers, then the tiles.
+    for task in ("shard", "shards_knn", "sum_over", "project_into", "shard_side_sums",
+                 "level_counts", "place_shard", "write_group"):
         assert ran.get(task, set()) <= workers and ran.get(task), (task, ran)
     assert ran["shards_knn"] == workers  # both workers scanned the shards they hold
 

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from distributed import Client, Future, LocalCluster, as_completed, wait
@@ -26,6 +27,7 @@ from distributed.scheduler import KilledWorker
 from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.distributed.shard_tasks import add_parts, hold, sum_over
 from projector_core.formats.chunked import ChunkedVectors
+from projector_core.storage.tensor_cache import default_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +42,12 @@ _CLUSTER_ERRORS = (OSError, TimeoutError, CommClosedError, KilledWorker, FutureC
 class Cluster:
     """A ``dask.distributed`` client, for ``tcp://host:port`` or ``local:N`` worker processes."""
 
-    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT,
+                 store_dir: Path | None = None) -> None:
         self.address = address
         self.timeout = timeout
+        # Where the workers write results and tiles: storage they and the server share.
+        self.store_dir = Path(store_dir) if store_dir else default_cache_dir() / "cluster"
         self._local: LocalCluster | None = None
         self._held: OrderedDict[str, list[Future]] = OrderedDict()
         self._lock = threading.Lock()

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from projector_core.distributed.errors import TooLarge
+from projector_core.distributed.shard_tasks import HeldShard, held, shard_project
+from projector_core.formats.chunked import Shard
 
 WHOLE_BYTES = 256 * 2**20  # a stored result read whole up to this size (the page's 10M x 3 fits)
 
@@ -65,6 +67,24 @@ def write_rows(path: str, start: int, coordinates: np.ndarray) -> ShardStats:
     lo = inside.min(axis=0).astype(np.float64) if inside.size else np.full(columns, np.inf)
     hi = inside.max(axis=0).astype(np.float64) if inside.size else np.full(columns, -np.inf)
     return ShardStats(int(placeable.sum()), lo, hi)
+
+
+def project_into(item: HeldShard | Shard, path: str, *args: Any) -> ShardStats:
+    """:func:`shard_project` of a held shard, written to the store where it lies."""
+    part = held(item)
+    return write_rows(path, part.start, shard_project(part, *args))
+
+
+def project_on_workers(cluster: Any, vectors: Any, store_name: str, *args: Any
+                       ) -> StoredCoordinates:
+    """Every shard projected by ``shard_project(*args)`` on the worker holding it, written to
+    a new store under the cluster's ``store_dir``; only per-shard stats come back."""
+    shards = vectors.shards()
+    columns = args[0].shape[1]
+    path = create_coords(new_store(cluster.store_dir, store_name), vectors.shape[0], columns,
+                         shards[0].stop - shards[0].start)
+    stats = cluster.map(project_into, cluster.held(vectors), path, *args)
+    return StoredCoordinates(path, (vectors.shape[0], columns), combine(stats))
 
 
 def combine(stats: list[ShardStats]) -> ShardStats:
