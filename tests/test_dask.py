@@ -73,8 +73,9 @@ def data(logdir: Path) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    started = Cluster("local:2", timeout=300)  # only catches a hang: a busy machine is slow
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    # The timeout only catches a hang: a busy machine is slow.
+    started = Cluster("local:2", timeout=300, store_dir=tmp_path_factory.mktemp("stores"))
     yield started
     started.close()
 

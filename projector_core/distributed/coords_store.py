@@ -11,6 +11,7 @@ use tiles"), never an N-sized allocation. The path must be on storage the worker
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +23,18 @@ from projector_core.distributed.errors import TooLarge
 from projector_core.distributed.shard_tasks import HeldShard, held, shard_project
 from projector_core.formats.chunked import Shard
 
+STORES_KEPT = 16  # projections whose stores stay on disk
 WHOLE_BYTES = 256 * 2**20  # a stored result read whole up to this size (the page's 10M x 3 fits)
 
 
 def new_store(root: Path, name: str) -> Path:
-    """A fresh folder for one projection's stores under ``root``."""
+    """A fresh folder for one projection's stores under ``root``; the oldest beyond
+    ``STORES_KEPT`` are removed (their jobs were forgotten long before)."""
     path = Path(root) / f"{name}-{uuid.uuid4().hex[:12]}"
     path.mkdir(parents=True, exist_ok=False)
+    older = sorted((p for p in Path(root).iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for stale in older[:-STORES_KEPT]:
+        shutil.rmtree(stale, ignore_errors=True)
     return path
 
 
