@@ -15,7 +15,7 @@ passes in ``_STATES``; one lost with its worker is recomputed from the coordinat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from projector_core.kernels.lod import COARSE_LEVELS
 from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.kernels.lod_tiles import _morton as morton_codes
 
+DENSE_LEVELS = 10  # down to this level a cell is found by a table of 4^level entries
 LEAD_LEVELS = COARSE_LEVELS[2]  # levels whose every non-empty cell has a lead (as lod.py)
 
 
@@ -43,6 +44,8 @@ class ShardPlan:
 class ShardKeys:
     codes: np.ndarray  # uint32 Morton codes at MAX_LEVEL
     key: np.ndarray  # float64 LOD keys
+    # Points still unplaced at a level, once seen: the next level looks only at those.
+    alive: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 _STATES: dict[tuple[str, int], ShardKeys] = {}
@@ -68,13 +71,19 @@ def shard_leads(plan: ShardPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(level-L cells, the smallest u in each, its global row) over the shard's finite points."""
     drawn = draw(plan)
     _STATES.pop((plan.coords, plan.start), None)
-    finite = drawn.key < 1.0
-    cells = drawn.codes[finite] >> (2 * (MAX_LEVEL - LEAD_LEVELS))
-    rows = np.flatnonzero(finite)
-    by = np.lexsort((drawn.key[rows], cells))
+    rows = np.flatnonzero(drawn.key < 1.0)
+    if not rows.size:
+        return first_empty(), np.zeros(0), first_empty()
+    cells = (drawn.codes[rows] >> (2 * (MAX_LEVEL - LEAD_LEVELS))).astype(np.uint16)
+    by = np.argsort(cells, kind="stable")  # a radix sort of 10-bit cells
     cells, rows = cells[by], rows[by]
-    first = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if cells.size else first_empty()
-    return cells[first], drawn.key[rows[first]], rows[first] + plan.start
+    key = drawn.key[rows]
+    first = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+    smallest = np.minimum.reduceat(key, first)
+    group = np.repeat(np.arange(first.size), np.diff(np.r_[first, cells.size]))
+    best = np.flatnonzero(key == smallest[group])
+    best = best[np.r_[True, group[best][1:] != group[best][:-1]]]  # one per cell
+    return cells[best].astype(np.int64), key[best], rows[best] + plan.start
 
 
 def first_empty() -> np.ndarray:
@@ -119,13 +128,30 @@ def forget(coords: str) -> None:
 def unplaced(state: ShardKeys, level: int, cells: np.ndarray, floors: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
     """(position of each still-unplaced point's cell in ``cells``, the points) at ``level``:
-    a point is unplaced when its level-``level`` cell is open and its key above the floor."""
-    prefix = state.codes >> (2 * (MAX_LEVEL - level))
-    at = np.minimum(np.searchsorted(cells, prefix), max(cells.size - 1, 0))
-    open_ = (cells[at] == prefix) if cells.size else np.zeros(prefix.size, bool)
-    points = np.flatnonzero(open_)
-    points = points[state.key[points] > floors[at[points]]]
-    return at[points], points
+    a point is unplaced when its level-``level`` cell is open and its key above the floor.
+    Only the points unplaced at the level above can be (kept from the last pass here)."""
+    points = state.alive.get(level)
+    known = points is not None
+    if not known:
+        points = state.alive.get(level - 1)
+        points = np.arange(state.key.size) if points is None else points
+    prefix = state.codes[points] >> (2 * (MAX_LEVEL - level))
+    if not cells.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if level <= DENSE_LEVELS:
+        table = np.full(1 << (2 * level), -1, np.int64)
+        table[cells] = np.arange(cells.size)
+        at = table[prefix]
+        open_ = at >= 0
+    else:
+        at = np.minimum(np.searchsorted(cells, prefix), cells.size - 1)
+        open_ = cells[at] == prefix
+    if not known:
+        inside = np.flatnonzero(open_)
+        inside = inside[state.key[points[inside]] > floors[at[inside]]]
+        points, at = points[inside], at[inside]
+        state.alive = {level: points}
+    return at, points
 
 
 def level_counts(plan: ShardPlan, leads: tuple[np.ndarray, np.ndarray], level: int,
