@@ -264,6 +264,9 @@ def main() -> None:
             params = {} if method == "pca" else {"seed": 0}
             job, seconds, info = run_job(base, embedding, method, params)
             rows.append((f"{method}: done (s)", round(seconds, 1)))
+            if "tiles_seconds" in info:
+                rows.append((f"{method}:   of which tiles built by the workers (s)",
+                             info["tiles_seconds"]))
             rows.append((f"{method}: server private peak (MB)",
                          round(memory.peak_since(since) / 2**20)))
             for name, value in queries(base, embedding, job, info).items():

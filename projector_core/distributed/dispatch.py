@@ -91,9 +91,11 @@ def stored_result(coordinates: StoredCoordinates, cluster: Cluster, vectors: Chu
     n, columns = coordinates.shape
     shards = vectors.shards()
     axes = list(range(min(columns, 2)))
+    projected = time.perf_counter()
     coordinates.tiles = build_tile_store(coordinates, shards[0].stop - shards[0].start, axes,
                                          cluster)
     info.update({"dims": columns, "invalid_rows": n - coordinates.stats.finite,
+                 "tiles_seconds": round(time.perf_counter() - projected, 3),
                  "seconds": round(time.perf_counter() - started, 3),
                  "stored": {"coordinates": coordinates.path, "tiles": coordinates.tiles}})
     return ProjectionResult(coordinates, info)  # type: ignore[arg-type]
