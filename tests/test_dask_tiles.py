@@ -35,7 +35,7 @@ from projector_core.formats.chunked import open_chunked  # noqa: E402
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
 from projector_core.kernels.lod import lod_order  # noqa: E402
 from projector_core.kernels.lod_tiles import MAX_LEVEL, build_tiles  # noqa: E402
-from projector_core.storage.zarr_tiles import ZarrTileSource  # noqa: E402
+from projector_core.storage.zarr_tiles import ZarrTileSource, stored_tile_source  # noqa: E402
 
 pytestmark = pytest.mark.slow
 N, D = 120_000, 16
@@ -105,6 +105,10 @@ def test_the_workers_tiles_are_build_tiles_over_their_order(built):
         np.testing.assert_array_equal(coords, plane[rows])
         assert np.array_equal(codes, labels[rows])
     assert source.codes_dictionary("label") == CATEGORIES
+    coordinates.tiles = source.path  # as the job's result carries them
+    assert stored_tile_source(coordinates, [0, 1]).manifest() == manifest
+    assert stored_tile_source(coordinates, [1, 2]) is None
+    assert stored_tile_source(np.zeros((3, 2)), [0, 1]) is None
     assert source.read(MAX_LEVEL, 0, 0) is None
     with pytest.raises(KeyError, match="label"):
         source.read(0, 0, 0, column="colour")

@@ -75,6 +75,9 @@ class ZarrTileSource:
             codes = np.asarray(self._codes(column)[start:stop], np.int32)
         return rows, coords, codes
 
+    def manifest_axes(self) -> list[int]:
+        return list(self._attrs["axes"])
+
     def codes_dictionary(self, column: str) -> list[str]:
         """The categories the column's codes index into."""
         return list(self._codes(column).attrs["dictionary"])
@@ -87,3 +90,13 @@ class ZarrTileSource:
             raise KeyError(f"unknown column {column!r}; the tiles carry "
                            f"{', '.join(self.columns()) or 'no column'}")
         return self._group["codes"][column]
+
+
+def stored_tile_source(coordinates: Any, axes: list[int]) -> ZarrTileSource | None:
+    """The tiles the workers wrote for a stored result over ``axes`` (None when the result
+    is in memory, or its tiles are over other axes): what the tile routes serve it from."""
+    path = getattr(coordinates, "tiles", None)
+    if path is None:
+        return None
+    source = ZarrTileSource(path)
+    return source if source.manifest_axes() == list(axes) else None
