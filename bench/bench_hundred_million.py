@@ -208,17 +208,23 @@ def browser(base: str, job: str) -> dict[str, object]:
                                         args=["--enable-precise-memory-info"])
         page = chromium.new_page(viewport=VIEWPORT)
         page.add_init_script(HIDE_OVERLAYS)
+        page.route("**/api/runs", lambda route: route.fulfill(json=[]))  # the empty plot's box
+        page.goto(base + "/")
+        box = page.locator('[data-testid="plot"]').bounding_box()
+        page.unroute("**/api/runs")
         page.goto("about:blank")
-        box = {"x": 0, "y": 0, "width": VIEWPORT["width"] * 0.7, "height": VIEWPORT["height"]}
         first = time_to_points(page, url, box, 120)
-        out["first picture (s)"] = first
+        out["first picture (s)"] = None if first is None else round(first, 2)
+        out["points drawn by the page"] = page.evaluate(
+            "window.__projector && window.__projector.app.plot.drawn")
         intervals = frame_intervals_while_dragging(page, box)
         out["drag frame median / max (ms)"] = (
             f"{statistics.median(intervals):.0f} / {max(intervals):.0f}" if intervals else "-")
-        cdp = page.context.new_cdp_session(page)
-        cdp.send("Performance.enable")
-        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-        out["JS heap (MB)"] = round(metrics.get("JSHeapUsedSize", 0) / 2**20, 1)
+        # The JS heap with the typed arrays' backing stores (the points), which
+        # JSHeapUsedSize leaves out.
+        heap = page.context.new_cdp_session(page).send("Runtime.getHeapUsage")
+        out["JS heap + array buffers (MB)"] = round(
+            (heap["usedSize"] + heap.get("backingStorageSize", 0)) / 2**20, 1)
         chromium.close()
     return out
 
