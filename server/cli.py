@@ -171,7 +171,8 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if problem is not None:
         print(f"projector: nothing to serve: {problem}", file=sys.stderr)
         return 2
-    cluster = connect_cluster(args.dask, args.dask_timeout) if args.dask else None
+    cluster = connect_cluster(args.dask, args.dask_timeout,
+                              (cache_dir or default_cache_dir()) / "cluster") if args.dask else None
     if args.dask and cluster is None:
         return 2
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
@@ -212,9 +213,9 @@ def _mcp(args: argparse.Namespace) -> int:
     return serve_mcp(args.logdir, args.device)
 
 
-def connect_cluster(address: str, timeout: float) -> Cluster | None:
+def connect_cluster(address: str, timeout: float, store_dir: Path | None = None) -> Cluster | None:
     """The Dask cluster for ``--dask`` (None, said why, when unreachable); Dask is imported
-    only here, only when asked."""
+    only here, only when asked. The workers write results and tiles under ``store_dir``."""
     try:
         from projector_core.distributed.cluster import Cluster
         from projector_core.distributed.errors import ClusterUnavailable
@@ -222,7 +223,7 @@ def connect_cluster(address: str, timeout: float) -> Cluster | None:
         print("projector: --dask needs Dask: pip install 'embedding-projector[dask]'", file=sys.stderr)
         return None
     try:
-        cluster = Cluster(address, timeout=timeout)
+        cluster = Cluster(address, timeout=timeout, store_dir=store_dir)
         workers = cluster.workers()
     except (ValueError, ClusterUnavailable) as error:
         print(f"projector: {error}", file=sys.stderr)

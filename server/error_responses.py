@@ -5,7 +5,8 @@ Every error body is ``{"detail": "..."}``. The core raises, the web layer maps:
 - ``ValueError`` (``DataError`` included): the request's or the data's fault, 422;
 - a body that is not JSON: 400; a field FastAPI refuses: 422, said as one sentence;
 - ``StillLoading``: 503 with the loading progress and Retry-After;
-- ``ClusterUnavailable`` (``--dask``): 503;
+- ``ClusterUnavailable`` (``--dask``): 503; ``TooLarge`` (a whole array of a result kept on
+  disk by the cluster: use tiles): 413;
 - anything else is ours: 500.
 
 Routes raise ``HTTPException`` only for what the web layer itself decides (an unknown run or
@@ -22,7 +23,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from projector_core.data.loading import StillLoading
-from projector_core.distributed.errors import ClusterUnavailable
+from projector_core.distributed.errors import ClusterUnavailable, TooLarge
 
 RETRY_AFTER_SECONDS = 1
 
@@ -53,8 +54,11 @@ EMBEDDING_ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def status_for(error: type[BaseException] | None) -> int:
-    """The status of a failure raised as ``error`` (a failed job's too): 422 for bad input or
-    data, 500 for anything else."""
+    """The status of a failure raised as ``error`` (a failed job's too): 413 for a whole
+    array asked of a result that stays on disk, 422 for bad input or data, 500 for anything
+    else."""
+    if error is not None and issubclass(error, TooLarge):
+        return 413
     return 422 if error is not None and issubclass(error, ValueError) else 500
 
 
@@ -85,7 +89,6 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ClusterUnavailable)
     async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503)
-
 
 
 def _validation_message(exc: RequestValidationError) -> str:

@@ -8,17 +8,20 @@ is ours, a 500.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from fastapi import HTTPException, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from projector.server.deps import JobsDep as JobsDep  # routes/tiles.py imports it from here
 from projector.server.error_responses import status_for
 from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobManager
 from projector_core.projection.jobs import NotDone, projection_result
+
+RESULT_BLOCK = 1 << 16  # rows per streamed block of a result
 
 
 class JobCreated(BaseModel):
@@ -50,21 +53,37 @@ def wants_binary(request: Request) -> bool:
 
 
 def result_response(job: Job, binary: bool) -> Response:
-    """A done job's result: float32 bytes (X-Shape, X-Info headers) or JSON with nulls."""
+    """A done job's result: float32 bytes (X-Shape, X-Info headers) or JSON with nulls.
+
+    Streamed a block of rows at a time: the whole answer as one JSON string of Python floats
+    took 4x the matrix at 3M x 10 (issue 25), and a result the workers left on disk
+    (``StoredCoordinates``) is read block by block, never whole."""
     result = projection_result(job)
     coordinates = result.coordinates
     n, k = coordinates.shape
+    blocks = (coordinates[start:start + RESULT_BLOCK] for start in range(0, n, RESULT_BLOCK))
     if binary:
-        return Response(
-            np.ascontiguousarray(coordinates, dtype="<f4").tobytes(),
+        return StreamingResponse(
+            (np.ascontiguousarray(block, dtype="<f4").tobytes() for block in blocks),
             media_type="application/octet-stream",
-            headers={"X-Shape": f"{n},{k}", "X-Job": job.id,
+            headers={"X-Shape": f"{n},{k}", "X-Job": job.id, "Content-Length": str(n * k * 4),
                      "X-Info": json.dumps(result.info, ensure_ascii=True)})
-    rows: list[Any] = coordinates.tolist()
-    for i in np.flatnonzero(~np.isfinite(coordinates).all(axis=1)):
-        rows[i] = None
-    body = json.dumps({"coordinates": rows, "info": result.info}, separators=(",", ":"))
-    return Response(body, media_type="application/json", headers={"X-Job": job.id})
+    return StreamingResponse(_json_rows(blocks, result.info), media_type="application/json",
+                             headers={"X-Job": job.id})
+
+
+def _json_rows(blocks: Iterator[np.ndarray], info: dict[str, Any]) -> Iterator[str]:
+    yield '{"coordinates":['
+    first = True
+    for block in blocks:
+        rows: list[Any] = np.asarray(block).tolist()
+        for i in np.flatnonzero(~np.isfinite(block).all(axis=1)):
+            rows[i] = None
+        text = json.dumps(rows, separators=(",", ":"))[1:-1]
+        if text:
+            yield ("" if first else ",") + text
+            first = False
+    yield '],"info":' + json.dumps(info, separators=(",", ":")) + "}"
 
 
 def not_done(job: Job) -> HTTPException:

@@ -73,8 +73,9 @@ def data(logdir: Path) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    started = Cluster("local:2", timeout=300)  # only catches a hang: a busy machine is slow
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    # The timeout only catches a hang: a busy machine is slow.
+    started = Cluster("local:2", timeout=300, store_dir=tmp_path_factory.mktemp("stores"))
     yield started
     started.close()
 
@@ -149,7 +150,9 @@ def test_same_answers_as_one_process_computed_on_the_workers(apps, cluster, data
     ran = _names(stream.data)
     workers = set(cluster.workers())
     # "shard": reading a shard into a worker's memory; the rest run on the shards held there.
-    for task in ("shard", "shards_knn", "sum_over", "shard_project", "shard_side_sums"):
+    # project_into: the coordinates written to the cache by the workers, then the tiles.
+    for task in ("shard", "shards_knn", "sum_over", "project_into", "shard_side_sums",
+                 "level_counts", "place_shard", "write_group"):
         assert ran.get(task, set()) <= workers and ran.get(task), (task, ran)
     assert ran["shards_knn"] == workers  # both workers scanned the shards they hold
 

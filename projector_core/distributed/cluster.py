@@ -14,6 +14,7 @@ import logging
 import pickle
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from distributed import Client, Future, LocalCluster, as_completed, wait
@@ -25,6 +26,7 @@ from projector_core.distributed.errors import ClusterUnavailable
 from projector_core.distributed.shard_tasks import add_parts, hold, sum_over
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.storage.recent import Recent
+from projector_core.storage.tensor_cache import default_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +41,12 @@ _CLUSTER_ERRORS = (OSError, TimeoutError, CommClosedError, KilledWorker, FutureC
 class Cluster:
     """A ``dask.distributed`` client, for ``tcp://host:port`` or ``local:N`` worker processes."""
 
-    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT,
+                 store_dir: Path | None = None) -> None:
         self.address = address
         self.timeout = timeout
+        # Where the workers write results and tiles: storage they and the server share.
+        self.store_dir = Path(store_dir) if store_dir else default_cache_dir() / "cluster"
         self._local: LocalCluster | None = None
         self._held: Recent[str, list[Future]] = Recent(
             _HELD_EMBEDDINGS, on_drop=lambda futures: self.client.cancel(futures))
@@ -142,6 +147,23 @@ class Cluster:
         self.check()
         try:
             return self.client.submit(function, *args, retries=_RETRIES, pure=False)
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+
+    def run(self, function: Callable[..., Any], arguments: list[tuple]) -> list[Any]:
+        """``function(*args)`` once per argument tuple, anywhere; results in order."""
+        self.check()
+        try:
+            futures = [self.client.submit(function, *args, retries=_RETRIES, pure=False)
+                       for args in arguments]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
+        return self._gather(futures)
+
+    def everywhere(self, function: Callable[..., Any], *args: Any) -> None:
+        """``function(*args)`` on every worker (dropping what a worker keeps for a store)."""
+        try:
+            self.client.run(function, *args)
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 

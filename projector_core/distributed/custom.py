@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from projector_core.distributed.coords_store import project_on_workers
 from projector_core.distributed.knn import map_shards
 from projector_core.distributed.shard_tasks import add_parts, shard_project, shard_side_sums
 from projector_core.formats.chunked import ChunkedVectors
@@ -48,7 +49,10 @@ def sharded_custom_projection(vectors: ChunkedVectors, cluster: Cluster | None, 
     axes = np.stack([centroids["right"] - centroids["left"],
                      centroids["up"] - centroids["down"]], axis=1)
     offset = mean @ axes
-    parts = map_shards(vectors, cluster, shard_project, axes, offset, mean, False, None)
     matches = {side: int(counts[i]) for i, side in enumerate(SIDES)}
+    if cluster is not None:  # written by the workers, never gathered here
+        return CustomResult(project_on_workers(cluster, vectors, "custom", axes, offset, mean,
+                                               False, None), matches)
+    parts = map_shards(vectors, None, shard_project, axes, offset, mean, False, None)
     return CustomResult(np.concatenate(parts), matches)
 

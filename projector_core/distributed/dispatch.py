@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from projector_core.data.model import Embedding
+from projector_core.distributed.coords_store import StoredCoordinates
 from projector_core.distributed.knn import ShardedIndex
+from projector_core.distributed.tile_build import build_tile_store
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
@@ -77,4 +79,23 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
         reporter.step(None, 0.0)
     coordinates, details = method.run_on_cluster(embedding, vectors, cluster, reporter)
     info.update(details)
+    if isinstance(coordinates, StoredCoordinates):
+        return stored_result(coordinates, cluster, vectors, info, started)
     return finished(coordinates, info, started)
+
+
+def stored_result(coordinates: StoredCoordinates, cluster: Cluster, vectors: ChunkedVectors,
+                  info: dict[str, Any], started: float) -> ProjectionResult:
+    """A result the workers wrote to disk, with its tiles over the first two axes built by
+    them too: the server keeps a path and a few numbers, never the N x c array."""
+    n, columns = coordinates.shape
+    shards = vectors.shards()
+    axes = list(range(min(columns, 2)))
+    projected = time.perf_counter()
+    coordinates.tiles = build_tile_store(coordinates, shards[0].stop - shards[0].start, axes,
+                                         cluster)
+    info.update({"dims": columns, "invalid_rows": n - coordinates.stats.finite,
+                 "tiles_seconds": round(time.perf_counter() - projected, 3),
+                 "seconds": round(time.perf_counter() - started, 3),
+                 "stored": {"coordinates": coordinates.path, "tiles": coordinates.tiles}})
+    return ProjectionResult(coordinates, info)  # type: ignore[arg-type]

@@ -4,8 +4,9 @@ Two passes over the shards (in worker memory with a cluster): the finite rows' m
 the D x D Gram matrix of the rows centred on it (plus, when spherizing, of the centred unit
 rows), each added up on the workers in a tree so the server receives one D x D matrix.
 Centring before the product keeps float64 accuracy, as kernels/pca.py does, so the explained
-variance ratios equal scikit-learn's to 1e-6. A third pass projects each shard; only the N x c
-coordinates come back. The D x D matrix bounds D (768: 4.7 MB; 4096: 134 MB).
+variance ratios equal scikit-learn's to 1e-6. A third pass projects each shard; on a cluster the workers
+write the N x c coordinates to a store (``coords_store.py``), without one they come
+back. The D x D matrix bounds D (768: 4.7 MB; 4096: 134 MB).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from projector_core.distributed.coords_store import project_on_workers
 from projector_core.distributed.knn import map_shards
 from projector_core.distributed.shard_tasks import (
     add_parts,
@@ -54,7 +56,11 @@ def sharded_pca(vectors: ChunkedVectors, cluster: Cluster | None, n_components: 
     ratios = variances / total_variance if total_variance > 0 else np.zeros_like(variances)
     shift = moved_mean if spherize else None
     offset = mean @ components
-    parts = map_shards(vectors, cluster, shard_project, components, offset, mean, spherize, shift)
+    if cluster is not None:  # written by the workers, never gathered here
+        coordinates = project_on_workers(cluster, vectors, "pca", components, offset, mean,
+                                         spherize, shift)
+        return PcaResult(coordinates, [float(r) for r in ratios], n - count)
+    parts = map_shards(vectors, None, shard_project, components, offset, mean, spherize, shift)
     coordinates = np.concatenate(parts) if parts else np.zeros((0, n_comp), np.float32)
     return PcaResult(coordinates, [float(r) for r in ratios], n - count)
 

@@ -94,7 +94,8 @@ class ProjectionJobs:
                 def work(ctx: JobContext) -> ProjectionResult:
                     result = compute_projection(request, embedding, backend, ctx, cluster,
                                                 reference)
-                    self.results.store(key, result.coordinates, result.info)
+                    if not getattr(result.coordinates, "stored", False):  # on disk already
+                        self.results.store(key, result.coordinates, result.info)
                     return result
 
                 job = self.jobs.submit(work, key=key)
