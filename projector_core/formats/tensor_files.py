@@ -228,7 +228,11 @@ def read_tsv(path: Path, display: str, progress: Progress | None = None) -> np.n
 def looks_binary(path: Path) -> bool:
     """TensorBoard reads a tensor as TSV unless it fails to decode as text; we sniff the start."""
     with path.open("rb") as handle:
-        head = handle.read(4096)
+        return binary_head(handle.read(4096))
+
+
+def binary_head(head: bytes) -> bool:
+    """Whether a file's first bytes are not UTF-8 text (see ``looks_binary``)."""
     if b"\0" in head:
         return True
     try:
