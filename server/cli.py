@@ -61,7 +61,7 @@ def describe(runs: list[Run]) -> str:
     """What discovery found, including why anything was skipped."""
     lines = []
     for run in runs:
-        lines.append(f"run {run.name}  ({run.config})")
+        lines.append(f"run {run.name}  ({(run.config or '').strip('()')})")  # "(plain arrays)" once
         if run.error:
             lines.append(f"  skipped: {run.error}")
         lines.extend(describe_embedding(embedding) for embedding in run.embeddings)
@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
     serve.add_argument("--wait", action="store_true",
                        help="serve even when LOGDIR holds no runs yet, and watch for them")
-    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet given instead of a LOGDIR)")
+    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet/.tsv given instead of a LOGDIR)")
     plain.add_argument("--metadata", help="metadata TSV for the array (TensorBoard's header rule)")
     plain.add_argument("--sprite", help="sprite image for the array")
     plain.add_argument("--sprite-dim", type=int, nargs=2, metavar=("W", "H"),

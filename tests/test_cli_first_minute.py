@@ -232,6 +232,7 @@ def test_a_tensor_tsv_or_a_config_file_given_alone_is_served(tmp_path):
         [embedding] = run["embeddings"]
         assert embedding["shape"] == [40, 6] and embedding["error"] is None
         assert embedding["metadata_columns"] == ["word", "parity"]
+        assert "run .  (plain arrays)" in server.output()
         tensor = server.get("/api/tensor", run=run["name"], embedding=embedding["name"]).content
         np.testing.assert_allclose(np.frombuffer(tensor, "<f4").reshape(40, 6), vectors, atol=1e-5)
     with cli_server([str(tmp_path / "logs" / "projector_config.pbtxt")], tmp_path) as server:
