@@ -18,3 +18,22 @@ def test_search_without_metadata_says_there_is_nothing_to_search(serve, tmp_path
     assert search.is_disabled() and projector.by("search-column").is_disabled()
     assert search.get_attribute("placeholder") == "No metadata to search"
     assert projector.drawn_pixels() > 50
+
+
+def test_a_link_to_data_this_server_lacks_is_said_and_not_applied(serve, tmp_path, projector):
+    """A colleague's link names a run this server does not have: the page opens its own data
+    with its own defaults (not the link's selection of rows of other data) and says why."""
+    from projector_core.formats.writer import add_embedding
+
+    vectors = np.random.default_rng(1).normal(size=(30, 4)).astype("f4")
+    add_embedding(tmp_path / "logs", vectors, metadata=[[f"w{i}", str(i % 3)] for i in range(30)],
+                  metadata_header=["word", "group"], tag="mine")
+    projector.open(serve(tmp_path / "logs"), {"run": "digits", "embedding": "digits",
+                                              "projection": "tsne", "selection": [1, 2, 3]})
+    projector.wait_settled()
+    state = projector.state()
+    assert (state["run"], state["embedding"]) == (".", "mine:00000")
+    assert state["selection"] == [] and state["projection"] == "pca"
+    assert state["labelBy"] == "word"
+    projector.wait_text("status-bar", "The link's digits / digits: not on this server. Showing "
+                        ". / mine:00000", contains=True)
