@@ -37,3 +37,20 @@ def test_a_link_to_data_this_server_lacks_is_said_and_not_applied(serve, tmp_pat
     assert state["labelBy"] == "word"
     projector.wait_text("status-bar", "The link's digits / digits: not on this server. Showing "
                         ". / mine:00000", contains=True)
+
+
+def test_quality_of_a_small_set_is_measured_with_a_k_it_allows(serve, tmp_path, projector):
+    """Twelve points: colour by quality measures with k = 5 (the measure needs k below half
+    the points), instead of answering the default k = 10 with the server's refusal."""
+    from projector_core.formats.writer import add_embedding
+
+    add_embedding(tmp_path / "logs", np.random.default_rng(2).normal(size=(12, 5)).astype("f4"),
+                  metadata=[f"p{i}" for i in range(12)], tag="small")
+    refused: list[str] = []
+    projector.page.on("response", lambda r: refused.append(r.url) if r.status >= 400 else None)
+    projector.open(serve(tmp_path / "logs"))
+    projector.wait_projection("pca")
+    projector.by("quality-toggle").check()
+    projector.wait_text("quality-status", "Trustworthiness", contains=True)
+    assert "(k = 5, cosine)" in projector.by("quality-status").inner_text()
+    assert refused == []
