@@ -64,6 +64,7 @@ def describe(runs: list[Run]) -> str:
         lines.append(f"run {run.name}  ({(run.config or '').strip('()')})")  # "(plain arrays)" once
         if run.error:
             lines.append(f"  skipped: {run.error}")
+        lines.extend(f"  warning: {warning}" for warning in run.warnings)
         lines.extend(describe_embedding(embedding) for embedding in run.embeddings)
     return "\n".join(lines)
 

@@ -243,3 +243,27 @@ def test_a_tensor_tsv_or_a_config_file_given_alone_is_served(tmp_path):
                      "--cache-dir", str(tmp_path / "cache"))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "ragged.tsv line 2: has 2 values, expected 3" in result.stderr
+
+
+def test_steps_a_second_summarywriter_dropped_from_the_config_are_said(tmp_path):
+    """Training resumed with a new torch SummaryWriter on the same run rewrites its config with
+    the new steps only: the start listing says which step folders it no longer lists."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter
+
+    from tests.cli_server import cli_server
+
+    for run, writers in (("resumed", [[0], [1]]), ("whole", [[0, 1]])):
+        for steps in writers:
+            writer = SummaryWriter(str(tmp_path / "logs" / run))
+            for step in steps:
+                writer.add_embedding(torch.randn(20, 4), global_step=step, tag="h")
+            writer.close()
+    with cli_server([str(tmp_path / "logs")], tmp_path) as server:
+        runs = {run["name"]: run for run in server.get("/api/runs").json()}
+        assert [e["name"] for e in runs["resumed"]["embeddings"]] == ["h:00001"]
+        assert [e["name"] for e in runs["whole"]["embeddings"]] == ["h:00000", "h:00001"]
+        said = server.output()
+    assert ("warning: resumed/projector_config.pbtxt does not list the tensors in 00000/h: a "
+            "SummaryWriter opened again on this run rewrote the config") in said
+    assert said.count("does not list the tensors") == 1
