@@ -12,13 +12,16 @@ from typing import Any
 from projector.local_server import LocalServer, memory_server
 from projector.script import show
 
-__all__ = ["Client", "LocalServer", "Projector", "memory_server", "show"]
+__all__ = ["Client", "LocalServer", "Projector", "ProjectorError", "memory_server", "show"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "Client":
         from projector_core.client.api import Client
         return Client
+    if name == "ProjectorError":  # what a refused Client call raises: caught beside Client
+        from projector_core.client.api import ProjectorError
+        return ProjectorError
     if name == "Projector":
         try:
             from projector.widget import Projector

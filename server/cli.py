@@ -61,9 +61,10 @@ def describe(runs: list[Run]) -> str:
     """What discovery found, including why anything was skipped."""
     lines = []
     for run in runs:
-        lines.append(f"run {run.name}  ({run.config})")
+        lines.append(f"run {run.name}  ({(run.config or '').strip('()')})")  # "(plain arrays)" once
         if run.error:
             lines.append(f"  skipped: {run.error}")
+        lines.extend(f"  warning: {warning}" for warning in run.warnings)
         lines.extend(describe_embedding(embedding) for embedding in run.embeddings)
     return "\n".join(lines)
 
@@ -122,14 +123,17 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     from projector_core.errors import DataError
     from projector_core.formats.arrays import PLAIN_SUFFIXES
     from projector_core.formats.chunked import is_zarr
+    from projector_core.formats.config import CONFIG_NAMES
     from projector_core.storage.tensor_cache import default_cache_dir, unwritable
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
     if not logdir.exists():
         print(f"projector: LOGDIR {logdir} does not exist", file=sys.stderr)
         return 2
-    if logdir.is_file() and logdir.suffix.lower() not in PLAIN_SUFFIXES:
-        print(f"projector: {logdir} is a file but not a .npy, .npz or .parquet array; "
+    if logdir.is_file() and logdir.name in CONFIG_NAMES:  # its run is the folder it is in
+        logdir = logdir.parent
+    if logdir.is_file() and logdir.suffix.lower() not in (*PLAIN_SUFFIXES, ".tsv"):
+        print(f"projector: {logdir} is a file but not a .npy, .npz, .parquet or .tsv tensor; "
               "pass a log directory or an array file", file=sys.stderr)
         return 2
     plain = PlainOptions(
@@ -255,8 +259,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")
-    serve.add_argument("logdir", nargs="?", help="log directory to serve, or a plain array file "
-                       "(.npy, .npz, .parquet) or a folder of them")
+    serve.add_argument("logdir", nargs="?", help="log directory to serve (or its "
+                       "projector_config.pbtxt), a plain array file (.npy, .npz, .parquet) or a "
+                       "folder of them, or a tensor .tsv (with --metadata, as the standalone "
+                       "projector loads it)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6006, help="port (default 6006)")
     serve.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
@@ -264,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
     serve.add_argument("--wait", action="store_true",
                        help="serve even when LOGDIR holds no runs yet, and watch for them")
-    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet given instead of a LOGDIR)")
+    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet/.tsv given instead of a LOGDIR)")
     plain.add_argument("--metadata", help="metadata TSV for the array (TensorBoard's header rule)")
     plain.add_argument("--sprite", help="sprite image for the array")
     plain.add_argument("--sprite-dim", type=int, nargs=2, metavar=("W", "H"),

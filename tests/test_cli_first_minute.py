@@ -214,3 +214,56 @@ def _wait_health(process: subprocess.Popen, port: int) -> str:
         except httpx.TransportError:
             time.sleep(0.2)
     raise AssertionError("server did not come up")
+
+
+def test_a_tensor_tsv_or_a_config_file_given_alone_is_served(tmp_path):
+    """What the standalone projector loads (a tensor TSV and a metadata TSV) and the config file
+    itself are what a user tries first: both are served, as their folder would be."""
+    from projector_core.formats.writer import add_embedding
+    from tests.cli_server import cli_server
+
+    vectors = np.random.default_rng(3).normal(size=(40, 6)).astype("f4")
+    add_embedding(tmp_path / "logs", vectors, metadata=[[f"w{i}", str(i % 2)] for i in range(40)],
+                  metadata_header=["word", "parity"])
+    folder = tmp_path / "logs" / "00000" / "default"
+    with cli_server([str(folder / "tensors.tsv"), "--metadata", str(folder / "metadata.tsv")],
+                    tmp_path) as server:
+        [run] = server.get("/api/runs").json()
+        [embedding] = run["embeddings"]
+        assert embedding["shape"] == [40, 6] and embedding["error"] is None
+        assert embedding["metadata_columns"] == ["word", "parity"]
+        assert "run .  (plain arrays)" in server.output()
+        tensor = server.get("/api/tensor", run=run["name"], embedding=embedding["name"]).content
+        np.testing.assert_allclose(np.frombuffer(tensor, "<f4").reshape(40, 6), vectors, atol=1e-5)
+    with cli_server([str(tmp_path / "logs" / "projector_config.pbtxt")], tmp_path) as server:
+        [run] = server.get("/api/runs").json()
+        assert [e["name"] for e in run["embeddings"]] == ["default:00000"]
+    (tmp_path / "ragged.tsv").write_text("1\t2\t3\n4\t5\n")
+    result = run_cli("serve", str(tmp_path / "ragged.tsv"), "--port", "0", "--no-warm-up",
+                     "--cache-dir", str(tmp_path / "cache"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "ragged.tsv line 2: has 2 values, expected 3" in result.stderr
+
+
+def test_steps_a_second_summarywriter_dropped_from_the_config_are_said(tmp_path):
+    """Training resumed with a new torch SummaryWriter on the same run rewrites its config with
+    the new steps only: the start listing says which step folders it no longer lists."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter
+
+    from tests.cli_server import cli_server
+
+    for run, writers in (("resumed", [[0], [1]]), ("whole", [[0, 1]])):
+        for steps in writers:
+            writer = SummaryWriter(str(tmp_path / "logs" / run))
+            for step in steps:
+                writer.add_embedding(torch.randn(20, 4), global_step=step, tag="h")
+            writer.close()
+    with cli_server([str(tmp_path / "logs")], tmp_path) as server:
+        runs = {run["name"]: run for run in server.get("/api/runs").json()}
+        assert [e["name"] for e in runs["resumed"]["embeddings"]] == ["h:00001"]
+        assert [e["name"] for e in runs["whole"]["embeddings"]] == ["h:00000", "h:00001"]
+        said = server.output()
+    assert ("warning: resumed/projector_config.pbtxt does not list the tensors in 00000/h: a "
+            "SummaryWriter opened again on this run rewrote the config") in said
+    assert said.count("does not list the tensors") == 1

@@ -81,3 +81,18 @@ def test_neighbors_search_and_errors(client):
     with pytest.raises(ProjectorError) as error:
         client.project("nope", "digits", "pca")
     assert error.value.status == 404
+
+
+def test_a_refused_call_raises_the_error_exported_beside_client(serve, sample_logdir):
+    """The README's ``from projector import Client`` user catches ``ProjectorError`` from the
+    same place, with the status and the server's detail."""
+    from projector import Client
+    from projector import ProjectorError as Exported
+
+    client = Client(serve(sample_logdir))
+    with pytest.raises(Exported) as refused:
+        client.project("digits", "digits", "tsne", perplexity=5000)
+    assert refused.value.status == 422 and "perplexity" in refused.value.detail
+    with pytest.raises(Exported) as unknown:
+        client.metadata("no-such-run", "digits")
+    assert unknown.value.status == 404 and "no-such-run" in unknown.value.detail

@@ -55,7 +55,7 @@ def test_plain_arrays_config_entries_and_memory_share_the_tensor_and_metadata_ru
     in_memory = memory_embedding("r", "v", matrix, {"score": ["1", "2", "three", "4"]})
     for embedding, source in [(from_config, "run/v.npy"), (plain, str(tmp_path / "v.npy")),
                               (in_memory, "(memory)")]:
-        assert f"{source}: 1 rows hold NaN or Inf" in " ".join(embedding.warnings)
+        assert f"{source}: 1 row holds NaN or Inf; it is kept out" in " ".join(embedding.warnings)
     for embedding in (from_config, plain):
         assert any("score" in w and "three" in w for w in embedding.warnings), embedding.warnings
 

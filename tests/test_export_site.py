@@ -113,6 +113,9 @@ def test_export_refuses_a_folder_of_other_files_and_replaces_an_earlier_export(
     assert manifest["embeddings"][0]["projections"]["pca"]["file"].endswith(".f32.gz")
     assert _export(sample_logdir, tmp_path / "x", "--run", "nope") == 2
     assert "no such run" in capsys.readouterr().err
+    assert _export(sample_logdir, tmp_path / "x", "--run", "training", "--embedding", "hidden") == 2
+    err = capsys.readouterr().err  # the names to choose from, as --run lists its runs
+    assert "--embedding 'hidden': not in the chosen runs (embeddings: training/hidden:00001, " in err
 
 
 @pytest.mark.slow

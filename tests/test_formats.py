@@ -142,3 +142,41 @@ def test_bytes_size_must_match_the_shape(tmp_path):
     assert read_bytes(path, "t.bytes", (3, 2)).shape == (3, 2)
     with pytest.raises(DataError, match=r"t.bytes: has 24 bytes but tensor_shape \[4, 2\] needs 32"):
         read_bytes(path, "t.bytes", (4, 2))
+
+
+def _trailing_tabs(path: Path, vectors: np.ndarray) -> None:
+    with path.open("w") as out:  # the loop people write by hand: a tab after every value
+        for row in vectors:
+            for value in row:
+                out.write(f"{value}\t")
+            out.write("\n")
+
+
+@pytest.mark.parametrize(("writer", "says"), [
+    (lambda path, x: np.savetxt(path, x, delimiter=","), "(values separated by commas: "),
+    (lambda path, x: np.savetxt(path, x), "(values separated by spaces: "),
+    (_trailing_tabs, "line 1: column 4: '' is not a number (the line ends with a tab"),
+    (lambda path, x: path.write_text("1,5\t2\t3\n"), "'1,5' is not a number (a decimal comma?"),
+])
+def test_a_tensor_written_the_usual_wrong_ways_says_how(tmp_path, writer, says):
+    """A CSV, a space-separated file or a trailing tab is named for what it is, beside the
+    line and column, so the user knows what to change in their writer."""
+    path = tmp_path / "tensor.tsv"
+    writer(path, np.random.default_rng(0).normal(size=(5, 3)))
+    with pytest.raises(DataError) as error:
+        read_tsv(path, "tensor.tsv")
+    assert "tensor.tsv line 1: column " in str(error.value) and says in str(error.value)
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_a_pandas_table_with_its_header_says_to_drop_it(tmp_path, index):
+    import pandas as pd
+
+    path = tmp_path / "tensor.tsv"
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(5, 3)), columns=["a", "b", "c"])
+    frame.to_csv(path, sep="\t", index=index)
+    with pytest.raises(DataError) as error:
+        read_tsv(path, "tensor.tsv")
+    assert str(error.value).startswith("tensor.tsv line 1: column 1: ")
+    assert "no header line or index column" in str(error.value)
+    assert "header=False, index=False" in str(error.value)

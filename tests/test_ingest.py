@@ -94,7 +94,8 @@ def test_without_a_usable_cache_tensors_are_read_into_memory(tmp_path, monkeypat
 
 @pytest.mark.parametrize(("text", "message"), [
     ("1\t2\t3\n4\t\t6\n", "t.tsv line 2: column 2: '' is not a number"),
-    ("1\t2\r\n\r\n3\t4\t\r\n", "t.tsv line 3: column 3: '' is not a number"),
+    ("1\t2\r\n\r\n3\t4\t\r\n", "t.tsv line 3: column 3: '' is not a number (the line ends "
+                              "with a tab: a tensor TSV has none after its last value)"),
     ("1\t2\n  \n", "t.tsv line 2: column 1: '  ' is not a number"),
     ("1\t2\n3\n", "t.tsv line 2: has 1 values, expected 2 like the first row"),
     ("1\t2\n3\r4\n", "t.tsv line 2: column 1: '3\\r4' is not a number"),

@@ -127,3 +127,29 @@ def test_the_default_limit_is_64_mib(serve, tmp_path):
         refused = http.post("/api/uploads", params={"name": "over.npy"}, content=over)
         assert refused.status_code == 413
         assert "67108864 bytes" in refused.json()["detail"]
+
+
+def test_a_binary_file_is_named_for_what_it_is_not_parsed_as_tsv(client, tmp_path):
+    """A parquet or .npz picked in "Load data" is refused in words, not with its bytes quoted as
+    a TSV cell; a .npy is known by its magic bytes whatever its name."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"emb": [[1.0, 2.0], [3.0, 4.0]], "name": ["a", "b"]}),
+                   tmp_path / "table.parquet")
+    np.savez(tmp_path / "arrays.npz", vectors=_clusters(10, 3))
+    for name, kind in (("table.parquet", "a parquet table"), ("arrays.npz", "a zip archive (.npz, .pt)")):
+        data = (tmp_path / name).read_bytes()
+        response = client.post("/api/uploads", files={"tensor": (name, data)})
+        assert response.status_code == 422
+        detail = response.json()["detail"]
+        assert detail.startswith(f"{name}: is {kind}, not a tensor"), detail
+        assert "PAR1" not in detail and "\\x" not in detail and "TSV" in detail
+    metadata = client.post("/api/uploads", files={
+        "tensor": ("ok.tsv", b"1\t2\n3\t4\n"),
+        "metadata": ("labels.parquet", (tmp_path / "table.parquet").read_bytes())})
+    assert metadata.status_code == 422
+    assert metadata.json()["detail"].startswith("labels.parquet: is a parquet table, not a metadata TSV")
+    unnamed = client.post("/api/uploads", files={"tensor": ("vectors", _npy(_clusters(6, 2)))})
+    assert unnamed.status_code == 201, unnamed.text
+    assert unnamed.json()["shape"] == [6, 2]

@@ -78,13 +78,21 @@ class App {
     }
     const healthy = this.runs.flatMap((r) => r.embeddings.filter((e) => !e.error && e.shape).map((e) => [r.name, e.name]));
     let target = healthy[0];
-    if (fromUrl && healthy.some(([r, e]) => r === fromUrl.run && e === fromUrl.embedding)) target = [fromUrl.run, fromUrl.embedding];
+    const linkedHere = fromUrl && healthy.some(([r, e]) => r === fromUrl.run && e === fromUrl.embedding);
+    if (linkedHere) target = [fromUrl.run, fromUrl.embedding];
     if (!target) {
       this._showPlotMessage(this.runs.length ? 'No readable embedding in this LOGDIR.' : 'No runs found. Start with `projector serve LOGDIR`, or load your own data in the Data panel.');
       this.render();
       return;
     }
-    await this.openDataset(target[0], target[1], fromUrl);
+    // A link to data this server lacks: its selection and view name rows of other data, so
+    // they are not applied to the data shown instead, and the user is told.
+    const elsewhere = fromUrl?.run != null && !linkedHere;
+    await this.openDataset(target[0], target[1], elsewhere ? null : fromUrl);
+    if (elsewhere) {
+      const why = this.embeddingInfo(fromUrl.run, fromUrl.embedding)?.error || 'not on this server';
+      this.setMessage(`The link's ${fromUrl.run} / ${fromUrl.embedding}: ${why}. Showing ${target[0]} / ${target[1]}`, true);
+    }
   }
 
   // ---- state --------------------------------------------------------------------------

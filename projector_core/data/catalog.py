@@ -19,6 +19,7 @@ from pathlib import Path
 from projector_core.data.embedding_files import EmbeddingFiles, PlainOptions, ProgressCallback, entry_name
 from projector_core.data.loading import BackgroundLoader, LoadCancelled
 from projector_core.data.model import Embedding, Run
+from projector_core.data.steps import unlisted_steps
 from projector_core.errors import DataError
 from projector_core.formats.arrays import plain_array_files
 from projector_core.formats.chunked import is_zarr
@@ -202,9 +203,22 @@ class Catalog:
                         f"{embedding.name!r} (also {seen[embedding.name]})")
                 seen.setdefault(embedding.name, info.where)
                 run.embeddings.append(embedding)
+            self._say_unlisted_steps(run, path, config)
         run.error = "; ".join(errors) or None
         run.signature = self._signature(read, None)
         return run
+
+    def _say_unlisted_steps(self, run: Run, path: Path, config: ProjectorConfig) -> None:
+        listed = {(config.folder / info.tensor_path).resolve()
+                  for info in config.embeddings if info.tensor_path}
+        unlisted = unlisted_steps(config.folder, listed)
+        if unlisted and path.name != CHECKPOINT_STATE:
+            shown = ", ".join(unlisted[:5]) + (f" and {len(unlisted) - 5} more" if len(unlisted) > 5
+                                               else "")
+            run.warnings.append(
+                f"{self.display(path)} does not list the tensors in {shown}: a SummaryWriter "
+                "opened again on this run rewrote the config with its own steps only "
+                "(TensorBoard does not show them either); write every step with one writer")
 
     def _load_plain_run(self) -> Run:
         """Arrays given without a config (see ``EmbeddingFiles.load_plain``)."""

@@ -77,8 +77,9 @@ class EmbeddingBuilder:
         self.sources["tensor"] = source
         invalid = 0 if isinstance(vectors, ChunkedVectors) else rows_with_nan_or_inf(vectors)
         if invalid:
-            self.warnings.append(f"{source}: {invalid} rows hold NaN or Inf; they are kept out "
-                                 "of neighbours and projections")
+            rows = "1 row holds NaN or Inf; it is" if invalid == 1 else \
+                f"{invalid} rows hold NaN or Inf; they are"
+            self.warnings.append(f"{source}: {rows} kept out of neighbours and projections")
         if vectors.shape[1] == 1:
             self.warnings.append(f"{source}: has a single column (D = 1), so each point is one "
                                  "number; if these are labels or ids, name the file in "

@@ -222,16 +222,21 @@ class EmbeddingFiles:
     # -- plain arrays ----------------------------------------------------------------------------
     def load_plain(self, logdir: Path, files: list[Path], plain: PlainOptions,
                    read: list[Path]) -> Run:
-        """``files`` (LOGDIR itself, or the plain arrays in it) without a config; metadata and
-        sprite from the command line, given for a single embedding only. Every file read is
-        added to ``read``."""
+        """``files`` (LOGDIR itself, or the plain arrays in it; a lone file may be a tensor TSV)
+        without a config; metadata and sprite from the command line, for a single embedding
+        only. Every file read is added to ``read``."""
         run = Run(name=".", config="(plain arrays)")
         read.extend(files)
+        tsv_key = None
         try:
-            found = ([PlainEmbedding(logdir.stem, cast(np.ndarray, open_chunked(logdir, str(logdir))),
-                                     None, logdir)]  # ChunkedVectors: an array read lazily
-                     if is_zarr(logdir) or plain.shards
-                     else read_plain_array(logdir, plain.vector_column))
+            if logdir.is_file() and logdir.suffix.lower() == ".tsv":
+                tsv_key, vectors = self._plain_tsv(logdir)
+                found = [PlainEmbedding(logdir.stem, vectors, None, logdir)]
+            else:
+                found = ([PlainEmbedding(logdir.stem, cast(np.ndarray, open_chunked(logdir, str(logdir))),
+                                         None, logdir)]  # ChunkedVectors: read lazily
+                         if is_zarr(logdir) or plain.shards
+                         else read_plain_array(logdir, plain.vector_column))
         except DataError as exc:
             run.error = str(exc)
             found = []
@@ -244,6 +249,8 @@ class EmbeddingFiles:
             built = EmbeddingBuilder(".", array.name)
             if isinstance(array.vectors, ChunkedVectors):  # lazy: never copied into the cache
                 key, vectors = array.vectors.fingerprint, array.vectors
+            elif tsv_key is not None:  # parsed straight into the cache already
+                key, vectors = tsv_key, array.vectors
             else:
                 key = fingerprint(*[file_fingerprint(f) for f in files], array.name)
                 vectors = self.cache.load(key)
@@ -267,6 +274,16 @@ class EmbeddingFiles:
             read.extend(built.files)
             run.embeddings.append(built.build())
         return run
+
+    def _plain_tsv(self, path: Path) -> tuple[str, np.ndarray]:
+        """A tensor TSV given alone (the ``vectors.tsv`` the standalone projector loads, or a
+        writer's ``tensors.tsv``): parsed once into the cache, as a config's TSV is."""
+        key, _ = tensor_key(path, ())
+        vectors = self.cache.load(key)
+        if vectors is None:
+            vectors = ingest(self.cache, key, path, str(path), "tsv", (),
+                             self._tensor_progress(str(path), "parsing"))
+        return key, vectors
 
     def _own_copy(self, key: str, vectors: np.ndarray) -> np.ndarray:
         """The vectors in a file of ours, never a memory map of the user's file.

@@ -117,6 +117,7 @@ class Run:
     error: str | None = None
     config: str | None = None
     signature: tuple[tuple[str, int, int], ...] = ()
+    warnings: list[str] = field(default_factory=list)  # served all the same, said at start
 
     def embedding(self, name: str) -> Embedding:
         for embedding in self.embeddings:

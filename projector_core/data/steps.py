@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from projector_core.data.model import Embedding, Run
 
 _STEP_NAME = re.compile(r"^(?P<tag>.*):(?P<step>\d+)$")
+_STEP_FOLDER = re.compile(r"^\d{5,}$")
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,18 @@ def timelines(run: Run) -> list[Timeline]:
             for step, e in sorted(found, key=lambda pair: pair[0])))
         for tag, found in tags.items()
     ]
+
+
+def unlisted_steps(folder: Path, listed: set[Path]) -> list[str]:
+    """The writers' ``STEP/TAG/`` folders beside a config that lists none of their tensors.
+
+    PyTorch's SummaryWriter holds the config in memory: a second writer on the same run (a
+    resumed training) rewrites it with its own steps only, and the earlier ones stay on disk
+    unseen, by TensorBoard too. Said at start, so the user knows where they went."""
+    try:
+        steps = sorted(p for p in folder.iterdir() if p.is_dir() and _STEP_FOLDER.match(p.name))
+        return [f"{step.name}/{tag.name}" for step in steps
+                for tag in sorted(p for p in step.iterdir() if p.is_dir())
+                if (tag / "tensors.tsv").is_file() and (tag / "tensors.tsv").resolve() not in listed]
+    except OSError:  # a folder that went away while it was read: nothing to say about it
+        return []

@@ -20,15 +20,34 @@ from projector_core.data.memory import memory_embedding, memory_run
 from projector_core.data.model import Run
 from projector_core.errors import DataError
 from projector_core.formats.metadata import parse_metadata
-from projector_core.formats.tensor_files import read_npy, read_tsv
+from projector_core.formats.tensor_files import binary_head, read_npy, read_tsv
 from projector_core.storage.recent import Recent
 
 DEFAULT_KEEP = 8
+NPY_MAGIC = b"\x93NUMPY"
+SIGNATURES = ((b"PAR1", "a parquet table"), (b"PK\x03\x04", "a zip archive (.npz, .pt)"),
+              (b"\x80", "a Python pickle (.pt, .pkl)"), (b"\x89PNG", "a PNG image"))
+UPLOADS_TAKE = ("the page takes a tensor as TSV (one row of numbers per point) or .npy, and "
+                "metadata as TSV; serve other files with `projector serve FILE`")
+
+
+def refuse_binary(data: bytes, filename: str, wanted: str) -> None:
+    """A file that is not text is said as what it looks like, not parsed as TSV into a message
+    full of its bytes (a parquet or ``.npz`` picked in the "Load data" dialog)."""
+    if not binary_head(data[:4096]):
+        return
+    kind = next((name for magic, name in SIGNATURES if data.startswith(magic)), "binary")
+    raise DataError(f"is {kind}, not {wanted}: {UPLOADS_TAKE}", file=filename)
 
 
 def parse_tensor(data: bytes, filename: str) -> np.ndarray:
-    """A TSV or ``.npy`` tensor from its bytes, errors naming ``filename`` and the line."""
-    suffix = ".npy" if filename.lower().endswith(".npy") else ".tsv"
+    """A TSV or ``.npy`` tensor from its bytes, errors naming ``filename`` and the line.
+
+    A ``.npy`` is known by its magic bytes, whatever its name says."""
+    is_npy = filename.lower().endswith(".npy") or data.startswith(NPY_MAGIC)
+    if not is_npy:
+        refuse_binary(data, filename, "a tensor")
+    suffix = ".npy" if is_npy else ".tsv"
     with tempfile.TemporaryDirectory(prefix="projector-upload-") as folder:
         path = Path(folder) / f"tensor{suffix}"
         path.write_bytes(data)
@@ -47,6 +66,8 @@ class Uploads:
         if not tensor:
             raise DataError("is empty", file=tensor_name)
         vectors = parse_tensor(tensor, tensor_name)
+        if metadata:
+            refuse_binary(metadata, metadata_name, "a metadata TSV")
         parsed = (parse_metadata(metadata, metadata_name, int(vectors.shape[0])) if metadata
                   else None)
         run_name = f"upload-{secrets.token_hex(4)}"

@@ -111,7 +111,9 @@ def chosen_embeddings(catalog: Catalog, options: ExportOptions) -> list[Embeddin
     found = [e for r in runs for e in r.embeddings
              if options.embedding is None or e.name == options.embedding]
     if options.embedding is not None and not found:
-        raise ValueError(f"--embedding {options.embedding!r}: not in the chosen runs")
+        known = ", ".join(f"{r.name}/{e.name}" for r in runs for e in r.embeddings) or "none"
+        raise ValueError(f"--embedding {options.embedding!r}: not in the chosen runs "
+                         f"(embeddings: {known})")
     readable = [e for e in found if e.shape is not None and "tensor" not in e.errors]
     if not readable:
         raise ValueError("no readable embedding to export")

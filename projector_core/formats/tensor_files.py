@@ -45,10 +45,37 @@ def _line_problem(line: bytes, expected_cols: int | None) -> str | None:
             float(cell)
         except ValueError:
             shown = cell[:40].decode("utf-8", "replace")
-            return f"column {col}: {shown!r} is not a number"
+            return f"column {col}: {shown!r} is not a number{_cell_hint(cells, col)}"
     if expected_cols is not None and len(cells) != expected_cols:
         return f"has {len(cells)} values, expected {expected_cols} like the first row"
     return None
+
+
+def _cell_hint(cells: list[bytes], col: int) -> str:
+    """What a cell that is not a number most likely means, as the usual writers make it."""
+    cell = cells[col - 1].strip()
+    if not cell and col == len(cells) > 1:
+        return " (the line ends with a tab: a tensor TSV has none after its last value)"
+    spaced, commas = [part for part in cell.split(b" ") if part], cell.split(b",")
+    if len(spaced) > 1 and all(_is_number(part.strip(b",")) for part in spaced):
+        return " (values separated by spaces: a tensor TSV separates them by tabs)"
+    if len(commas) > 1 and all(_is_number(part) for part in commas):
+        if len(commas) == 2 and not any(mark in cell for mark in b".eE"):
+            return " (a decimal comma? numbers are written with a point)"
+        return " (values separated by commas: a tensor TSV separates them by tabs)"
+    return ""
+
+
+def _is_number(text: bytes) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+HEADER_HINT = ("; a tensor TSV has no header line or index column (pandas: "
+               "to_csv(path, sep='\\t', header=False, index=False))")
 
 
 def _diagnose(chunk: bytes, first_line: int, cols: int, display: str) -> DataError:
@@ -56,6 +83,8 @@ def _diagnose(chunk: bytes, first_line: int, cols: int, display: str) -> DataErr
         if not line.rstrip(b"\r"):  # blank, as the parser skips it (spaces are not blank)
             continue
         problem = _line_problem(line, cols)
+        if problem and first_line + offset == 1 and "(" not in problem:  # names, not numbers
+            problem += HEADER_HINT
         if problem:
             return DataError(problem, file=display, line=first_line + offset)
     return DataError("could not be parsed as tab-separated numbers", file=display, line=first_line)
@@ -228,7 +257,11 @@ def read_tsv(path: Path, display: str, progress: Progress | None = None) -> np.n
 def looks_binary(path: Path) -> bool:
     """TensorBoard reads a tensor as TSV unless it fails to decode as text; we sniff the start."""
     with path.open("rb") as handle:
-        head = handle.read(4096)
+        return binary_head(handle.read(4096))
+
+
+def binary_head(head: bytes) -> bool:
+    """Whether a file's first bytes are not UTF-8 text (see ``looks_binary``)."""
     if b"\0" in head:
         return True
     try:

@@ -94,7 +94,10 @@ export function createInspectorPanel(app) {
     const { search } = app.state;
     const columns = app.dataset ? app.dataset.columns : [];
     setOptions(column, columns.map((c) => ({ value: c, label: c })), search.column ?? '');
-    if (input.value !== search.query) input.value = search.query;
+    // Without metadata there is nothing to match: say so instead of a field that finds nothing.
+    const searchable = columns.length > 0;
+    for (const control of [column, input, regex]) control.disabled = !searchable;
+    input.placeholder = searchable ? 'Search' : 'No metadata to search';
     regex.checked = search.regex;
     const { indices, error } = app.searchResult;
     const errorBox = $('search-error');

@@ -113,11 +113,19 @@ export function createStructurePanel(app, overlay) {
     const job = shownJob(app);
     const metric = app.state.neighbors.metric;
     if (!job || (quality && quality.job === job && quality.metric === metric) || qualityLoading === job) return;
+    // The measure needs k below half the points: a small data set is measured with fewer.
+    const k = Math.min(QUALITY_K, Math.floor(((app.dataset?.n ?? 0) - 1) / 2));
+    if (k < 1) {
+      quality = { job, metric, body: null };
+      qualityStatus.textContent = 'Quality: too few points to measure';
+      render();
+      return;
+    }
     qualityLoading = job;
     qualityStatus.textContent = 'Measuring…';
     const task = app.progress.start('Measuring projection quality…');
     try {
-      const body = await app.api.getJson(`jobs/${job}/quality`, { k: QUALITY_K, metric });
+      const body = await app.api.getJson(`jobs/${job}/quality`, { k, metric });
       quality = { job, metric, body };
     } catch (err) {
       quality = { job, metric, body: null }; // remembered, so renders do not ask again
