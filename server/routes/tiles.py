@@ -4,7 +4,8 @@
 the first two columns, three for a 3D result): JSON ``{"budget", "total", "axes", "box":
 {"lo", "hi"}, "bounds": {"lo", "hi"}, "tiles": [[z, x, y, count], ...]}``. ``box`` is the
 quadtree's square over the first two axes, ``bounds`` every axis's range (the fit of the
-whole set). ``GET /api/jobs/ID/tiles/Z/X/Y`` answers one tile: ``count`` little-endian uint32
+whole set), ``columns`` and ``info`` the result's (what a page showing tiles alone needs of it).
+``GET /api/jobs/ID/tiles/Z/X/Y`` answers one tile: ``count`` little-endian uint32
 row ids in level-of-detail order, then count x k float32 coordinates over ``axes``, then, with
 ``column``, count int32 codes into that metadata column's dictionary (as
 ``GET /api/metadata/column`` answers it). A tile that holds no point answers no bytes
@@ -60,8 +61,10 @@ async def get_tile_index(job_id: str, request: Request, jobs: JobsDep,
     store = lod_store(request)
 
     def answer() -> dict:
+        result = projection_result(job)  # its columns and info: a page that shows tiles alone
         return {**store.tiles(job, chosen).manifest(), "axes": chosen,
-                "bounds": store.bounds(job, chosen)}
+                "bounds": store.bounds(job, chosen), "columns": result.coordinates.shape[1],
+                "info": result.info}
     return await run_in_threadpool(answer)
 
 
