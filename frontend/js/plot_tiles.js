@@ -6,6 +6,9 @@
 
 import { sampleSize } from './renderer/lod.js';
 
+/** Points of one slice of a still frame: from, to (it adapts to how fast the GPU draws). */
+const SLICE_POINTS = [8192, 262144];
+
 export class PlotTiles {
   /** Shows `tiled` (a TiledProjection) in place of the plot's positions; null: none. */
   setTiles(tiled) {
@@ -14,7 +17,7 @@ export class PlotTiles {
     this.tiles = tiled;
     this.tileLayer.tiled = tiled;
     if (tiled) {
-      tiled.attach(this.gl, () => this._changed({ moving: false }));
+      tiled.attach(this.gl, () => this._tilesArrived());
       this.n = 0;
       this.positions = new Float32Array(0);
       this.fromPositions = null;
@@ -24,7 +27,17 @@ export class PlotTiles {
       tiled.setColors(this.points.colors);
       tiled.setFlags(this.flags);
     }
-    this._changed();
+    this._changed({ moving: false }); // the camera stays: straight to the still frame
+  }
+
+  /**
+   * A tile came or left: the still frame starts over off screen while the canvas keeps what
+   * it shows (redrawing it would make the page wait for the GPU), unless it shows nothing.
+   */
+  _tilesArrived() {
+    this.detailed = { offset: 0, complete: false };
+    if (!this.drawn) this.presentPending = true;
+    this._schedule();
   }
 
   /** A frame of the tiles (see the file's comment); returns how many points it drew. */
@@ -49,36 +62,55 @@ export class PlotTiles {
     }
     const total = tiles.reduce((sum, t) => sum + t.count, 0);
     const d = this.detailed;
-    if (d.tiles !== tiles.map((t) => t.key).join()) {
-      Object.assign(d, { offset: 0, complete: false, tiles: tiles.map((t) => t.key).join() });
-    }
-    if (total <= this.budget * 2) {
+    const key = tiles.map((t) => t.key).join();
+    if (d.tiles !== key) Object.assign(d, { offset: 0, start: 0, complete: false, tiles: key });
+    if (total <= this.budget) {
       d.complete = true;
       return this._tilesOnCanvas(view, tiles, total, meeting);
     }
-    if (!d.complete) {
-      // A slice: the next tiles up to twice a moving frame's points, off screen.
-      this.detail.bind(this.canvas.width, this.canvas.height);
-      if (d.offset === 0) this._clear();
-      const slice = [];
-      let count = 0;
-      while (d.offset < tiles.length && (!slice.length || count + tiles[d.offset].count <= this.budget * 2)) {
-        slice.push(tiles[d.offset]);
-        count += tiles[d.offset].count;
-        d.offset++;
-      }
-      this._renderLayers({ ...view, tiles: slice, sampleSize: sampleSize(total / meeting) }, 'base');
-      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-      d.complete = d.offset >= tiles.length;
-      if (!d.complete) {
+    // The GPU finishes a slice before the next is sent: software GL queues work behind the
+    // page, and the compositor's read of the canvas would wait for all of it at once.
+    if (this.tileFence) {
+      if (gl.getSyncParameter(this.tileFence, gl.SYNC_STATUS) !== gl.SIGNALED) {
+        this.tileWaits++;
         this._schedule();
-        if (!this.presentPending) return this.drawn;
-        const prefix = tiles.slice(0, 1);
-        return this._tilesOnCanvas(view, prefix, prefix[0].count, meeting);
+        return this.drawn;
       }
-      this.presentPending = true;
+      gl.deleteSync(this.tileFence);
+      this.tileFence = null;
+      // Slices grow while the GPU keeps up within a frame, shrink when it falls behind.
+      if (this.tileWaits === 0) this.tileStep = Math.min(SLICE_POINTS[1], this.tileStep * 2);
+      else if (this.tileWaits > 2) this.tileStep = Math.max(SLICE_POINTS[0], this.tileStep / 2);
     }
-    if (!this.presentPending) return this.drawn;
+    if (!d.complete) {
+      this.tileStep ??= SLICE_POINTS[0];
+      this.detail.bind(this.canvas.width, this.canvas.height);
+      if (d.offset === 0 && d.start === 0) this._clear();
+      const ranges = [];
+      let count = 0;
+      while (d.offset < tiles.length && count < this.tileStep) {
+        const tile = tiles[d.offset];
+        const take = Math.min(tile.count - d.start, this.tileStep - count);
+        ranges.push([tile, d.start, take]);
+        count += take;
+        d.start += take;
+        if (d.start >= tile.count) {
+          d.offset++;
+          d.start = 0;
+        }
+      }
+      this._renderLayers({ ...view, tiles: null, ranges, sampleSize: sampleSize(total / meeting) }, 'base');
+      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      this.tileFence = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+      gl.flush();
+      this.tileWaits = 0;
+      d.complete = d.offset >= tiles.length;
+      this._schedule();
+      if (!this.presentPending || d.complete) return this.drawn;
+      return this._tilesOnCanvas(view, tiles.slice(0, 1), tiles[0].count, meeting);
+    }
+    if (!this.presentPending && d.presented) return this.drawn;
+    d.presented = true;
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     this._clear();
     this.detail.present();

@@ -1,7 +1,8 @@
 // The tile layer: the points of a projection shown from its level-of-detail tiles
 // (tiled_projection.js), each tile drawn from its own small buffers with the point layer's
-// program, coarse levels first. A frame draws the tiles `view.tiles` names (the plot picks
-// them: a prefix while the view moves, all of them, in slices, once it is still).
+// program, coarse levels first. A frame draws the tiles `view.tiles` names, or the ranges
+// [tile, start, count] of `view.ranges` (the plot picks them: a prefix while the view
+// moves, all of them, in slices, once it is still).
 
 export class TileLayer {
   constructor() {
@@ -18,8 +19,9 @@ export class TileLayer {
   onPositionsChanged() {}
 
   render(view) {
-    if (view.pass !== 'base' || !view.tiles) return;
-    for (const tile of view.tiles) tile.layer.drawRange({ ...view, start: 0, count: tile.count, elements: null }, null);
+    if (view.pass !== 'base') return;
+    const ranges = view.ranges ?? view.tiles?.map((tile) => [tile, 0, tile.count]) ?? [];
+    for (const [tile, start, count] of ranges) tile.layer.drawRange({ ...view, start, count, elements: null }, null);
   }
 
   onResize() {}
