@@ -32,6 +32,10 @@ from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, early_tile
 from projector_core.projection.jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
+# A job's id is random and its result never changes: its tiles and their index are immutable
+# (a second visit that finds the same job takes them from the browser's cache). Early tiles
+# are not: they become the computed ones.
+IMMUTABLE = {"Cache-Control": "private, max-age=31536000, immutable"}
 AxesQuery = Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")]
 
 
@@ -55,10 +59,11 @@ def _plane(bounds: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray]:
 @router.get("/jobs/{job_id}/tiles",
             responses={404: {"description": "Unknown job"},
                        409: {"description": "The job failed or was cancelled"}})
-async def get_tile_index(job_id: str, request: Request, jobs: JobsDep,
+async def get_tile_index(job_id: str, request: Request, response: Response, jobs: JobsDep,
                          axes: AxesQuery = None) -> dict:
     job, chosen = await _done(jobs, job_id, axes)
     store = lod_store(request)
+    response.headers.update(IMMUTABLE)
 
     def answer() -> dict:
         result = projection_result(job)  # its columns and info: a page that shows tiles alone
@@ -117,5 +122,6 @@ async def get_tile(
         return Response(body, media_type="application/octet-stream", headers={
             "X-Count": str(rows.size), "X-Total": str(all_coordinates.shape[0]), "X-Order": kind,
             "X-Axes": ",".join(map(str, chosen)),
-            "X-Bounds": json.dumps(store.bounds(job, chosen))})
+            "X-Bounds": json.dumps(store.bounds(job, chosen)),
+            **(IMMUTABLE if kind == "lod" else {"Cache-Control": "no-store"})})
     return await run_in_threadpool(answer)

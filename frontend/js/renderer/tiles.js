@@ -19,9 +19,31 @@ export class TileLayer {
   onPositionsChanged() {}
 
   render(view) {
+    if (view.pass === 'top') {
+      // The hovered point over any frame (a finished still frame holds the earlier hover).
+      const at = this._find(view.hover);
+      if (at) at[0].layer.drawRange({ ...view, start: at[1], count: 1, elements: null }, null);
+      return;
+    }
     if (view.pass !== 'base') return;
     const ranges = view.ranges ?? view.tiles?.map((tile) => [tile, 0, tile.count]) ?? [];
     for (const [tile, start, count] of ranges) tile.layer.drawRange({ ...view, start, count, elements: null }, null);
+  }
+
+  /** [tile, rank] of a resident row, or null (kept for the last row asked). */
+  _find(row) {
+    if (!this.tiled || row < 0) return null;
+    if (this.found?.row === row && this.found.tiled === this.tiled && this.tiled.resident.get(this.found.at[0].key) === this.found.at[0]) return this.found.at;
+    let at = null;
+    for (const tile of this.tiled.resident.values()) {
+      const rank = tile.rows.indexOf(row);
+      if (rank >= 0) {
+        at = [tile, rank];
+        break;
+      }
+    }
+    if (at) this.found = { row, tiled: this.tiled, at };
+    return at;
   }
 
   onResize() {}
