@@ -113,7 +113,8 @@ DENSITY_JS = """async (n) => {
     positions[i * 3 + 1] = cy + r * Math.sin(a);
   }
   const plot = { positions, n, flags: new Uint8Array(n), threeD: false,
-                 matrix: () => real.matrix(), canvas: real.canvas };
+                 matrix: () => real.matrix(), canvas: real.canvas, requestRender: () => {} };
+  real.removeLayer(overlay); // a layer of the plot: taken out, it draws only when told here
   overlay.plot = plot;
   overlay.setDensity(true);
   const w = real.canvas.clientWidth, h = real.canvas.clientHeight;

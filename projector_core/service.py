@@ -27,6 +27,7 @@ from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric
+from projector_core.kernels.tile_queries import Found, Pick, Region, pick, search_tiles, select
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import (
     NotDone,
@@ -36,7 +37,9 @@ from projector_core.projection.jobs import (
 )
 from projector_core.projection.limits import neighbor_count
 from projector_core.projection.params import ProjectionRequest
+from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
+from projector_core.storage.tile_source import MemoryTiles, TileSource
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -90,13 +93,14 @@ class ProjectionService:
     """check / start / result / neighbours / clusters / quality / compare over one catalogue."""
 
     def __init__(self, catalog: Catalog, projection_jobs: ProjectionJobs, device: str = "cpu",
-                 cluster: Cluster | None = None) -> None:
+                 cluster: Cluster | None = None, lod: LodStore | None = None) -> None:
         self.catalog = catalog
         self.projection_jobs = projection_jobs
         self.jobs: JobManager = projection_jobs.jobs
         self.device = device
         self.cluster = cluster
         self._answers = _Recent(KEEP_ANSWERS)
+        self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
 
     @classmethod
     def standalone(cls, catalog: Catalog, device: str = "cpu") -> ProjectionService:
@@ -234,6 +238,30 @@ class ProjectionService:
                     "sample_size": found.sample_size}
 
         return self._answers.get(("quality", job.id, k, metric), compute)
+
+    # -- questions over every point of a tiled projection -----------------------------------------
+    def tile_source(self, job: Job, axes: list[int]) -> TileSource:
+        """The job's tiles over ``axes`` (1 to 3 coordinate columns; the quadtree is over the
+        first two): :class:`NotDone` before the job is done, ValueError for a comparison or
+        axes the result lacks."""
+        cols = layout_of(job, "tiles").coordinates.shape[1]
+        if not 1 <= len(axes) <= 3 or any(not 0 <= a < cols for a in axes):
+            raise ValueError(f"axes {axes}: 1 to 3 columns of 0..{cols - 1}")
+        return MemoryTiles(self.lod, job, axes)
+
+    def pick(self, job: Job, axes: list[int], x: float, y: float, radius: float) -> Pick:
+        """The point nearest (x, y) within ``radius`` over all points (hover, click)."""
+        return pick(self.tile_source(job, axes), x, y, radius)
+
+    def select(self, job: Job, axes: list[int], region: Region, limit: int,
+               column: str | None = None) -> Found:
+        """The points inside a box or polygon: count, first rows, counts of ``column``."""
+        return select(self.tile_source(job, axes), region, limit, column)
+
+    def search_tiles(self, job: Job, axes: list[int], column: str, query: str, regex: bool,
+                     limit: int) -> Found:
+        """Points whose ``column`` matches ``query``: matching codes, count, first rows."""
+        return search_tiles(self.tile_source(job, axes), column, query, regex, limit)
 
     # -- comparisons -------------------------------------------------------------------------------
     def compare(self, a: Embedding, b: Embedding, k: int, metric: Metric,

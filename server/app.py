@@ -28,6 +28,7 @@ from projector.server.routes import (
     session,
     sprites,
     structure,
+    tile_queries,
     tiles,
     ui,
     uploads,
@@ -178,6 +179,7 @@ def create_app(
     app.include_router(neighbors.router)
     app.include_router(lod.router)
     app.include_router(tiles.router)
+    app.include_router(tile_queries.router)  # pick, select, search over all points
     app.include_router(structure.router)
     app.include_router(compare.router)
     app.include_router(export.router)  # GET /api/export/site: the UI's "Export site"

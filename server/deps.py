@@ -27,7 +27,8 @@ def get_service(request: Request) -> ProjectionService:
     with _SERVICE_LOCK:  # two first requests at once must not make two services
         if not hasattr(state, "projection_service"):
             state.projection_service = ProjectionService(state.catalog, state.projection_jobs,
-                                                         state.device, state.cluster)
+                                                         state.device, state.cluster,
+                                                         lod=getattr(state, "lod", None))
     return state.projection_service
 
 

@@ -134,7 +134,8 @@ def test_writing_zarr_without_zarr_is_an_install_hint(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
-        "ImportError: writing zarr needs the zarr package: pip install 'embedding-projector[zarr]'")
+        "ImportError: writing zarr needs the zarr package: pip install 'embedding-projector[zarr]'"
+        " (Python 3.11 or later)")
     assert not (tmp_path / "logs").exists()  # nothing half-written
 
 

@@ -99,7 +99,8 @@ def test_compare_steps_and_uploads(serve, tmp_path: Path) -> None:
     assert change["rows"] == 120 and min(change["per_point"]) < 1 == max(change["per_point"])
     comparisons = [job for job in client.jobs() if job["kind"] == "compare"]
     assert comparisons and comparisons[0]["other_embedding"] == second
-    for route in (client.clusters, client.quality, client.lod_order):
+    for route in (client.clusters, client.quality, client.lod_order,
+                  lambda job: client.pick(job, 0, 0, 1)):
         with pytest.raises(ProjectorError) as error:
             route(comparisons[0]["id"])
         assert error.value.status == 422 and "a comparison, not a projection" in error.value.detail

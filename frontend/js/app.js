@@ -27,32 +27,23 @@ import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { decodeState, defaultState, encodeState, is3d, sanitizeState } from './state.js';
+import { runtimeDefaults } from './store.js';
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 import { installKeyboard } from './panels/keyboard.js';
 import { installLayout } from './panels/layout.js';
 
+/**
+ * Its fields: `state` (state.js, serialised), the runtime (store.js `Runtime`, declared
+ * there), and collaborators made once here (api, plot, panels, progress, runner, debounced
+ * actions). The mixed-in classes (mixin.js) read and write only these.
+ * @implements {import('./store.js').Runtime}
+ */
 class App {
   constructor() {
     this.api = isStaticSite() ? new StaticApi() : new Api(); // static: a shared site (projector export)
     this.state = defaultState();
-    this.runs = [];
-    this.dataset = null;
-    this.localDatasets = [];
-    this.projections = { pca: null, tsne: null, umap: null, custom: null };
-    this.shown = null;
-    this.missing = null;
-    this.neighbors = [];
-    this.searchResult = { indices: [], error: null };
-    this.coloring = null;
-    this.hover = -1;
-    this.bookmarks = [];
-    this.activeBookmark = -1;
-    this.message = { text: '', error: false };
-    this.ready = false;
-    this.loadToken = 0;
-    this.neighborToken = 0;
-    this.searchToken = 0;
+    Object.assign(this, runtimeDefaults()); // its runtime fields, declared in store.js
     this.progress = new ProgressTracker(() => this._renderProgress());
     this.runner = new JobRunner(this.api, (p) => this._projectionChanged(p));
     this.plot = new Plot($('.plot-container'), {
@@ -110,7 +101,7 @@ class App {
       else this.openDataset(run, embedding);
       return;
     }
-    if (changed('colorBy') || changed('categorical')) this._recolor();
+    if (changed('colorBy') || changed('categorical') || changed('colorByQuality')) this._recolor();
     if (changed('sprites')) this.plot.setShowSprites(Boolean(this.dataset.sprite) && this.state.sprites);
     if (changed('projection')) {
       this._showProjection({ animate: true, resetCamera: true });

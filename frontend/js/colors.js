@@ -170,3 +170,28 @@ export function columnColoring(values, numbers, { categorical = false } = {}) {
 export function neighborShade(rank, count) {
   return count <= 1 ? 0 : Math.min(15, Math.round((rank / (count - 1)) * 15));
 }
+
+/**
+ * Projection quality per point (a share in [0, 1], null where not measured) on the numeric
+ * gradient, grey where not measured. Its legend is the structure panel's, not a column's.
+ */
+export function qualityColoring(values) {
+  const colors = new Uint8Array(values.length * 4);
+  for (let i = 0; i < values.length; i++) fill(colors, i, values[i] === null ? MISSING_COLOR : gradientColor(values[i]));
+  return { kind: 'quality', colors, legend: null };
+}
+
+/**
+ * The one colour rule of the points, from the state: projection quality when
+ * `state.colorByQuality` and `quality` (per-point values of the shown projection, one per
+ * point of `dataset`) is at hand; else the "colour by" column (categorical as the state
+ * forces it, or as the data set suggests); else the default colour.
+ */
+export function pointColoring(state, dataset, quality = null) {
+  if (state.colorByQuality && quality && quality.length === dataset.n) return qualityColoring(quality);
+  const column = state.colorBy;
+  const values = column ? dataset.values(column) : null;
+  if (!values) return uniformColoring(dataset.n);
+  const categorical = state.categorical ?? dataset.categoricalByDefault(column);
+  return columnColoring(values, dataset.numeric(column), { categorical });
+}

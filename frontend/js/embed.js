@@ -64,11 +64,8 @@ export function installEmbed(app) {
     fetch(app.api.url('session/state'), init).catch(() => {});
   }
 
-  const render = app.render.bind(app);
-  app.render = () => {
-    render();
-    report();
-  };
+  // Reported on every render of the app, as a panel is rendered.
+  app.panels.push({ render: report });
 
   (async () => {
     for (;;) {

@@ -85,6 +85,10 @@ export class Plot {
     /** Points the canvas shows now (a sample, those on screen, or all). */
     this.drawn = 0;
     this.presentPending = true;
+    this.cssWidth = 0; // the canvas's CSS size and pixel ratio, once _resize has measured them
+    this.cssHeight = 0;
+    this.dpr = 0;
+    this.cpuStep = null; // points a slice of the CPU still frame draws (plot_frames.js)
     this.detail = new DetailBuffer(gl);
     this.cull = new ViewCull(gl);
     this.cpuDetail = new CpuDetail(gl);

@@ -25,6 +25,7 @@ export function defaultState() {
     labels3d: false,
     sequences: true,
     density: false, // the structure overlay's density contours
+    colorByQuality: false, // points coloured by projection quality (over colorBy) once measured
     selection: [],
     focus: null,
     isolated: null,
@@ -135,6 +136,7 @@ export function sanitizeState(input) {
     labels3d: pick(input.labels3d, false, bool),
     sequences: pick(input.sequences, true, bool),
     density: pick(input.density, false, bool),
+    colorByQuality: pick(input.colorByQuality, false, bool),
     selection: indices(input.selection),
     focus: pick(input.focus, null, (v) => v === null || isIndex(v)),
     isolated: Array.isArray(input.isolated) ? indices(input.isolated) : null,

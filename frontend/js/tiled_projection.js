@@ -66,11 +66,14 @@ export function showsTiles(dataset, method, threeD) {
 export class TiledProjection {
   /**
    * The tile index of a job over `axes` (the server waits for the job, and builds the tiles
-   * if need be); its `columns` and `info` are the result's.
+   * if need be), with the result's `columns` and `info` (headers X-Columns, X-Info).
    */
   static async open(api, jobId, axes) {
     const response = await api._fetch(`jobs/${encodeURIComponent(jobId)}/tiles`, { params: { axes: axes.join(',') } });
-    return new TiledProjection(api, jobId, await response.json());
+    const manifest = await response.json();
+    manifest.columns = Number(response.headers.get('X-Columns')) || manifest.axes.length;
+    manifest.info = JSON.parse(response.headers.get('X-Info') || 'null');
+    return new TiledProjection(api, jobId, manifest);
   }
 
   constructor(api, jobId, manifest) {

@@ -264,6 +264,29 @@ class ProjectorClient:
                                 accept=OCTET_STREAM)
         return np.frombuffer(body, "<i4").copy()
 
+    # -- questions over every point, answered from the tiles -------------------------------------
+    def pick(self, job_id: str, x: float, y: float, radius: float,
+             axes: str | None = None) -> dict[str, Any]:
+        """The nearest point to (x, y) within ``radius``: ``row``, ``distance``, ``coords``
+        (all None when no point is that near)."""
+        return self._json("GET", job_path(job_id, "pick"),
+                          {"x": x, "y": y, "radius": radius, **given(axes=axes)})
+
+    def select(self, job_id: str, *, box: list[float] | None = None,
+               polygon: list[list[float]] | None = None, limit: int = 10_000,
+               column: str | None = None, axes: str | None = None) -> dict[str, Any]:
+        """The points inside a box [x0, y0, x1, y1] or polygon: ``count``, the first
+        ``limit`` ``rows``, ``truncated``, ``selection``, and with ``column`` its ``counts``."""
+        return self._json("POST", job_path(job_id, "select"), body={
+            **given(box=box, polygon=polygon, column=column, axes=axes), "limit": limit})
+
+    def search_points(self, job_id: str, column: str, query: str, regex: bool = False,
+                      limit: int = 10_000) -> dict[str, Any]:
+        """A job's points whose ``column`` matches: ``count``, ``rows``, ``truncated`` and
+        the matching dictionary ``codes`` (the tiles' codes with ``column``)."""
+        return self._json("GET", job_path(job_id, "search"), {
+            "column": column, "query": query, "regex": str(regex).lower(), "limit": limit})
+
     # -- structure and comparison ----------------------------------------------------------------
     def clusters(self, job_id: str, min_cluster_size: int | None = None,
                  label_column: str | None = None, space: str = "projection") -> dict[str, Any]:

@@ -55,10 +55,13 @@ def require_zarr() -> None:
     """An ImportError with the one-line install hint when zarr is missing (before any file
     is written)."""
     try:
-        import zarr  # noqa: F401
+        import zarr
     except ImportError:
         raise ImportError("writing zarr needs the zarr package: "
-                          "pip install 'embedding-projector[zarr]'") from None
+                          "pip install 'embedding-projector[zarr]' (Python 3.11 or later)") from None
+    if int(zarr.__version__.split(".")[0]) < 3:  # zarr 2 lacks create_array (and resizes otherwise)
+        raise ImportError(f"writing zarr needs zarr 3 (found {zarr.__version__}): "
+                          "pip install -U 'zarr>=3' (Python 3.11 or later)")
 
 
 def write_zarr(path: str | Path, mat: Any | Iterable[Any], chunk_rows: int | None = None,

@@ -17,7 +17,7 @@ import numpy as np
 
 from projector_core.jobs.engine import Job
 from projector_core.kernels.lod import lod_order
-from projector_core.kernels.lod_tiles import TileSet, build_tiles
+from projector_core.kernels.lod_tiles import TILE_BUDGET, TileSet, build_tiles
 from projector_core.projection.jobs import projection_result
 
 CACHED = 4  # answers of each kind kept
@@ -58,7 +58,8 @@ class _Recent:
 class LodStore:
     """Orders, bounds and tile sets of done projection jobs over chosen axes."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int = TILE_BUDGET) -> None:
+        self.budget = budget  # points a tile holds at most
         self._orders = _Recent()
         self._bounds = _Recent()
         self._tiles = _Recent()
@@ -90,7 +91,8 @@ class LodStore:
         """The tiles of the job's coordinates over ``axes`` (the quadtree over the first two)."""
         coordinates = projection_result(job).coordinates
         return self._tiles.get((job.id, tuple(axes)),
-                               lambda: build_tiles(coordinates[:, axes], self.order(job, axes)))
+                               lambda: build_tiles(coordinates[:, axes], self.order(job, axes),
+                                                   self.budget))
 
     def prepare(self, job: Job, axes: list[int]) -> None:
         """What a first visit over ``axes`` asks for, computed now: the bounds (early tiles)

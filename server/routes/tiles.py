@@ -4,7 +4,8 @@
 the first two columns, three for a 3D result): JSON ``{"budget", "total", "axes", "box":
 {"lo", "hi"}, "bounds": {"lo", "hi"}, "tiles": [[z, x, y, count], ...]}``. ``box`` is the
 quadtree's square over the first two axes, ``bounds`` every axis's range (the fit of the
-whole set), ``columns`` and ``info`` the result's (what a page showing tiles alone needs of it).
+whole set); headers ``X-Columns`` and ``X-Info`` give the result's columns and info (what a
+page showing tiles alone needs of it).
 ``GET /api/jobs/ID/tiles/Z/X/Y`` answers one tile: ``count`` little-endian uint32
 row ids in level-of-detail order, then count x k float32 coordinates over ``axes``, then, with
 ``column``, count int32 codes into that metadata column's dictionary (as
@@ -21,15 +22,17 @@ import json
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
+from projector.server.deps import ServiceDep
 from projector.server.job_responses import JobsDep, find_job, not_done
-from projector.server.routes.lod import _as_shown, _axes, lod_store
+from projector.server.routes.lod import _as_shown, _axes
 
-from projector_core.jobs.engine import Job, JobStatus
-from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, early_tile
+from projector_core.jobs.engine import JobStatus
+from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.projection.jobs import projection_result
+from projector_core.storage.tile_source import MemoryTiles, TileSource
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 # A job's id is random and its result never changes: its tiles and their index are immutable
@@ -39,38 +42,32 @@ IMMUTABLE = {"Cache-Control": "private, max-age=31536000, immutable"}
 AxesQuery = Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")]
 
 
-async def _done(jobs: JobsDep, job_id: str, axes: str | None) -> tuple[Job, list[int]]:
+async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
+                  axes: str | None) -> TileSource:
+    """The done job's tiles over ``axes`` (waits for a running job)."""
     job = find_job(jobs, job_id)
     await job.finished()
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     cols = projection_result(job).coordinates.shape[1]
-    return job, _axes(_as_shown(axes, cols), cols)
-
-
-def _plane(bounds: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray]:
-    """The first two axes' low and high corner of ``bounds`` (0 for a missing second axis)."""
-    lo, hi = np.zeros(2), np.zeros(2)
-    lo[:len(bounds["lo"][:2])] = bounds["lo"][:2]
-    hi[:len(bounds["hi"][:2])] = bounds["hi"][:2]
-    return lo, hi
+    try:
+        return service.tile_source(job, _axes(_as_shown(axes, cols), cols))
+    except ValueError as error:  # a comparison: it has no layout
+        raise HTTPException(422, str(error)) from None
 
 
 @router.get("/jobs/{job_id}/tiles",
             responses={404: {"description": "Unknown job"},
                        409: {"description": "The job failed or was cancelled"}})
-async def get_tile_index(job_id: str, request: Request, response: Response, jobs: JobsDep,
+async def get_tile_index(job_id: str, response: Response, jobs: JobsDep, service: ServiceDep,
                          axes: AxesQuery = None) -> dict:
-    job, chosen = await _done(jobs, job_id, axes)
-    store = lod_store(request)
-    response.headers.update(IMMUTABLE)
-
-    def answer() -> dict:
-        result = projection_result(job)  # its columns and info: a page that shows tiles alone
-        return {**store.tiles(job, chosen).manifest(), "axes": chosen,
-                "bounds": store.bounds(job, chosen), "columns": result.coordinates.shape[1],
-                "info": result.info}
-    return await run_in_threadpool(answer)
+    source = await _source(jobs, service, job_id, axes)
+    result = projection_result(find_job(jobs, job_id))
+    # The result's columns and info beside the index (its JSON is the TileSource contract):
+    # a page that shows tiles alone needs no more of the result.
+    response.headers.update({**IMMUTABLE, "X-Columns": str(result.coordinates.shape[1]),
+                             "X-Info": json.dumps(result.info, ensure_ascii=True)})
+    return await run_in_threadpool(source.manifest)
 
 
 @router.get(
@@ -84,7 +81,7 @@ async def get_tile_index(job_id: str, request: Request, response: Response, jobs
                422: {"description": "A tile outside the quadtree, or an unknown column"}},
 )
 async def get_tile(
-    job_id: str, request: Request, jobs: JobsDep,
+    job_id: str, jobs: JobsDep, service: ServiceDep,
     z: Annotated[int, Path(ge=0, le=MAX_LEVEL)], x: Annotated[int, Path(ge=0)],
     y: Annotated[int, Path(ge=0)], axes: AxesQuery = None,
     column: Annotated[str | None, Query(description="A metadata column whose codes come "
@@ -94,34 +91,33 @@ async def get_tile(
 ) -> Response:
     if x >= 1 << z or y >= 1 << z:
         raise HTTPException(422, f"tile {z}/{x}/{y}: x and y run to {(1 << z) - 1} at level {z}")
-    job, chosen = await _done(jobs, job_id, axes)
-    store = lod_store(request)
+    source = await _source(jobs, service, job_id, axes)
 
     def answer() -> Response:
-        codes = None
-        if column is not None:
-            metadata = job.source.metadata() if job.source is not None else None
-            if metadata is None or column not in metadata.names:
-                raise HTTPException(422, f"unknown metadata column {column!r}")
-            codes = metadata.categorical(column)[1]
-        all_coordinates = projection_result(job).coordinates
-        tiles = store.peek_tiles(job, chosen) if early else None
-        kind = "lod"
-        if tiles is None and early:
-            kind = "random"
-            lo, hi = _plane(store.bounds(job, chosen))  # the tiles' box: the points' range
-            rows = early_tile(all_coordinates, chosen, lo, hi, z, x, y, TILE_BUDGET)
-        else:
-            tiles = store.tiles(job, chosen) if tiles is None else tiles
-            where = tiles.find(z, x, y)
-            rows = tiles.rows[where] if where is not None else np.zeros(0, np.uint32)
-        coordinates = all_coordinates[rows][:, chosen]
+        try:
+            if column is not None:
+                source.codes_dictionary(column)  # an unknown column: a 422 even for no point
+            tile = None
+            if early and isinstance(source, MemoryTiles):  # tiles still to be computed
+                tile = source.read_early(z, x, y, column)
+                total, bounds, chosen = source.total, source.bounds(), source.axes
+            if tile is None:
+                kind, tile = "lod", source.read(z, x, y, column)
+                manifest = source.manifest()
+                total, bounds, chosen = manifest["total"], manifest["bounds"], manifest["axes"]
+            else:
+                kind = "random"
+        except KeyError as error:
+            raise HTTPException(422, str(error.args[0])) from None
+        if tile is None:  # no point in this cell
+            tile = (np.zeros(0, np.uint32), np.zeros((0, len(chosen)), np.float32),
+                    np.zeros(0, np.int32) if column is not None else None)
+        rows, coordinates, codes = tile
         body = rows.astype("<u4").tobytes() + np.ascontiguousarray(coordinates, "<f4").tobytes()
         if codes is not None:
-            body += codes[rows].astype("<i4").tobytes()
+            body += codes.astype("<i4").tobytes()
         return Response(body, media_type="application/octet-stream", headers={
-            "X-Count": str(rows.size), "X-Total": str(all_coordinates.shape[0]), "X-Order": kind,
-            "X-Axes": ",".join(map(str, chosen)),
-            "X-Bounds": json.dumps(store.bounds(job, chosen)),
+            "X-Count": str(rows.size), "X-Total": str(total), "X-Order": kind,
+            "X-Axes": ",".join(map(str, chosen)), "X-Bounds": json.dumps(bounds),
             **(IMMUTABLE if kind == "lod" else {"Cache-Control": "no-store"})})
     return await run_in_threadpool(answer)

@@ -2,7 +2,7 @@
 // neighbour, hidden), labels; and the interactions that change them (hover, click, box and
 // lasso, neighbours of the focus, search).
 
-import { columnColoring, neighborShade, uniformColoring } from '../colors.js';
+import { neighborShade, pointColoring } from '../colors.js';
 import { nearestNeighbors, neighborLimit, search as localSearch } from '../compute.js';
 import { clampToLimit, limitFor, withinLimit } from '../limits.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
@@ -10,14 +10,24 @@ import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } fr
 const LABEL_LIMIT = 10000;
 
 export class Highlighting {
+  /** Colours the points by the state's colour rule (colors.js pointColoring). */
   _recolor() {
     const ds = this.dataset;
     if (!ds) return;
-    const column = this.state.colorBy;
-    const values = column ? ds.values(column) : null;
-    const categorical = this.state.categorical ?? (values ? ds.categoricalByDefault(column) : false);
-    this.coloring = values ? columnColoring(values, ds.numeric(column), { categorical }) : uniformColoring(ds.n);
+    this.coloring = pointColoring(this.state, ds, this.quality);
     this.plot.setColors(this.coloring.colors, { plain: this.coloring.kind === 'none' });
+  }
+
+  /**
+   * Per-point projection quality of the shown projection (null: none measured), which
+   * colours the points while `state.colorByQuality` is on. Set by whoever measures it.
+   */
+  setQuality(values) {
+    if (values === this.quality) return;
+    this.quality = values;
+    if (!this.state.colorByQuality) return;
+    this._recolor();
+    this.render();
   }
 
   _updateFlags() {

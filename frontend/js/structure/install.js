@@ -1,4 +1,4 @@
-// Hooks the structure features into the app with one call: the overlay layer on the plot,
+// Hooks the structure features into the app with one call: the overlay, a layer of the plot,
 // the Structure panel (left column), the Charts panel (right column), the inspector's quality
 // line, and their style sheet. Uses only the app's public members.
 
@@ -11,7 +11,8 @@ export function installStructure(app) {
   sheet.rel = 'stylesheet';
   sheet.href = new URL('../../css/structure.css', import.meta.url).href;
   document.head.append(sheet);
-  const overlay = new StructureOverlay(app.plot);
+  const overlay = new StructureOverlay();
+  app.plot.addLayer(overlay);
   const structure = createStructurePanel(app, overlay);
   const charts = createChartsPanel(app);
   const left = document.querySelector('.column-left');

@@ -1,7 +1,8 @@
-// A canvas layer over the plot, under the point labels: the density field and its contours
-// (2-D views), and the cluster names. It watches the plot once per animation frame and
-// redraws only when what it shows changed (positions, camera, size, flags, its own data), so
-// streamed t-SNE/UMAP frames re-estimate the density as they arrive.
+// A layer of the plot (plot.js's layer contract) on its own canvas, under the point labels:
+// the density field and its contours (2-D views), and the cluster names. The plot's frames
+// drive it: on each 'top' pass it redraws only when what it shows changed (positions,
+// camera, size, flags, its own data), so streamed t-SNE/UMAP frames re-estimate the density
+// as they arrive, and a still plot costs it nothing.
 
 import { FLAG_HIDDEN } from '../renderer/points.js';
 import { contourSegments, densityGrid, LEVELS } from './density.js';
@@ -11,14 +12,12 @@ const MIN_FONT = 11;
 const MAX_FONT = 22;
 
 export class StructureOverlay {
-  constructor(plot) {
-    this.plot = plot;
+  constructor() {
+    this.plot = null;
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'structure-overlay';
     this.canvas.setAttribute('aria-hidden', 'true');
     this.canvas.dataset.testid = 'structure-overlay';
-    const labels = plot.container.querySelector('.plot-overlay');
-    plot.container.insertBefore(this.canvas, labels);
     this.ctx = this.canvas.getContext('2d');
     this.density = false;
     this.clusters = null; // { clusters: [...], byParent: Map }
@@ -26,30 +25,44 @@ export class StructureOverlay {
     this.seen = null;
     this.lastDensityMs = null;
     this.drawnLabels = [];
-    const tick = () => {
-      this._maybeDraw();
-      requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
   }
 
   setDensity(on) {
     this.density = on;
-    this.seen = null;
+    this._invalidate();
   }
 
   /** Clusters as the API answers them (with "point" anchors), or null. */
   setClusters(clusters) {
     this.clusters = clusters;
-    this.seen = null;
+    this._invalidate();
   }
 
   setShowClusters(on) {
     this.showClusters = on;
+    this._invalidate();
+  }
+
+  _invalidate() {
+    this.seen = null;
+    this.plot?.requestRender();
+  }
+
+  // ---- layer contract ------------------------------------------------------------------
+
+  /** Its canvas goes over the plot's, under the point labels. */
+  setScene(plot) {
+    this.plot = plot;
+    plot.container.insertBefore(this.canvas, plot.overlay);
+  }
+
+  onPositionsChanged() {
     this.seen = null;
   }
 
-  _maybeDraw() {
+  /** Redraws on the 'top' pass when what it shows changed since its last drawing. */
+  render(view) {
+    if (view.pass !== 'top') return;
     const p = this.plot;
     const width = p.canvas.clientWidth;
     const height = p.canvas.clientHeight;
@@ -57,6 +70,15 @@ export class StructureOverlay {
     if (this.seen && key.every((v, i) => v === this.seen[i])) return;
     this.seen = key;
     this.draw(width, height);
+  }
+
+  onResize() {
+    this.seen = null;
+  }
+
+  dispose() {
+    this.canvas.remove();
+    this.plot = null;
   }
 
   draw(width, height) {

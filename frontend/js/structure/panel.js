@@ -2,7 +2,7 @@
 // from a metadata column, and projection quality (colour by it; the inspector line). Server
 // analyses run on the shown projection's finished job; a local data set has none.
 
-import { columnColoring, gradientColor, gradientCss, MISSING_COLOR, uniformColoring } from '../colors.js';
+import { gradientCss } from '../colors.js';
 import { el, formatCount, setOptions } from '../dom.js';
 import { CELL, LEVELS, SIGMA } from './density.js';
 
@@ -73,7 +73,6 @@ export function createStructurePanel(app, overlay) {
   let clustersFor = null;
   let quality = null; // { job, metric, body }
   let qualityLoading = null;
-  let colouredFor = null;
   let nameBy = null; // the column chosen here; until then, the "label by" column
   let waitingNote = null; // the "why no clusters yet" text on show, cleared once a job is there
 
@@ -85,11 +84,9 @@ export function createStructurePanel(app, overlay) {
   });
   labelsToggle.addEventListener('change', () => overlay.setShowClusters(labelsToggle.checked));
   run.addEventListener('click', () => findClusters());
-  qualityToggle.addEventListener('change', () => {
-    if (qualityToggle.checked) loadQuality();
-    else restoreColours();
-    render();
-  });
+  // Colouring by quality is part of the view: the state (URL, bookmarks) keeps it, and the
+  // app's one colour rule applies it once the values are measured.
+  qualityToggle.addEventListener('change', () => app.update({ colorByQuality: qualityToggle.checked }));
 
   async function findClusters() {
     const job = shownJob(app);
@@ -139,31 +136,6 @@ export function createStructurePanel(app, overlay) {
     render();
   }
 
-  function applyColours() {
-    const key = [quality, app.state.colorBy, app.state.categorical];
-    if (colouredFor && key.every((v, i) => v === colouredFor[i])) return;
-    colouredFor = key;
-    const values = quality.body.per_point;
-    const colors = new Uint8Array(values.length * 4);
-    for (let i = 0; i < values.length; i++) {
-      const rgb = values[i] === null ? MISSING_COLOR : gradientColor(values[i]);
-      colors.set([rgb[0], rgb[1], rgb[2], 255], i * 4);
-    }
-    app.plot.setColors(colors, { plain: false });
-  }
-
-  /** Back to the "colour by" column's colours (the app's own rule). */
-  function restoreColours() {
-    colouredFor = null;
-    const ds = app.dataset;
-    if (!ds) return;
-    const column = app.state.colorBy;
-    const values = column ? ds.values(column) : null;
-    const categorical = app.state.categorical ?? (values ? ds.categoricalByDefault(column) : false);
-    const coloring = values ? columnColoring(values, ds.numeric(column), { categorical }) : uniformColoring(ds.n);
-    app.plot.setColors(coloring.colors, { plain: coloring.kind === 'none' });
-  }
-
   function render() {
     const ds = app.dataset;
     const density = Boolean(app.state.density);
@@ -194,15 +166,17 @@ export function createStructurePanel(app, overlay) {
     }
     const asked = quality && quality.job === job && quality.metric === app.state.neighbors.metric;
     const current = asked ? quality.body : null;
-    const wanted = qualityToggle.checked || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
+    const colouring = Boolean(app.state.colorByQuality);
+    qualityToggle.checked = colouring;
+    const wanted = colouring || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
     if (wanted && job && !asked) loadQuality();
-    qualityLegend.hidden = !qualityToggle.checked;
-    if (qualityToggle.checked && current) applyColours();
+    qualityLegend.hidden = !colouring;
+    app.setQuality(current?.per_point ?? null);
     if (current) {
       const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
       const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';
       qualityStatus.textContent = `Trustworthiness ${current.trustworthiness.toFixed(3)} · continuity ${current.continuity.toFixed(3)} · neighbours kept ${(current.mean * 100).toFixed(0)}% (k = ${current.k}, ${app.state.neighbors.metric}${sample})${excluded}.`;
-    } else if (!qualityLoading && !asked && !qualityToggle.checked) {
+    } else if (!qualityLoading && !asked && !colouring) {
       qualityStatus.textContent = '';
     }
     const focus = app.state.focus;

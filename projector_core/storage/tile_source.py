@@ -1,0 +1,104 @@
+"""One interface over where a projection's level-of-detail tiles live: ``TileSource``.
+
+Everything the server answers about a tiled projection (the tile routes, pick, region
+selection, search, counts; ``kernels/tile_queries.py``) reads tiles through these three
+methods only, so it works the same whether the tiles sit in memory (one machine:
+:class:`MemoryTiles` here) or in a chunked store written by Dask workers, where the server
+never holds an N-sized array. The format is the one ``kernels/lod_tiles.py`` builds and
+docs/ARCHITECTURE.md ("Tiles") describes.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from projector_core.jobs.engine import Job
+from projector_core.kernels.lod_tiles import early_tile
+from projector_core.projection.jobs import projection_result
+from projector_core.storage.lod_store import LodStore
+
+Tile = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # rows uint32, coords float32, codes int32
+
+
+@runtime_checkable
+class TileSource(Protocol):
+    """A done projection's tiles over chosen axes."""
+
+    def manifest(self) -> dict:
+        """The tile index: ``{budget, total, axes, box: {lo, hi}, bounds: {lo, hi}, tiles:
+        [[z, x, y, count], ...]}`` (what ``GET /api/jobs/ID/tiles`` answers)."""
+        ...
+
+    def read(self, z: int, x: int, y: int, column: str | None = None) -> Tile | None:
+        """Tile (z, x, y): row ids (uint32 [n]), coordinates over the axes (float32 [n, k])
+        and, with ``column``, int32 codes into :meth:`codes_dictionary` (else None); None
+        when no such tile. KeyError for a column the source does not carry."""
+        ...
+
+    def codes_dictionary(self, column: str) -> list[str]:
+        """The values the codes of ``column`` index into; KeyError for an unknown column."""
+        ...
+
+
+class MemoryTiles:
+    """The tiles of a done job whose coordinates are in this process (the LodStore builds
+    and keeps the TileSet; metadata codes come from the job's embedding, encoded once)."""
+
+    def __init__(self, store: LodStore, job: Job, axes: list[int]) -> None:
+        self.store = store
+        self.job = job
+        self.axes = list(axes)
+        self.coordinates = projection_result(job).coordinates
+
+    def manifest(self) -> dict:
+        tiles = self.store.tiles(self.job, self.axes)
+        return {**tiles.manifest(), "axes": self.axes, "bounds": self.bounds()}
+
+    def bounds(self) -> dict[str, list[float]]:
+        """Every chosen axis's range over the finite points (known before the tiles are)."""
+        return self.store.bounds(self.job, self.axes)
+
+    @property
+    def total(self) -> int:
+        return int(self.coordinates.shape[0])
+
+    def read(self, z: int, x: int, y: int, column: str | None = None) -> Tile | None:
+        tiles = self.store.tiles(self.job, self.axes)
+        where = tiles.find(z, x, y)
+        if where is None:
+            return None
+        return self._tile(tiles.rows[where], column)
+
+    def read_early(self, z: int, x: int, y: int, column: str | None = None) -> Tile | None:
+        """While the tiles are still to be computed, the points of cell (z, x, y) among one
+        fixed random sample of about ``budget * 4^z`` points (a first picture that does not
+        wait); None once the tiles are there (read them)."""
+        if self.store.peek_tiles(self.job, self.axes) is not None:
+            return None
+        bounds = self.bounds()
+        lo, hi = np.zeros(2), np.zeros(2)  # the tiles' box: the points' range, 0 if missing
+        lo[:len(bounds["lo"][:2])] = bounds["lo"][:2]
+        hi[:len(bounds["hi"][:2])] = bounds["hi"][:2]
+        rows = early_tile(self.coordinates, self.axes, lo, hi, z, x, y, self.store.budget)
+        return self._tile(rows, column)
+
+    def codes_dictionary(self, column: str) -> list[str]:
+        return self._categorical(column)[0]
+
+    def _categorical(self, column: str) -> tuple[list[str], np.ndarray]:
+        metadata = self.job.source.metadata() if self.job.source is not None else None
+        if metadata is None or column not in metadata.names:
+            known = ", ".join(metadata.names) if metadata is not None else "none"
+            raise KeyError(f"unknown metadata column {column!r} (columns: {known})")
+        return metadata.categorical(column)
+
+    def _tile(self, rows: np.ndarray, column: str | None) -> Tile:
+        codes = self._categorical(column)[1][rows] if column is not None else None
+        coords = self.coordinates[rows]
+        if self.axes != list(range(coords.shape[1])):  # else no second copy
+            coords = coords[:, self.axes]
+        coords = coords.astype(np.float32, copy=False)
+        return rows, coords, codes
+
