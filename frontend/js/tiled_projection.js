@@ -22,6 +22,16 @@ const PARALLEL = 6;
 const SELECT_LIMIT = 1000000;
 
 /**
+ * The points budgets, DISPLAY_POINTS and RESIDENT_POINTS unless `?tilePoints=N` in the
+ * page's address keeps fewer in the tab (a small device; beyond it the server answers).
+ */
+function budgets() {
+  const asked = Number(new URLSearchParams(globalThis.location?.search ?? '').get('tilePoints'));
+  const resident = asked > 0 ? Math.min(asked, RESIDENT_POINTS) : RESIDENT_POINTS;
+  return { display: Math.min(DISPLAY_POINTS, resident / 2), resident };
+}
+
+/**
  * Whether a projection is shown from tiles: `?tiles=always|never` in the page's address,
  * else server data above TILES_ABOVE in a 2-D view of a quick method (PCA, custom).
  */
@@ -93,6 +103,7 @@ export class TiledProjection {
     this.flags = null;
     this.views = 0;
     this.closed = false;
+    this.budgets = budgets();
     const { lo, hi } = manifest.box;
     // Every tile's cell in the plot's unit square (x along axis 0, y along axis 1).
     this.cells = manifest.tiles.map(([z, x, y, count]) => {
@@ -131,7 +142,7 @@ export class TiledProjection {
         break;
       }
       const points = level.reduce((sum, c) => sum + c.count, 0);
-      if (z > 0 && taken + points > DISPLAY_POINTS) break;
+      if (z > 0 && taken + points > this.budgets.display) break;
       taken += points;
       wanted.push(...level);
     }
@@ -187,11 +198,11 @@ export class TiledProjection {
 
   /** Off-screen tiles leave, least recently wanted first, while the tab holds too many points. */
   _evict() {
-    if (this.residentPoints <= RESIDENT_POINTS) return;
+    if (this.residentPoints <= this.budgets.resident) return;
     const wanted = new Set(this.wanted);
     const spare = [...this.resident.values()].filter((t) => !wanted.has(t.key)).sort((a, b) => a.used - b.used);
     for (const tile of spare) {
-      if (this.residentPoints <= RESIDENT_POINTS) break;
+      if (this.residentPoints <= this.budgets.resident) break;
       this._drop(tile);
     }
   }
