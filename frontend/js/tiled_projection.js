@@ -3,12 +3,13 @@
 // the view needs at the density its zoom needs, fetching them side by side, a bounded set
 // of resident tiles (off-screen ones evicted past a points budget), each tile's own small
 // GPU buffers, its colours and flags from the page's, and the answers to hover, click and
-// lasso: over the resident points when every point is resident, else from the server
-// (`/pick`, `/select`), so they stay exact over all points however few are in the tab.
+// lasso (tile_answers.js): over the resident points when every point is resident, else from
+// the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
 
-import { pointInPolygon } from './geometry.js';
 import { fetchTile } from './lod_points.js';
+import { mixin } from './mixin.js';
 import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
+import { TileAnswers } from './tile_answers.js';
 
 /** 2-D server projections above this many points are shown from tiles (else the whole set). */
 export const TILES_ABOVE = 2000000;
@@ -18,8 +19,8 @@ export const DISPLAY_POINTS = 2000000;
 export const RESIDENT_POINTS = 4000000;
 /** Tile requests in flight at once. */
 const PARALLEL = 6;
-/** Rows a server region selection answers at most (the API's maximum). */
-const SELECT_LIMIT = 1000000;
+/** A tile that failed is asked again after this long (ms). */
+const RETRY_MS = 5000;
 
 /**
  * The points budgets, DISPLAY_POINTS and RESIDENT_POINTS unless `?tilePoints=N` in the
@@ -65,7 +66,10 @@ export function showsTiles(dataset, method, threeD) {
  * @property {{mid: number[], scale: number}} fit  projection units -> the plot's unit square
  * @property {Map<string, Tile>} resident  tiles in the tab, with their GPU buffers
  * @property {Set<string>} loading  tiles requested
- * @property {string[]} wanted      what the view needs, coarse levels first
+ * @property {Map<string, number>} failed  when each failed tile last failed (retried later)
+ * @property {string[]} wanted      what the view needs, coarse levels first (keys)
+ * @property {object[]} wantedCells  the same cells (requested as earlier ones arrive)
+ * @property {number} version       counts tiles coming and going (caches of positions)
  * @property {number} residentPoints
  * @property {Uint8Array|null} colors  the page's colours (RGBA per row), or null
  * @property {Uint8Array|null} flags   the page's flags (one byte per row), or null
@@ -98,6 +102,9 @@ export class TiledProjection {
     this.resident = new Map();
     this.loading = new Set();
     this.wanted = [];
+    this.wantedCells = [];
+    this.failed = new Map();
+    this.version = 0;
     this.residentPoints = 0;
     this.colors = null;
     this.flags = null;
@@ -147,6 +154,7 @@ export class TiledProjection {
       wanted.push(...level);
     }
     this.wanted = wanted.map((c) => c.key);
+    this.wantedCells = wanted;
     for (const c of wanted) {
       const tile = this.resident.get(c.key);
       if (tile) tile.used = this.views;
@@ -165,13 +173,16 @@ export class TiledProjection {
     for (const c of cells) {
       if (this.loading.size >= PARALLEL) return;
       if (this.resident.has(c.key) || this.loading.has(c.key)) continue;
+      if (performance.now() - (this.failed.get(c.key) ?? -Infinity) < RETRY_MS) continue;
       this.loading.add(c.key);
       fetchTile(this.api, this.jobId, this.axes, c.z, c.x, c.y)
         .then((slice) => this._arrived(c, slice))
-        .catch(() => {}) // a tile that fails is asked again by the next view
+        .catch(() => this.failed.set(c.key, performance.now())) // asked again after RETRY_MS
         .finally(() => {
           this.loading.delete(c.key);
-          if (!this.closed) this.onChange();
+          if (this.closed) return;
+          this._request(this.wantedCells); // the next at once, not at the next frame
+          this.onChange();
         });
     }
   }
@@ -192,6 +203,7 @@ export class TiledProjection {
     const tile = { key: cell.key, z: cell.z, count, rows: slice.indices, positions, coords: slice.coords, layer, used: this.views };
     this.resident.set(cell.key, tile);
     this.residentPoints += count;
+    this.version++;
     this._paint(tile);
     this._evict();
   }
@@ -211,6 +223,7 @@ export class TiledProjection {
     tile.layer.dispose();
     this.resident.delete(tile.key);
     this.residentPoints -= tile.count;
+    this.version++;
   }
 
   /** Frees every tile (another projection is shown; attach takes it up again). */
@@ -249,103 +262,29 @@ export class TiledProjection {
     }
   }
 
-  // ---- answers over all points ----------------------------------------------------------
-
   /**
-   * The row nearest to CSS pixel (x, y) within `radius` pixels, or -1: over the resident
-   * points when they are all of them, else from the server (a Promise).
+   * Plot positions (x, y) of the resident points among `candidates` ([{ index }], the labels
+   * of hovered and selected points) as a Map row -> [x, y]; kept while neither the
+   * candidates nor the tiles change.
    */
-  pick(matrix, width, height, x, y, radius) {
-    if (this.everyResident) return this._pickResident(matrix, width, height, x, y, radius);
-    const [px, py] = this._toData(matrix, width, height, x, y);
-    const [qx] = this._toData(matrix, width, height, x + radius, y);
-    const params = { x: px, y: py, radius: Math.abs(qx - px), axes: this.axes.join(',') };
-    return this.api
-      ._json(`jobs/${encodeURIComponent(this.jobId)}/pick`, { params })
-      .then((answer) => answer.row ?? -1);
-  }
-
-  _pickResident(matrix, width, height, x, y, radius) {
-    let best = -1;
-    let bestD = radius * radius;
-    for (const tile of this.resident.values()) {
-      const screen = this._screen(tile, matrix, width, height);
-      for (let r = 0; r < tile.count; r++) {
-        const dx = screen[r * 2] - x;
-        const dy = screen[r * 2 + 1] - y;
-        const d = dx * dx + dy * dy;
-        if (d <= bestD && (d < bestD || tile.rows[r] < best)) {
-          bestD = d;
-          best = tile.rows[r];
+  positionsOf(candidates) {
+    if (this.placed?.candidates === candidates && this.placed.version === this.version) return this.placed.at;
+    const wanted = new Set(candidates.map((c) => c.index));
+    const at = new Map();
+    if (wanted.size) {
+      for (const tile of this.resident.values()) {
+        for (let r = 0; r < tile.count; r++) {
+          const row = tile.rows[r];
+          if (wanted.has(row)) at.set(row, [tile.positions[r * 3], tile.positions[r * 3 + 1]]);
         }
       }
     }
-    return best;
-  }
-
-  /**
-   * Rows inside a region ({ kind: 'box' | 'lasso', points: CSS pixels }), in row order:
-   * over the resident points when they are all of them, else from the server (a Promise of
-   * its first SELECT_LIMIT rows).
-   */
-  region(matrix, width, height, region) {
-    const polygon = region.kind === 'box' ? boxCorners(region.points[0], region.points[region.points.length - 1]) : region.points;
-    if (polygon.length < 3) return [];
-    if (this.everyResident) return this._regionResident(matrix, width, height, polygon, region.kind === 'box');
-    const body = { polygon: polygon.map(([x, y]) => this._toData(matrix, width, height, x, y)), axes: this.axes, limit: SELECT_LIMIT };
-    return this.api._json(`jobs/${encodeURIComponent(this.jobId)}/select`, { method: 'POST', body }).then((answer) => answer.rows);
-  }
-
-  _regionResident(matrix, width, height, polygon, box) {
-    const xs = polygon.map((p) => p[0]);
-    const ys = polygon.map((p) => p[1]);
-    const [minX, maxX, minY, maxY] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-    const out = [];
-    for (const tile of this.resident.values()) {
-      const screen = this._screen(tile, matrix, width, height);
-      for (let r = 0; r < tile.count; r++) {
-        const sx = screen[r * 2];
-        const sy = screen[r * 2 + 1];
-        if (sx < minX || sx > maxX || sy < minY || sy > maxY) continue;
-        if (box || pointInPolygon(sx, sy, polygon)) out.push(tile.rows[r]);
-      }
-    }
-    return out.sort((a, b) => a - b);
-  }
-
-  /**
-   * A tile's points in CSS pixels (x, y pairs; non-finite rows far off screen), as
-   * camera.toScreen projects them; kept for the last view (hover asks again and again).
-   */
-  _screen(tile, m, width, height) {
-    const key = `${m.join(',')}:${width}:${height}`;
-    if (tile.screenKey === key) return tile.screen;
-    const out = new Float32Array(tile.count * 2).fill(-1e9); // float32 as renderer/picking.js
-    const p = tile.positions;
-    for (let r = 0; r < tile.count; r++) {
-      const x = p[r * 3];
-      const y = p[r * 3 + 1];
-      const w = m[3] * x + m[7] * y + m[15];
-      if (!(w > 0) || !Number.isFinite(x + y)) continue;
-      out[r * 2] = ((m[0] * x + m[4] * y + m[12]) / w + 1) * 0.5 * width;
-      out[r * 2 + 1] = (1 - (m[1] * x + m[5] * y + m[13]) / w) * 0.5 * height;
-    }
-    tile.screenKey = key;
-    tile.screen = out;
-    return out;
-  }
-
-  /** CSS pixel (x, y) in the projection's own units (the 2-D view is affine). */
-  _toData(m, width, height, x, y) {
-    const cx = (x / width) * 2 - 1;
-    const cy = 1 - (y / height) * 2;
-    const det = m[0] * m[5] - m[4] * m[1];
-    const px = ((cx - m[12]) * m[5] - (cy - m[13]) * m[4]) / det;
-    const py = ((cy - m[13]) * m[0] - (cx - m[12]) * m[1]) / det;
-    const { mid, scale } = this.fit;
-    return [px / scale + mid[0], py / scale + mid[1]];
+    this.placed = { candidates, version: this.version, at };
+    return at;
   }
 }
+
+mixin(TiledProjection, TileAnswers);
 
 /** Centre and scale of `bounds` into the unit square, as geometry.fitPositions fits the whole set. */
 function fitOf(bounds) {
@@ -375,8 +314,4 @@ function meets(m, c) {
     y1 = Math.max(y1, cy);
   }
   return x1 >= -1 && x0 <= 1 && y1 >= -1 && y0 <= 1;
-}
-
-function boxCorners([x0, y0], [x1, y1]) {
-  return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
 }
