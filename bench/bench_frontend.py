@@ -28,7 +28,10 @@ the screenshot times: on a loaded machine each screenshot round trip costs secon
 
 User cases (`--user-sizes`, bench/frontend_user.py): the same 2D data from the user's seat:
 `projector serve` on a fresh cache, the page's default view, first and second visit timed by
-screenshots, the longest main-thread task after the first picture, drag frames.
+screenshots (the page's own first-frame figure beside them), the longest main-thread task after
+the first picture, drag frames, the tab's JS heap; then, as the reference in the same run, the
+two display paths (tiles alone above 2M points, the whole projection below) from a fresh
+browser profile each on the same warm server.
 """
 
 from __future__ import annotations

@@ -9,7 +9,12 @@ page counts as not drawn). Inside the page: the longest main-thread task that a
 `PerformanceObserver("longtask")` reports in the 10 s after the first picture, the browser's
 frame intervals while the mouse drags the plot, and the page's own first-frame timestamp
 (`window.__projector.firstFrameMs`, the figure earlier benchmarks printed) beside the
-screenshot figure.
+screenshot figure, and the tab's JS heap (`performance.memory`) at the end of the visit.
+
+The page shows 2-D views above 2M points from tiles alone (tiled_projection.js) and smaller
+ones from the whole projection; `?tiles=always|never` overrides. Reference in the same run:
+on the same (warm) server, a visit of a fresh browser profile by the default path beside one
+by the other path, so the two display paths are compared under the same load.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from playwright.sync_api import Browser, Page
 from bench.frontend_scale import write_scale_logdir
 
 AFTER_PICTURE_S = 10.0  # the window after the first picture whose long tasks count
+TILES_ABOVE = 2_000_000  # frontend/js/tiled_projection.js
 LONG_TASKS = """
 window.__longTasks = [];
 try {
@@ -135,6 +141,7 @@ def visit(context, url: str, box: dict) -> dict[str, object]:
                            timeout=600_000)
     out["hook"] = page.evaluate("window.__projector.firstFrameMs") / 1000
     out["requests"] = page.evaluate(REQUESTS)
+    out["heap_mb"] = page.evaluate("performance.memory.usedJSHeapSize") / 2**20
     out["page"] = page
     return out
 
@@ -167,6 +174,15 @@ def measure_user(browser: Browser, n: int, port: int, viewport: dict) -> dict[st
                 second_page.close()
             context.close()
             out["first"], out["second"] = first, second
+            # The reference: both display paths from a fresh profile on the warm server.
+            tiles = n > TILES_ABOVE
+            for name, query in (("default", ""), ("other", "never" if tiles else "always")):
+                fresh = browser.new_context(viewport=viewport)
+                seen = visit(fresh, server.url + "/" + (f"?tiles={query}" if query else ""), box)
+                seen.pop("page", None)
+                fresh.close()
+                out[name] = seen
+            out["paths"] = ("tiles", "whole set") if tiles else ("whole set", "tiles")
             return out
         finally:
             server.stop()
@@ -193,6 +209,22 @@ def print_user_table(rows: list[tuple[int, dict]]) -> None:
               f"{_s(second['picture'])} | {_s(second.get('hook'))} | "
               f"{_ms(first.get('longest_task'))} / {_ms(second.get('longest_task'))} | "
               f"{statistics.median(drag):.0f} / {p95:.0f} | {first['shots']} | {r['load']:.1f} |")
+    print_paths_table(rows)
+
+
+def print_paths_table(rows: list[tuple[int, dict]]) -> None:
+    """The two display paths, each a fresh profile on the same warm server (same run)."""
+    print("\n| points | default path | first picture (s) | longest task after it (ms) | JS heap "
+          "(MB) | other path | first picture (s) | longest task (ms) | JS heap (MB) | "
+          "picture, default / other |")
+    print("|---:|---|---:|---:|---:|---|---:|---:|---:|---:|")
+    for n, r in rows:
+        d, o = r["default"], r["other"]
+        ratio = (f"{d['picture'] / o['picture']:.2f}x" if d.get("picture") and o.get("picture")
+                 else "–")
+        print(f"| {n:,} | {r['paths'][0]} | {_s(d['picture'])} | {_ms(d.get('longest_task'))} | "
+              f"{_ms(d.get('heap_mb'))} | {r['paths'][1]} | {_s(o['picture'])} | "
+              f"{_ms(o.get('longest_task'))} | {_ms(o.get('heap_mb'))} | {ratio} |")
 
 
 def print_requests(n: int, visit: str, requests: list) -> None:

@@ -230,7 +230,9 @@ window.__projector = {
   /** The state the URL hash holds now. */
   urlState: () => decodeState(location.hash),
   get ready() {
-    // Large sets go into the plot in slices after their data arrives (draw_order.js).
+    // Large sets go into the plot in slices after their data arrives (draw_order.js), or
+    // are shown from tiles (tiled_projection.js).
+    if (app.shown?.tiled) return app.ready && app.plot.tiles === app.shown.tiled;
     return app.ready && Boolean(app.shown?.data) && app.shown.displayedData === app.shown.data;
   },
   projection: () => (app.shown ? { method: app.shown.method, status: app.shown.status, iteration: app.shown.iteration, frames: app.shown.frames, cols: app.shown.cols } : null),

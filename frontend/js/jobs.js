@@ -5,10 +5,36 @@
 import { customProjection, pca } from './compute.js';
 import { isQuick } from './limits.js';
 import { PREVIEW_ABOVE } from './lod_points.js';
+import { TiledProjection } from './tiled_projection.js';
 
 /** How long the whole result waits for a large set's first slice (see _wait). */
 const PREVIEW_WAIT_MS = 3000;
 
+/**
+ * @typedef {object} ProjectionShape  the fields of a Projection (one computation's life)
+ * @property {string} method        'pca' | 'tsne' | 'umap' | 'custom'
+ * @property {object} params        the request's parameters
+ * @property {number} dims          dimensions asked for
+ * @property {string} key           method, dims and params: which request it answers
+ * @property {Float32Array|null} data  the whole set's coordinates (N x cols), null when shown
+ *   from tiles
+ * @property {number} cols
+ * @property {object|null} info     the result's info (explained variance, ...)
+ * @property {string} status        'queued' | 'running' | 'done' | 'failed' | 'cancelled'
+ * @property {number} progress
+ * @property {number|null} iteration
+ * @property {string|null} phase
+ * @property {number|null} phaseProgress
+ * @property {string|null} error
+ * @property {string|null} jobId
+ * @property {number} frames        frames streamed so far
+ * @property {boolean} paused
+ * @property {Promise<Projection>|null} finished
+ * @property {number[]|null} tileAxes  shown from tiles over these axes (no whole set)
+ * @property {TiledProjection|null} tiled  its tiles, once the job is done
+ */
+
+/** @implements {ProjectionShape} */
 export class Projection {
   constructor(method, params, dims) {
     this.method = method;
@@ -28,6 +54,8 @@ export class Projection {
     this.frames = 0;
     this.paused = false;
     this.finished = null;
+    this.tileAxes = null;
+    this.tiled = null;
   }
 
   get running() {
@@ -120,10 +148,12 @@ export class JobRunner {
    * PCA and custom are one blocking request; t-SNE and UMAP are followed frame by frame.
    * `projection.finished` resolves when it ends.
    */
-  runOnServer(dataset, method, params, dims, after = null) {
+  runOnServer(dataset, method, params, dims, after = null, tileAxes = null) {
     const p = new Projection(method, params, dims);
+    p.tileAxes = tileAxes;
     const request = { run: dataset.run, embedding: dataset.name, method, dims, params };
-    const work = isQuick(dataset, method) ? this._wait(p, request, dataset.n) : this._follow(p, request, dataset.n);
+    const work = tileAxes ? this._waitTiled(p, request)
+      : isQuick(dataset, method) ? this._wait(p, request, dataset.n) : this._follow(p, request, dataset.n);
     p.finished = (async () => {
       try {
         await after;
@@ -149,6 +179,23 @@ export class JobRunner {
       if (p.previewLoad) await Promise.race([p.previewLoad, new Promise((r) => setTimeout(r, PREVIEW_WAIT_MS))]);
       const result = await this.api.projectNow(request, n);
       Object.assign(p, { data: result.data, cols: result.cols, info: result.info, jobId: result.jobId });
+      p.status = 'done';
+      p.progress = 1;
+    };
+  }
+
+  /**
+   * A projection shown from tiles (tiled_projection.js): the job id at once (a first
+   * picture from its early tiles), then its tile index, which the server answers once the
+   * job is done; the whole set is never downloaded.
+   */
+  _waitTiled(p, request) {
+    return async () => {
+      p.status = 'running';
+      p.jobId = await this.api.startProjection(request);
+      this.onChange(p);
+      const tiled = await TiledProjection.open(this.api, p.jobId, p.tileAxes);
+      Object.assign(p, { tiled, cols: tiled.manifest.columns, info: tiled.manifest.info ?? null });
       p.status = 'done';
       p.progress = 1;
     };

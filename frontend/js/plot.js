@@ -19,6 +19,7 @@ import { pointsInPolygon, pointsInRect } from './geometry.js';
 import { mixin } from './mixin.js';
 import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
+import { PlotTiles } from './plot_tiles.js';
 import { CpuDetail } from './renderer/cpu_detail.js';
 import { ViewCull } from './renderer/cull.js';
 import { DetailBuffer } from './renderer/detail.js';
@@ -29,6 +30,7 @@ import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
 import { PreviewLayer } from './renderer/preview.js';
 import { SelectionLayer } from './renderer/selection.js';
 import { SpriteLayer } from './renderer/sprites.js';
+import { TileLayer } from './renderer/tiles.js';
 
 const TRANSITION_MS = 700;
 /** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */
@@ -97,7 +99,10 @@ export class Plot {
     this.labels = new LabelLayer();
     this.selection = new SelectionLayer(this.points);
     this.preview = new PreviewLayer();
-    for (const layer of [this.preview, this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
+    /** A projection shown from its tiles (tiled_projection.js, plot_tiles.js), or null. */
+    this.tiles = null;
+    this.tileLayer = new TileLayer();
+    for (const layer of [this.preview, this.tileLayer, this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
     this.input = new PlotInput(this);
     new ResizeObserver(() => this._changed()).observe(container);
   }
@@ -128,6 +133,7 @@ export class Plot {
    */
   setPositions(positions, { animate = false, order = null } = {}) {
     this.preview.clear();
+    if (this.tiles) this.setTiles(null);
     const n = positions.length / 3;
     if (!order || order.length !== n) order = this.order?.length === n ? this.order : null;
     if (!order && n > this.budget) order = randomOrder(n);
@@ -179,6 +185,7 @@ export class Plot {
     this.plain = plain;
     this.preview.setColors(colors);
     this.points.setColors(colors);
+    this.tiles?.setColors(colors);
     this._changed({ moving: false });
   }
 
@@ -186,6 +193,7 @@ export class Plot {
     this.flags = flags;
     this.hasSelection = hasSelection;
     this.points.setFlags(flags);
+    this.tiles?.setFlags(flags);
     this.selection.setHighlighted(flags, this.rank, this.budget);
     this._changed({ moving: false });
   }
@@ -352,15 +360,17 @@ export class Plot {
 
   /** The point under CSS pixel (x, y), or -1: exact over all points, whatever is drawn. */
   pickAt(x, y) {
-    if (!this.n) return -1;
+    if (!this.n && !this.tiles) return -1;
     this._resize();
     const scale = pointScale(this.camera, this.threeD);
     const radius = Math.max(4, this.threeD ? 4 : (this.size * scale * (this.sprites && this.spriteLayer.atlas ? 3.6 : 1)) / 2);
+    if (this.tiles) return this._pickTiled(x, y, radius); // a Promise when the server answers
     return this.picking.pick(x, y, radius);
   }
 
   /** Indices of visible points inside a box or lasso (CSS pixels): one projection pass. */
   pointsInRegion(region) {
+    if (this.tiles) return this._regionTiled(region); // a Promise when the server answers
     const screen = this.picking.screenPositions();
     const hidden = (i) => (this.flags[i] & FLAG_HIDDEN) !== 0;
     if (region.kind === 'box') {
@@ -371,3 +381,4 @@ export class Plot {
 }
 
 mixin(Plot, PlotFrames);
+mixin(Plot, PlotTiles);

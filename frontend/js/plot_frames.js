@@ -71,7 +71,9 @@ export class PlotFrames {
     this._resize();
     const view = this._view();
     const moving = view.t < 1 || start - this.lastChange < STILL_MS;
-    if (this.n <= this.budget) {
+    if (this.tiles) {
+      this._drawTiled(view, moving, start);
+    } else if (this.n <= this.budget) {
       this._drawOnCanvas(view, this.n);
       if (moving) this._adaptBudget(start, this.n);
     } else if (moving) {
@@ -87,7 +89,7 @@ export class PlotFrames {
     }
     this.presentPending = false;
     if (view.t < 1) this.requestRender();
-    if ((this.n || this.preview.count) && this.firstFrameMs === null) {
+    if ((this.n || this.preview.count || this.drawn) && this.firstFrameMs === null) {
       gl.finish();
       this.firstFrameMs = performance.now();
     }

@@ -63,12 +63,15 @@ export class PlotInput {
         if (!hoverPending) return;
         const [x, y] = hoverPending;
         hoverPending = null;
-        const index = plot.pickAt(x, y);
-        this.showTooltip(index, x, y);
-        if (index !== plot.hover) {
-          plot.setHover(index);
-          plot.callbacks.hover(index);
-        }
+        const hovered = (index) => {
+          this.showTooltip(index, x, y);
+          if (index !== plot.hover) {
+            plot.setHover(index);
+            plot.callbacks.hover(index);
+          }
+        };
+        // From the server (a projection shown from tiles): unless the pointer moved on since.
+        settle(plot.pickAt(x, y), (index) => hoverPending || hovered(index));
       });
     });
     const finish = (event) => {
@@ -79,10 +82,10 @@ export class PlotInput {
         const region = plot.region;
         plot.region = null;
         plot.requestRender();
-        if (d.moved) plot.callbacks.region(plot.pointsInRegion(region), event);
-        else plot.callbacks.click(plot.pickAt(...d.start), event);
+        if (d.moved) settle(plot.pointsInRegion(region), (indices) => plot.callbacks.region(indices, event));
+        else settle(plot.pickAt(...d.start), (index) => plot.callbacks.click(index, event));
       } else if (!d.moved && event.button === 0) {
-        plot.callbacks.click(plot.pickAt(...d.start), event);
+        settle(plot.pickAt(...d.start), (index) => plot.callbacks.click(index, event));
       }
     };
     canvas.addEventListener('pointerup', finish);
@@ -125,4 +128,13 @@ export class PlotInput {
     tip.style.left = `${Math.min(x + 14, maxX)}px`;
     tip.style.top = `${Math.max(4, y - 30)}px`;
   }
+}
+
+/**
+ * Calls `then` with `answer`, at once when it is a value, when it comes when it is a Promise
+ * (the server answers for a projection shown from tiles); a failed answer changes nothing.
+ */
+function settle(answer, then) {
+  if (answer instanceof Promise) answer.then(then, (err) => console.warn(`The server did not answer: ${err.message}`));
+  else then(answer);
 }

@@ -4,7 +4,9 @@
 the first two columns, three for a 3D result): JSON ``{"budget", "total", "axes", "box":
 {"lo", "hi"}, "bounds": {"lo", "hi"}, "tiles": [[z, x, y, count], ...]}``. ``box`` is the
 quadtree's square over the first two axes, ``bounds`` every axis's range (the fit of the
-whole set). ``GET /api/jobs/ID/tiles/Z/X/Y`` answers one tile: ``count`` little-endian uint32
+whole set); headers ``X-Columns`` and ``X-Info`` give the result's columns and info (what a
+page showing tiles alone needs of it).
+``GET /api/jobs/ID/tiles/Z/X/Y`` answers one tile: ``count`` little-endian uint32
 row ids in level-of-detail order, then count x k float32 coordinates over ``axes``, then, with
 ``column``, count int32 codes into that metadata column's dictionary (as
 ``GET /api/metadata/column`` answers it). A tile that holds no point answers no bytes
@@ -33,6 +35,10 @@ from projector_core.projection.jobs import projection_result
 from projector_core.storage.tile_source import MemoryTiles, TileSource
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
+# A job's id is random and its result never changes: its tiles and their index are immutable
+# (a second visit that finds the same job takes them from the browser's cache). Early tiles
+# are not: they become the computed ones.
+IMMUTABLE = {"Cache-Control": "private, max-age=31536000, immutable"}
 AxesQuery = Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")]
 
 
@@ -53,9 +59,14 @@ async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
 @router.get("/jobs/{job_id}/tiles",
             responses={404: {"description": "Unknown job"},
                        409: {"description": "The job failed or was cancelled"}})
-async def get_tile_index(job_id: str, jobs: JobsDep, service: ServiceDep,
+async def get_tile_index(job_id: str, response: Response, jobs: JobsDep, service: ServiceDep,
                          axes: AxesQuery = None) -> dict:
     source = await _source(jobs, service, job_id, axes)
+    result = projection_result(find_job(jobs, job_id))
+    # The result's columns and info beside the index (its JSON is the TileSource contract):
+    # a page that shows tiles alone needs no more of the result.
+    response.headers.update({**IMMUTABLE, "X-Columns": str(result.coordinates.shape[1]),
+                             "X-Info": json.dumps(result.info, ensure_ascii=True)})
     return await run_in_threadpool(source.manifest)
 
 
@@ -107,5 +118,6 @@ async def get_tile(
             body += codes.astype("<i4").tobytes()
         return Response(body, media_type="application/octet-stream", headers={
             "X-Count": str(rows.size), "X-Total": str(total), "X-Order": kind,
-            "X-Axes": ",".join(map(str, chosen)), "X-Bounds": json.dumps(bounds)})
+            "X-Axes": ",".join(map(str, chosen)), "X-Bounds": json.dumps(bounds),
+            **(IMMUTABLE if kind == "lod" else {"Cache-Control": "no-store"})})
     return await run_in_threadpool(answer)

@@ -9,6 +9,7 @@ import { is3d } from '../state.js';
 import { randomOrder } from '../renderer/lod.js';
 import { placedFirstOrder } from '../stream_order.js';
 import { superviseColumn } from '../supervision.js';
+import { showsTiles, TiledProjection } from '../tiled_projection.js';
 
 /** Data sets from this size on are put in the plot in slices (_displayInSlices). */
 const SLICED_ABOVE = 500000;
@@ -46,12 +47,21 @@ export class Projecting {
     const ds = this.dataset;
     const p = ds.local
       ? this.runner.runLocally(ds, method, params, dims)
-      : this.runner.runOnServer(ds, method, params, dims, cancelled);
+      : this.runner.runOnServer(ds, method, params, dims, cancelled, this._tileAxes(method));
     this.projections[method] = p;
     const task = this.progress.start(`${methodName(method)}…`);
     p.task = task;
     p.finished.then(() => task.done());
     return p;
+  }
+
+  /**
+   * The axes a projection is shown over from its tiles (docs/ARCHITECTURE.md "Tiles": large
+   * 2-D views of PCA and custom), or null: the whole set comes to the page.
+   */
+  _tileAxes(method, state = this.state) {
+    if (!showsTiles(this.dataset, method, is3d(state))) return null;
+    return method === 'pca' ? [state.pca.x, state.pca.y] : [0, 1];
   }
 
   /** Whether the custom projection has something to compute. */
@@ -81,7 +91,8 @@ export class Projecting {
       return;
     }
     if (isQuick(this.dataset, method)) {
-      if (!p || p.key !== key) p = this._start(method);
+      // Tiles or the whole set: a 2-D view of tiles turned 3-D needs the whole set.
+      if (!p || p.key !== key || Boolean(p.tileAxes) !== Boolean(this._tileAxes(method))) p = this._start(method);
     } else if (!p) {
       p = this._start(method);
     }
@@ -89,6 +100,7 @@ export class Projecting {
     this._showPlotMessage(null);
     this.plot.setMode(is3d(this.state) && (method !== 'pca' || !p.data || p.cols >= 3));
     if (p.data) this._display(p, animate);
+    else if (p.tiled) this._displayTiles(p);
     if (resetCamera) this.plot.resetView();
     this.render();
   }
@@ -121,7 +133,10 @@ export class Projecting {
         this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
         if (!p.data) this._showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
       }
-      if (p.data && p.displayedData !== p.data) {
+      if (p.tiled && p.status === 'done') {
+        this.plot.setMode(false);
+        this._displayTiles(p);
+      } else if (p.data && p.displayedData !== p.data) {
         const first = !p.displayedOnce;
         this.plot.setMode(is3d(this.state) && (p.method !== 'pca' || p.cols >= 3));
         this._display(p, first);
@@ -141,6 +156,30 @@ export class Projecting {
       return axes.map((a) => Math.min(a, p.cols - 1));
     }
     return p.dims === 3 && p.cols >= 3 ? [0, 1, 2] : [0, 1];
+  }
+
+  /**
+   * Shows a projection from its tiles (the plot draws them, tiled_projection.js fetches what
+   * the view needs); other axes than the tiles' open the tiles over those first.
+   */
+  async _displayTiles(p) {
+    const axes = this._axes(p).join(',');
+    if (p.tiled.axes.join(',') !== axes) {
+      if (p.tilesFor === axes) return;
+      p.tilesFor = axes;
+      const next = await TiledProjection.open(this.api, p.jobId, axes.split(',').map(Number)).catch((err) => {
+        this.setMessage(`Tiles: ${err.message}`, true);
+        return null;
+      });
+      if (!next || p.tilesFor !== axes) return;
+      p.tilesFor = null;
+      p.tiled = next;
+    }
+    if (p !== this.shown) return;
+    this.missing = null;
+    this.plot.setTiles(p.tiled);
+    p.displayedOnce = true;
+    this._updateFlags();
   }
 
   _display(p, animate) {
@@ -205,7 +244,7 @@ export class Projecting {
    */
   _lodOrder(p, axes, done = p.status === 'done') {
     const ds = this.dataset;
-    if (ds.local || ds.n <= this.plot.budget || !done || !p.jobId) return null;
+    if (ds.local || ds.n <= this.plot.budget || !done || !p.jobId || p.tileAxes) return null;
     const key = `${p.jobId}:${axes.join(',')}`;
     if (p.lod?.key === key) return p.lod.order;
     if (p.lodPending === key) return null;
@@ -237,6 +276,7 @@ export class Projecting {
 
   _refit() {
     if (this.shown?.data) this._display(this.shown, true);
+    else if (this.shown?.tiled) this._displayTiles(this.shown);
   }
 
   /** The shown projection's coordinates as { data, dims } (for PCA every component). */

@@ -35,6 +35,17 @@ export class LabelLayer {
     const t = view.t;
     const at = (k) => from[k] + (to[k] - from[k]) * t;
     const candidates = [];
+    if (plot.tiles) {
+      // Shown from tiles: the labels of the candidates that are resident.
+      const placed = plot.tiles.positionsOf(plot.labelCandidates);
+      for (const c of plot.labelCandidates) {
+        const p = placed.get(c.index);
+        const s = p ? toScreen(view.matrix, p[0], p[1], 0, this.width, this.height) : null;
+        if (s) candidates.push({ ...c, x: s[0], y: s[1] });
+      }
+      this.draw(candidates, plot.theme);
+      return;
+    }
     for (const c of plot.labelCandidates) {
       const i = c.index;
       if (i < 0 || i >= plot.n || plot.flags[i] & FLAG_HIDDEN) continue;

@@ -152,6 +152,14 @@ void main() {
 
 const ATTRIBUTES = ['a_from', 'a_to', 'a_color', 'a_flags', 'a_index'];
 
+/** One compiled point program per WebGL context: every tile's layer shares it (renderer/tiles.js). */
+const PROGRAMS = new WeakMap();
+
+function pointProgram(gl) {
+  if (!PROGRAMS.has(gl)) PROGRAMS.set(gl, createProgram(gl, VERTEX, FRAGMENT, ATTRIBUTES));
+  return PROGRAMS.get(gl);
+}
+
 /**
  * `values` (n x width) rearranged into draw order: row r holds row order[r]. Rows of 4 bytes
  * move as one 32-bit word; each width has its own loop (this runs over millions of rows).
@@ -210,7 +218,7 @@ export class PointLayer {
   setScene(plot) {
     const gl = plot.gl;
     this.gl = gl;
-    const { program, uniforms } = createProgram(gl, VERTEX, FRAGMENT, ATTRIBUTES);
+    const { program, uniforms } = pointProgram(gl);
     this.program = program;
     this.uniforms = uniforms;
     this.vao = gl.createVertexArray();
@@ -267,6 +275,17 @@ export class PointLayer {
     if (from !== to) this._upload(this.buffers.from, permuteRows(from, order, 3));
   }
 
+  /**
+   * Points that are their own draw order (a tile: renderer/tiles.js): positions (count x 3)
+   * and each point's row id (hover, sprite cell), uploaded once.
+   */
+  setPoints(positions, rows) {
+    this.order = null;
+    this.n = positions.length / 3;
+    this._upload(this.buffers.index, new Uint32Array(rows.buffer, rows.byteOffset, rows.length));
+    this.onPositionsChanged(positions, positions, null);
+  }
+
   /** Draws points [start, start + count) of the draw order, unless the sprite layer draws them. */
   render(view) {
     if (view.pass !== 'base' || this.hidden || (view.sprites && view.spriteAtlas)) return;
@@ -279,7 +298,7 @@ export class PointLayer {
     const gl = this.gl;
     for (const buffer of Object.values(this.buffers)) gl.deleteBuffer(buffer);
     gl.deleteVertexArray(this.vao);
-    gl.deleteProgram(this.program);
+    // The program is shared by every point layer of this context (pointProgram).
   }
 
   // ---- data ------------------------------------------------------------------------------

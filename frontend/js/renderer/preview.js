@@ -28,8 +28,10 @@ export class PreviewLayer {
 
   render(view) {
     if (view.pass !== 'base' || !this.count || this.plot.n) return;
+    // Twice a moving frame's points at most (an even sample still), so no frame is long.
+    const count = Math.min(this.count, this.plot.budget * 2);
     this.points.drawRange(
-      { ...view, start: 0, count: this.count, hover: -1, hasSelection: false, sampleSize: sampleSize(this.count / this.total) },
+      { ...view, start: 0, count, hover: -1, hasSelection: false, sampleSize: sampleSize(count / this.total) },
       null,
     );
   }
