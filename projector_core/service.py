@@ -38,6 +38,7 @@ from projector_core.storage.lod_store import LodStore
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
 from projector_core.storage.tile_source import MemoryTiles, TileSource
+from projector_core.storage.zarr_tiles import stored_tile_source
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -221,10 +222,13 @@ class ProjectionService:
         """The job's tiles over ``axes`` (1 to 3 coordinate columns; the quadtree is over the
         first two): :class:`NotDone` before the job is done, ValueError for a comparison or
         axes the result lacks."""
-        cols = layout_of(job, "tiles").coordinates.shape[1]
+        coordinates = layout_of(job, "tiles").coordinates
+        cols = coordinates.shape[1]
         if not 1 <= len(axes) <= 3 or any(not 0 <= a < cols for a in axes):
             raise ValueError(f"axes {axes}: 1 to 3 columns of 0..{cols - 1}")
-        return MemoryTiles(self.lod, job, axes)
+        # A cluster's result stays on disk with the tiles its workers wrote: served from there.
+        stored = stored_tile_source(coordinates, axes)
+        return stored if stored is not None else MemoryTiles(self.lod, job, axes)
 
     def pick(self, job: Job, axes: list[int], x: float, y: float, radius: float) -> Pick:
         """The point nearest (x, y) within ``radius`` over all points (hover, click)."""

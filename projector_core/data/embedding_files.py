@@ -253,9 +253,8 @@ class EmbeddingFiles:
                 key, vectors = tsv_key, array.vectors
             else:
                 key = fingerprint(*[file_fingerprint(f) for f in files], array.name)
-                vectors = self.cache.load(key)
-                if vectors is None:
-                    vectors = self._own_copy(key, array.vectors)
+                cached = self.cache.load(key)
+                vectors = cached if cached is not None else self._own_copy(key, array.vectors)
             built.tensor(vectors, key, str(array.path))  # as the command line named it
             alone = len(found) == 1
             with built.part("metadata"):

@@ -8,7 +8,7 @@ kernels/custom.py's, so the coordinates equal the single-machine ones to float r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -51,8 +51,8 @@ def sharded_custom_projection(vectors: ChunkedVectors, cluster: Cluster | None, 
     offset = mean @ axes
     matches = {side: int(counts[i]) for i, side in enumerate(SIDES)}
     if cluster is not None:  # written by the workers, never gathered here
-        return CustomResult(project_on_workers(cluster, vectors, "custom", axes, offset, mean,
-                                               False, None), matches)
+        stored = project_on_workers(cluster, vectors, "custom", axes, offset, mean, False, None)
+        return CustomResult(cast(np.ndarray, stored), matches)  # StoredCoordinates: read by rows
     parts = map_shards(vectors, None, shard_project, axes, offset, mean, False, None)
     return CustomResult(np.concatenate(parts), matches)
 

@@ -11,7 +11,7 @@ back. The D x D matrix bounds D (768: 4.7 MB; 4096: 134 MB).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -57,9 +57,9 @@ def sharded_pca(vectors: ChunkedVectors, cluster: Cluster | None, n_components: 
     shift = moved_mean if spherize else None
     offset = mean @ components
     if cluster is not None:  # written by the workers, never gathered here
-        coordinates = project_on_workers(cluster, vectors, "pca", components, offset, mean,
-                                         spherize, shift)
-        return PcaResult(coordinates, [float(r) for r in ratios], n - count)
+        stored = project_on_workers(cluster, vectors, "pca", components, offset, mean,
+                                    spherize, shift)  # StoredCoordinates: read by rows like an array
+        return PcaResult(cast(np.ndarray, stored), [float(r) for r in ratios], n - count)
     parts = map_shards(vectors, None, shard_project, components, offset, mean, spherize, shift)
     coordinates = np.concatenate(parts) if parts else np.zeros((0, n_comp), np.float32)
     return PcaResult(coordinates, [float(r) for r in ratios], n - count)

@@ -63,8 +63,10 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
             random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
     from projector_core.kernels.sampling import fit_umap_map
 
-    fitted, _ = fit_umap_map(sample, request.dims, params.n_neighbors, params.min_dist,
-                             params.n_epochs, params.seed)
+    assert isinstance(request, UmapRequest)  # t-SNE returned above
+    fit = request.params
+    fitted, _ = fit_umap_map(sample, request.dims, fit.n_neighbors, fit.min_dist,
+                             fit.n_epochs, fit.seed)
     return FittedMap(fitted)
 
 

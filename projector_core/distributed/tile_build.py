@@ -142,7 +142,8 @@ def place_shard(plan: ShardPlan, leads: tuple, levels: list, offsets: np.ndarray
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, rows=(mine + plan.start).astype(np.uint32), tile=tile[mine],
                  key=state.key[mine], coords=coords[mine],
-                 **{f"codes_{name}": values[mine] for name, values in codes.items()})
+                 **{f"codes_{name}": values[mine]  # type: ignore[arg-type]  # numpy's stub: **kwds
+                    for name, values in codes.items()})
 
 
 def write_group(parts: str, group: int, group_rows: int, offsets: np.ndarray,

@@ -62,7 +62,7 @@ def draw(plan: ShardPlan) -> ShardKeys:
     """Codes and keys before the leads are known (the leads' keys are set by :func:`keys`)."""
     coords = read_plane(plan)
     codes = morton_codes(coords, np.asarray(plan.lo), np.asarray(plan.hi))
-    key = np.random.default_rng([plan.seed, plan.start]).random(coords.shape[0])
+    key = np.random.default_rng([plan.seed, plan.start]).random(size=(coords.shape[0],))
     key[~np.isfinite(coords).all(axis=1)] += 1.0
     return ShardKeys(codes, key)
 
@@ -130,11 +130,11 @@ def unplaced(state: ShardKeys, level: int, cells: np.ndarray, floors: np.ndarray
     """(position of each still-unplaced point's cell in ``cells``, the points) at ``level``:
     a point is unplaced when its level-``level`` cell is open and its key above the floor.
     Only the points unplaced at the level above can be (kept from the last pass here)."""
-    points = state.alive.get(level)
-    known = points is not None
-    if not known:
-        points = state.alive.get(level - 1)
-        points = np.arange(state.key.size) if points is None else points
+    kept = state.alive.get(level)
+    known = kept is not None
+    if kept is None:
+        kept = state.alive.get(level - 1)
+    points: np.ndarray = np.arange(state.key.size) if kept is None else kept
     prefix = state.codes[points] >> (2 * (MAX_LEVEL - level))
     if not cells.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)

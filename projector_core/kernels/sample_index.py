@@ -52,14 +52,18 @@ class SampleIndex:
             self._graph.add(np.arange(start, stop), self.sample[start:stop])
 
     def __getstate__(self) -> dict:
-        return {"sample": self.sample, "graph": bytes(self._graph.save())}
+        saved = self._graph.save()  # no path: the graph's bytes
+        assert saved is not None
+        return {"sample": self.sample, "graph": bytes(saved)}
 
     def __setstate__(self, state: dict) -> None:
         from usearch.index import Index
 
         self.sample = state["sample"]
         self.n_samples = self.sample.shape[0]
-        self._graph = Index.restore(bytearray(state["graph"]))
+        graph = Index.restore(bytearray(state["graph"]))
+        assert graph is not None
+        self._graph = graph
 
     def query(self, points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Each point's ``k`` nearest sample rows, nearest first: (int64 [Q, k], float32

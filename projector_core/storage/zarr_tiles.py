@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from projector_core.storage.recent import Recent
+
 
 def write_index(path: str, tiles: np.ndarray, offsets: np.ndarray, counts: np.ndarray, *,
                 budget: int, axes: list[int], lo: list[float], hi: list[float],
@@ -35,6 +37,9 @@ def write_index(path: str, tiles: np.ndarray, offsets: np.ndarray, counts: np.nd
                         "bounds": bounds, "total": int(counts.sum())})
 
 
+_OPEN: Recent[str, ZarrTileSource] = Recent(8)  # stores opened once, not per tile request
+
+
 class ZarrTileSource:
     """A tile store on disk behind the tile contract: ``manifest``, ``read``, ``codes_dictionary``."""
 
@@ -42,15 +47,15 @@ class ZarrTileSource:
         import zarr
 
         self.path = str(path)
-        self._group = zarr.open_group(store=self.path, mode="r")
-        index = self._group["index"]
+        self._group: Any = zarr.open_group(store=self.path, mode="r")  # zarr's types: Array | Group
+        index: Any = self._group["index"]
         self._tiles = np.column_stack([np.asarray(index[n][:]) for n in ("z", "x", "y")]) \
             .astype(np.int32).reshape(-1, 3)
         self._offsets = np.asarray(index["offset"][:], np.int64)
         self._counts = np.asarray(index["count"][:], np.int64)
         # (z, x, y) -> tile number: one dict lookup per tile request.
         self._where = {(int(z), int(x), int(y)): t for t, (z, x, y) in enumerate(self._tiles)}
-        self._attrs = dict(self._group.attrs)
+        self._attrs: dict[str, Any] = dict(self._group.attrs)
 
     def manifest(self) -> dict[str, Any]:
         """The tile index JSON the routes answer: budget, total, axes, box, bounds, tiles."""
@@ -98,5 +103,5 @@ def stored_tile_source(coordinates: Any, axes: list[int]) -> ZarrTileSource | No
     path = getattr(coordinates, "tiles", None)
     if path is None:
         return None
-    source = ZarrTileSource(path)
+    source = _OPEN.get_or_compute(str(path), lambda: ZarrTileSource(path))
     return source if source.manifest_axes() == list(axes) else None
