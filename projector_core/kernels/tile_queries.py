@@ -164,8 +164,8 @@ def pick(source: TileSource, x: float, y: float, radius: float) -> Pick:
     for t in near[np.argsort(gap2[near], kind="stable")]:
         if gap2[t] > best[0] and best[1] >= 0:
             break
-        z, x, y = (int(v) for v in cells.keys[t])
-        tile = source.read(z, x, y)
+        tz, tx, ty = (int(v) for v in cells.keys[t])
+        tile = source.read(tz, tx, ty)
         if tile is None:
             continue
         rows, points, _ = tile
@@ -234,8 +234,8 @@ def select(source: TileSource, region: Region, limit: int = 10_000,
     cells = _Cells.of(source.manifest())
     smallest, count = _Smallest(limit), 0
     for t in cells.meeting(region.lo, region.hi):
-        z, x, y = (int(v) for v in cells.keys[t])
-        tile = source.read(z, x, y, column)
+        tz, tx, ty = (int(v) for v in cells.keys[t])
+        tile = source.read(tz, tx, ty, column)
         if tile is None:
             continue
         rows, points, codes = tile
