@@ -2,7 +2,8 @@
 
 FastAPI's own page loads them from a CDN, which a machine without internet (or a browser
 that blocks third parties) never reaches: the page then stays blank. The files come from the
-``swagger-ui-bundle`` package (Swagger UI's release files, Apache-2.0).
+``fastapi-offline`` package, which ships Swagger UI 5 (the 4.x of ``swagger-ui-bundle`` cannot
+read the OpenAPI 3.1 document FastAPI writes: "Unable to render this definition").
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from fastapi.responses import FileResponse, HTMLResponse
 
 router = APIRouter(include_in_schema=False)
 
-ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png")
+# The names the page asks for -> the package's files.
+ASSETS = {"swagger-ui-bundle.js": "swagger-ui-bundle.js", "swagger-ui.css": "swagger-ui.css",
+          "favicon-32x32.png": "favicon.png"}
 
 
 def _asset_folder() -> Path:
-    from swagger_ui_bundle import swagger_ui_path
+    import fastapi_offline
 
-    return Path(str(swagger_ui_path))
+    return Path(fastapi_offline.__file__).parent / "static"
 
 
 @router.get("/docs", response_class=HTMLResponse)
@@ -40,4 +43,4 @@ def docs(request: Request) -> HTMLResponse:
 def docs_asset(name: str) -> FileResponse:
     if name not in ASSETS:  # only these files: never a path into the package folder
         raise HTTPException(404, f"no docs asset {name!r}")
-    return FileResponse(_asset_folder() / name, headers={"Cache-Control": "max-age=86400"})
+    return FileResponse(_asset_folder() / ASSETS[name], headers={"Cache-Control": "max-age=86400"})
