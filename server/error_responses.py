@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from projector_core.data.loading import StillLoading
 from projector_core.distributed.errors import ClusterUnavailable, TooLarge
+from projector_core.projection.methods import METHODS
 
 RETRY_AFTER_SECONDS = 1
 
@@ -100,6 +101,16 @@ def _validation_message(exc: RequestValidationError) -> str:
         name = ".".join(location[1:])
         place = {"query": "query parameter", "body": "body field", "path": "path parameter"}.get(
             where, where)
+        if error.get("type") in ("union_tag_not_found", "union_tag_invalid"):
+            # A tagged union (the projection request's ``method``): name the field and choices.
+            context = error.get("ctx") or {}
+            tag = context.get("discriminator", "").strip("'")
+            choices = context.get("expected_tags") or (
+                ", ".join(repr(name) for name in METHODS) if tag == "method" else "see /docs")
+            parts.append(f"{place} '{'.'.join([*location[1:], tag]) if tag else name}': "
+                         f"{'missing' if error['type'] == 'union_tag_not_found' else 'unknown'}"
+                         f"; one of {choices}")
+            continue
         parts.append(f"{place} '{name}': {error.get('msg')}" if name else f"{place}: {error.get('msg')}")
     return "; ".join(parts) or "invalid request"
 

@@ -108,9 +108,13 @@ def test_search_with_a_bad_regex_is_422(compute):
     assert_error(compute.get("/api/search", params=params), 422)
 
 
-def test_projection_with_an_unknown_method_is_422(compute):
-    body = {"run": "r", "embedding": "e", "method": "isomap", "dims": 2, "params": {}}
-    assert_error(compute.post("/api/projections", json=body), 422, "method")
+@pytest.mark.parametrize(("method", "word"), [("isomap", "unknown"), (None, "missing")])
+def test_projection_with_an_unknown_or_no_method_is_422_listing_the_methods(compute, method, word):
+    body = {"run": "r", "embedding": "e", "method": method, "dims": 2, "params": {}}
+    if method is None:
+        del body["method"]
+    assert_error(compute.post("/api/projections", json=body), 422, "'method'", word,
+                 "'pca'", "'tsne'", "'umap'", "'custom'", "'precomputed'")
 
 
 def test_projection_of_an_unknown_embedding_is_404(compute):
