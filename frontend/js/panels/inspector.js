@@ -98,6 +98,7 @@ export function createInspectorPanel(app) {
     const searchable = columns.length > 0;
     for (const control of [column, input, regex]) control.disabled = !searchable;
     input.placeholder = searchable ? 'Search' : 'No metadata to search';
+    if (input.value !== search.query) input.value = search.query;
     regex.checked = search.regex;
     const { indices, error } = app.searchResult;
     const errorBox = $('search-error');
