@@ -75,6 +75,7 @@ export class DatasetLoading {
     this.bookmarks = (await bookmarks).map((b, i) => ({ ...b, label: b.label || `State ${i}` }));
     if (token !== this.loadToken) return;
     this.ready = true;
+    this._writeUrl(); // what was applied before the data set was ready (a clamped link) reaches the URL
     this._afterStateApplied();
     const selected = this.bookmarks.findIndex((b) => b.isSelected);
     if (!restore && selected >= 0) this.loadBookmark(selected);
