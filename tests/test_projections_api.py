@@ -237,7 +237,7 @@ def test_umap_through_the_api(client, digits):
     ({"method": "tsne", "params": {"learning_rate": -1}}, "learning_rate"),
     ({"method": "umap", "params": {"min_dist": 1.5}}, "'umap.params.min_dist'"),
     ({"method": "tsne", "dims": 4}, "'tsne.dims'"),
-    ({"method": "isomap"}, "does not match any of the expected tags"),
+    ({"method": "isomap"}, "unknown; one of"),
     ({"method": "custom", "params": {"column": "nope"}}, "unknown metadata column 'nope'"),
     ({"method": "custom", "params": {"column": "label", "left": "(", "regex": True}},
      "invalid regular expression '('"),

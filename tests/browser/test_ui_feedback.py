@@ -46,7 +46,7 @@ def test_a_run_that_cannot_be_opened_is_refused_and_said_in_the_plot(serve, proj
     # Switching on to a good run clears the failure and the red status line.
     projector.by("run-select").select_option("beta")
     projector.page.wait_for_function("window.__projector.ready && window.__projector.state().run === 'beta'")
-    assert projector.by("load-failure").count() == 0
+    projector.by("load-failure").wait_for(state="detached")  # cleared once beta is drawn
     assert projector.by("status-message").inner_text() == ""
     assert projector.by("dataset-title").inner_text().startswith("beta / default:00000")
 
