@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 from fastapi import HTTPException, Request
 from fastapi.responses import Response, StreamingResponse
-from projector.server.deps import JobsDep as JobsDep  # routes/tiles.py imports it from here
 from projector.server.error_responses import status_for
 from pydantic import BaseModel, Field
 

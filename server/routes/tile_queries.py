@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
-from projector.server.deps import ServiceDep
-from projector.server.job_responses import JobsDep, find_job
+from projector.server.deps import JobsDep, ServiceDep
+from projector.server.job_responses import find_job
 from projector.server.routes.lod import _as_shown, _axes
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -25,8 +25,8 @@ import numpy as np
 from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
-from projector.server.deps import ServiceDep
-from projector.server.job_responses import JobsDep, find_job, not_done
+from projector.server.deps import JobsDep, ServiceDep
+from projector.server.job_responses import find_job, not_done
 from projector.server.routes.lod import _as_shown, _axes
 
 from projector_core.jobs.engine import JobStatus
