@@ -23,6 +23,7 @@ export class DatasetLoading {
       return;
     }
     const token = ++this.loadToken;
+    this.ready = false; // the page is not ready for the new data set while its table is fetched
     const [n, d] = info.shape;
     // The parameter table for this data (its limits and defaults) comes before the state is
     // made from it; without one (a shared static site) the state stays as it is.
