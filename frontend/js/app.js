@@ -17,7 +17,6 @@ import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
 import { installExports } from './export/install.js';
-import { JobRunner, restoredProjection } from './jobs.js';
 import { clampNote, clampState } from './limits.js';
 import { listRunsWhenReady } from './loading.js';
 import { installMetadataEdit } from './metadata_edit.js';
@@ -27,6 +26,7 @@ import { createInspectorPanel } from './panels/inspector.js';
 import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
+import { Projection } from './projection/projection.js';
 import { decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState } from './state.js';
 import { runtimeDefaults } from './store.js';
 import { readTheme } from './theme.js';
@@ -36,7 +36,7 @@ import { installLayout } from './panels/layout.js';
 
 /**
  * Its fields: `state` (state.js, serialised), the runtime (store.js `Runtime`, declared
- * there), and collaborators made once here (api, plot, panels, progress, runner, debounced
+ * there), and collaborators made once here (api, plot, panels, progress, debounced
  * actions). The mixed-in classes (mixin.js) read and write only these.
  * @implements {import('./store.js').Runtime}
  */
@@ -46,7 +46,6 @@ class App {
     this.state = defaultState();
     Object.assign(this, runtimeDefaults()); // its runtime fields, declared in store.js
     this.progress = new ProgressTracker(() => this._renderProgress());
-    this.runner = new JobRunner(this.api, (p) => this._projectionChanged(p));
     this.plot = new Plot($('.plot-container'), {
       hover: (i) => this._hovered(i),
       click: (i, event) => this._clicked(i, event),
@@ -147,8 +146,8 @@ class App {
     const method = next.projection;
     if (coords && (method === 'tsne' || method === 'umap')) {
       const { params, dims } = this.requestFor(method, next);
-      const p = restoredProjection(method, params, dims, coords, iteration);
-      if (this.projections[method]?.running) this.runner.cancel(this.projections[method]);
+      const p = Projection.restored(method, params, dims, coords, iteration);
+      if (this.projections[method]?.running) this.projections[method].cancel();
       this.projections[method] = p;
     }
     const prevProjection = this.shown;

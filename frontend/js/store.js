@@ -10,7 +10,7 @@
 /** @typedef {import('./dataset.js').Dataset} Dataset */
 /** @typedef {{ name: string, embeddings: Array<{ name: string, shape?: number[], error?: string }> }} Run */
 /** @typedef {{ kind: 'none' | 'categorical' | 'numeric' | 'quality', colors: Uint8Array, legend: object | null }} Coloring */
-/** @typedef {object} Projection  one method's projection of the open data set (jobs.js) */
+/** @typedef {import('./projection/projection.js').Projection} Projection  one method's projection of the open data set */
 /** @typedef {{ label: string, projector?: State }} Bookmark  a TensorBoard State (bookmarks.js), ours inside */
 
 /**

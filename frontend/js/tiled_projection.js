@@ -6,7 +6,7 @@
 // lasso (tile_answers.js): over the resident points when every point is resident, else from
 // the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
 
-import { fetchTile } from './lod_points.js';
+import { fetchTile } from './projection/lod.js';
 import { mixin } from './mixin.js';
 import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
 import { TileAnswers } from './tile_answers.js';

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 
 import { neighborsFromChunk, parseColumnFile } from '../js/static_mode.js';
 import { selectionTable } from '../js/export/selection.js';
+import { Projection } from '../js/projection/projection.js';
 
 test('a column file decodes as the metadata/column route answers it', () => {
   const head = new TextEncoder().encode(JSON.stringify(['a', 'b']) + '   '); // padded to 12 bytes
@@ -31,8 +32,8 @@ test('a chunk lists a row\'s neighbours, nearest first, up to k and before the -
 test('a selection table quotes CSV fields and flattens TSV ones, with the view first', () => {
   const app = {
     dataset: { columns: ['word'], values: () => ['plain', 'a,b "c"', 'tab\there'] },
-    shown: { method: 'pca', data: Float32Array.from([0, 1, 2, 3, 4, 5]), cols: 2 },
-    _axes: () => [0, 1],
+    shown: Projection.restored('pca', {}, 3, { data: Float32Array.from([0, 1, 2, 3, 4, 5]), dims: 2 }),
+    state: { pca: { x: 0, y: 1, z: 2, is3d: false } },
   };
   const csv = selectionTable(app, [1, 2], ',', 'http://x/#s=abc').split('\n');
   assert.equal(csv[0], '# view: http://x/#s=abc');

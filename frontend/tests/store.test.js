@@ -1,6 +1,7 @@
-// The App's and the Plot's fields are declared in one place each (store.js for the App's
-// runtime, the Plot's constructor): read from the sources, every field any module writes on
-// them must be one of those, and the mixed-in files must not define a method twice.
+// The App's, the Plot's and a Projection's fields are declared in one place each (store.js
+// for the App's runtime, the Plot's and the Projection's constructors): read from the
+// sources, every field any module writes on them must be one of those, and the mixed-in
+// files must not define a method twice.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { mixin } from '../js/mixin.js';
+import { Projection } from '../js/projection/projection.js';
 import { RUNTIME_FIELDS, runtimeDefaults } from '../js/store.js';
 
 const JS = join(dirname(fileURLToPath(import.meta.url)), '..', 'js');
@@ -31,21 +33,52 @@ function allSources(dir = JS) {
   });
 }
 
-/** Names written as `<prefix>NAME = ...` (or ??=, +=, ++ ...) in `text`, with where. */
+/**
+ * Names written as `<prefix>NAME = ...` (or ??=, +=, ++ ...) in `text`, and the keys of
+ * `Object.assign(<prefix without its dot>, { NAME: ..., NAME2 })`.
+ */
 function writes(text, prefix) {
   const found = [];
   const esc = prefix.replace(/[.$]/g, (c) => `\\${c}`);
-  for (const re of [new RegExp(String.raw`${esc}([A-Za-z_$][\w$]*)${ASSIGN}`, 'g'), new RegExp(String.raw`(?:\+\+|--)${esc}([A-Za-z_$][\w$]*)`, 'g')]) {
+  for (const re of [new RegExp(String.raw`(?<![\w$])${esc}([A-Za-z_$][\w$]*)${ASSIGN}`, 'g'), new RegExp(String.raw`(?:\+\+|--)${esc}([A-Za-z_$][\w$]*)`, 'g')]) {
     for (const m of text.matchAll(re)) found.push(m[1]);
   }
+  const target = esc.replace(/\\\.$/, '');
+  for (const m of text.matchAll(new RegExp(String.raw`Object\.assign\(\s*${target}\s*,\s*\{`, 'g'))) {
+    found.push(...objectKeys(text, m.index + m[0].length));
+  }
   return found;
+}
+
+/** The keys of the object literal whose body starts at `from` (just past its `{`). */
+function objectKeys(text, from) {
+  const keys = [];
+  let depth = 0;
+  let start = from;
+  for (let i = from; i < text.length && depth >= 0; i++) {
+    const c = text[i];
+    if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    if ((c === ',' && depth === 0) || depth < 0) {
+      const key = /^\s*([A-Za-z_$][\w$]*)/.exec(text.slice(start, i));
+      if (key) keys.push(key[1]);
+      start = i + 1;
+    }
+  }
+  return keys;
 }
 
 /** The body of a class's constructor in `text`. */
 function constructorBody(text, className) {
   const start = text.indexOf('constructor(', text.indexOf(`class ${className}`));
   let depth = 0;
-  for (let i = text.indexOf('{', start); i < text.length; i++) {
+  let open = start + 'constructor'.length; // past its parameters (a default may hold braces)
+  do {
+    if (text[open] === '(') depth++;
+    else if (text[open] === ')') depth--;
+    open++;
+  } while (depth > 0);
+  for (let i = text.indexOf('{', open); i < text.length; i++) {
     if (text[i] === '{') depth++;
     else if (text[i] === '}' && --depth === 0) return text.slice(start, i);
   }
@@ -103,9 +136,26 @@ test('every field written on the Plot is one its constructor declares', () => {
   assert.deepEqual(undeclared('plot.js', 'Plot', declared, ['plot.', 'app.plot.', 'this.plot.']), []);
 });
 
+test('every field written on a Projection is one its constructor declares, and no other can be', () => {
+  const file = join('projection', 'projection.js');
+  const declared = new Set(writes(constructorBody(code(join(JS, file)), 'Projection'), 'this.'));
+  for (const field of ['status', 'data', 'tiled', 'previewLoad', 'previewInOrder', 'displayedOnce', 'lodPending']) assert.ok(declared.has(field), field);
+  assert.deepEqual(classFiles(file, 'Projection'), [file, ...['running.js', 'preview.js', 'display.js'].map((f) => join('projection', f))]);
+  assert.deepEqual(undeclared(file, 'Projection', declared, ['p.', 'projection.', 'shown.', 'old.']), []);
+  const p = new Projection('pca', {}, 2);
+  assert.deepEqual(new Set(Object.keys(p)), declared);
+  p.displayedOnce = true;
+  assert.throws(() => {
+    p.drawnOnce = true; // a field outside the declared shape: the projection is sealed
+  }, TypeError);
+  assert.equal('drawnOnce' in p, false);
+});
+
 test('the check finds a field written ad hoc', () => {
   assert.deepEqual(writes('this.a = 1; this.b == 2; ++this.c; this.d ??= 3; app.e = f;', 'this.'), ['a', 'd', 'c']);
   assert.deepEqual(writes('app.e = f; app.g(); x.app.h === 1', 'app.'), ['e']);
+  assert.deepEqual(writes('Object.assign(p, { a: f(1, 2), b, c: { d: 1 } }); Object.assign(q, { e: 1 })', 'p.'), ['a', 'b', 'c']);
+  assert.deepEqual(writes('p.shown.x = 1; shown.y = 2', 'shown.'), ['x', 'y']);
 });
 
 test('mixin copies methods and getters, and refuses a method defined twice', () => {

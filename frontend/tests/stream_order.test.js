@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { placedFirstOrder } from '../js/stream_order.js';
+import { placedFirstOrder } from '../js/projection/stream_order.js';
 
 /** A streaming sampled job's hidden rows: every point outside a random `placed`-subset. */
 function missingOutside(n, placedRows) {

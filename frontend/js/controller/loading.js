@@ -4,7 +4,6 @@
 import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampNote, clampState } from '../limits.js';
-import { fetchLevel, fitSlice, mergeSlices, PREVIEW_ABOVE } from '../lod_points.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultStateFor, sanitizeState } from '../state.js';
@@ -116,41 +115,6 @@ export class DatasetLoading {
     };
   }
 
-  /**
-   * A first picture of a large server projection before its whole result arrives: its top
-   * level-of-detail tiles (the server waits for the job; `projector serve` has them ready for
-   * the default view), then the order itself is fetched beside the result, so the whole set
-   * is put in the plot once, in that order.
-   */
-  _preview(p) {
-    const ds = this.dataset;
-    if (p.previewLoad || ds.local || ds.n <= PREVIEW_ABOVE || this.state.isolated) return;
-    p.previewLoad = this._loadPreview(p, ds);
-  }
-
-  async _loadPreview(p, ds) {
-    const axes = this._axes({ ...p, cols: p.dims });
-    const shows = () => p === this.shown && !p.displayedOnce && this.dataset === ds;
-    const show = (slice) => {
-      if (!shows() || slice.total !== ds.n) return false;
-      this.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
-      // Tiles of the order: the whole set waits for the rest of it (one permutation); random
-      // samples (the tiles still being computed): the whole set shows when it comes.
-      p.previewInOrder = slice.order === 'lod';
-      return true;
-    };
-    let root;
-    try {
-      root = await fetchLevel(this.api, p.jobId, axes, 0); // one tile: drawn at once
-    } catch {
-      return; // the whole result shows when it comes, as without a preview
-    }
-    if (!show(root)) return;
-    this._lodOrder(p, root.axes, true);
-    const finer = await fetchLevel(this.api, p.jobId, axes, 1).catch(() => null);
-    if (finer && shows()) show(mergeSlices([root, finer]));
-  }
-
   /** Shows an uploaded data set (tensor + optional metadata files). */
   async openFiles(tensorFile, metadataFile) {
     const task = this.progress.start(`Reading ${tensorFile.name}…`);
@@ -182,7 +146,7 @@ export class DatasetLoading {
   }
 
   _resetForDataset() {
-    for (const p of Object.values(this.projections)) if (p?.running) this.runner.cancel(p);
+    for (const p of Object.values(this.projections)) if (p?.running) p.cancel();
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     this.shown = null;
     this.missing = null;

@@ -78,7 +78,7 @@ export class Saving {
       this.setMessage('No projection to download yet', true);
       return;
     }
-    const axes = this._axes(p);
+    const axes = p.axes(this.state);
     const n = this.dataset.n;
     const coords = new Float32Array(n * axes.length);
     for (let i = 0; i < n; i++) for (let a = 0; a < axes.length; a++) coords[i * axes.length + a] = p.data[i * p.cols + axes[a]];

@@ -20,7 +20,7 @@ export function selectionTable(app, rows, sep, url) {
   const ds = app.dataset;
   const field = sep === ',' ? csvField : tsvField;
   const p = app.shown;
-  const axes = p?.data ? app._axes(p) : [];
+  const axes = p?.data ? p.axes(app.state) : [];
   const columns = ds.columns.filter((c) => c !== 'index');
   const values = columns.map((c) => ds.values(c) ?? []);
   const header = ['index', ...columns, ...axes.map((a, i) => `${p.method}_${AXIS_NAMES[i]}`)];

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { progressText } from '../js/controller/projecting.js';
-import { Projection, readableSpread } from '../js/jobs.js';
+import { Projection, progressText } from '../js/projection/projection.js';
+import { readableSpread } from '../js/projection/running.js';
 
 test('a frame squeezed to a line is not readable; a round or diagonal cloud is', () => {
   const n = 500;

@@ -6,7 +6,7 @@
 // random subsets, so the placed points are one too and a random order of them keeps every
 // prefix a spatially even sample.
 
-import { randomOrder } from './renderer/lod.js';
+import { randomOrder } from '../renderer/lod.js';
 
 /**
  * A draw order with the placed points (missing[i] === 0) first. `previous`: the order of the

@@ -1,0 +1,80 @@
+// A large server projection's level of detail (methods of Projection, projection.js): its
+// first picture from its top LOD tiles before the whole result arrives, and the server's LOD
+// order the plot draws a large set in. `app` is the View (projection.js) it shows through.
+
+import { prepareDrawOrder } from '../draw_order.js';
+import { fetchLevel, fitSlice, mergeSlices, PREVIEW_ABOVE } from './lod.js';
+
+export class ProjectionPreview {
+  /**
+   * A first picture of a large server projection before its whole result arrives: its top
+   * level-of-detail tiles (the server waits for the job; `projector serve` has them ready for
+   * the default view), then the order itself is fetched beside the result, so the whole set
+   * is put in the plot once, in that order.
+   */
+  preview(app) {
+    const ds = app.dataset;
+    if (this.previewLoad || ds.local || ds.n <= PREVIEW_ABOVE || app.state.isolated) return;
+    this.previewLoad = this._loadPreview(app, ds);
+  }
+
+  async _loadPreview(app, ds) {
+    const axes = this.axes(app.state, this.dims);
+    const shows = () => this === app.shown && !this.displayedOnce && app.dataset === ds;
+    const show = (slice) => {
+      if (!shows() || slice.total !== ds.n) return false;
+      app.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
+      // Tiles of the order: the whole set waits for the rest of it (one permutation); random
+      // samples (the tiles still being computed): the whole set shows when it comes.
+      this.previewInOrder = slice.order === 'lod';
+      return true;
+    };
+    let root;
+    try {
+      root = await fetchLevel(this.api, this.jobId, axes, 0); // one tile: drawn at once
+    } catch {
+      return; // the whole result shows when it comes, as without a preview
+    }
+    if (!show(root)) return;
+    this.lodOrder(app, root.axes, true);
+    const finer = await fetchLevel(this.api, this.jobId, axes, 1).catch(() => null);
+    if (finer && shows()) show(mergeSlices([root, finer]));
+  }
+
+  /**
+   * The server's level-of-detail order of a done projection over `axes`, when a frame cannot
+   * draw every point: null until it arrives (the plot samples at random meanwhile), then the
+   * plot takes it.
+   */
+  lodOrder(app, axes, done = this.status === 'done') {
+    const ds = app.dataset;
+    if (ds.local || ds.n <= app.plot.budget || !done || !this.jobId || this.tileAxes) return null;
+    const key = `${this.jobId}:${axes.join(',')}`;
+    if (this.lod?.key === key) return this.lod.order;
+    if (this.lodPending === key) return null;
+    this.lodPending = key;
+    this.api
+      .lod(this.jobId, axes)
+      .then((order) => {
+        this.lod = { key, order };
+        const shows = () => !this.heldForOrder && this === app.shown && this.displayedData === this.data && this.axes(app.state).join(',') === axes.join(',');
+        if (!shows()) return null;
+        const positions = app.plot.positions;
+        // The arrays in the new order are made in slices first (draw_order.js).
+        return prepareDrawOrder(positions, order, app.plot.points.colors).then(() => {
+          if (shows() && app.plot.positions === positions) app.plot.setPositions(positions, { order });
+        });
+      })
+      .catch((err) => {
+        app.plot.preview.clear(); // nothing to wait for: the whole set shows in a random order
+        app.setMessage(`Level of detail: ${err.message}`, true);
+      })
+      .finally(() => {
+        if (this.lodPending === key) this.lodPending = null;
+        if (!this.heldForOrder) return;
+        this.heldForOrder = false;
+        if (this === app.shown && this.data) this.display(app, false);
+      });
+    return null;
+  }
+}
