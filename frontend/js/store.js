@@ -37,7 +37,7 @@
  * @property {number} searchToken  the same for searches
  * @property {string | null} lastHash  the URL hash this page wrote last (its own hashchange is ignored)
  * @property {unknown[] | null} slicedDisplay  what the plot is being filled with in slices (data, axes, order,
- *   isolated rows), while it is (controller/projecting.js)
+ *   isolated rows), while it is (projection/display.js)
  */
 
 /** A fresh runtime: the App's fields before anything is loaded. */
