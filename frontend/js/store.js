@@ -4,7 +4,8 @@
 // from the server, tokens of requests in flight. Every runtime field is declared here, with
 // its shape and its writer, and the App is built from this declaration: a module that needs
 // a new field adds it here, never on the App ad hoc (tests/store.test.js reads the sources
-// and refuses an undeclared one).
+// and refuses an undeclared one). A projection's own fields (its job, frames, level of detail,
+// display) are declared the same way, once, by its class (projection/projection.js).
 
 /** @typedef {ReturnType<typeof import('./state.js').defaultState>} State  the serialised part */
 /** @typedef {import('./dataset.js').Dataset} Dataset */
