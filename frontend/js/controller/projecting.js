@@ -3,7 +3,7 @@
 // display) is its own (projection/projection.js): this only asks it to start, stop or show.
 
 import { clampToLimit, isQuick, limitFor } from '../limits.js';
-import { methodName, Projection, progressText } from '../projection/projection.js';
+import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
 import { tileAxesFor } from '../projection/display.js';
 import { is3d } from '../state.js';
 import { superviseColumn } from '../supervision.js';
@@ -60,7 +60,7 @@ export class Projecting {
     const method = this.state.projection;
     let p = this.projections[method];
     const { params, dims } = this.requestFor(method);
-    const key = JSON.stringify([method, dims, params]);
+    const key = projectionKey(method, params, dims);
     const local = this.dataset.local;
     if (local && (method === 'tsne' || method === 'umap')) {
       this.shown = null;
