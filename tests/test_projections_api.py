@@ -374,3 +374,26 @@ def _running_tsne(http: httpx.Client) -> str | None:
     job = http.post("/api/projections", json={
         **DIGITS, "method": "tsne", "params": {"n_iter": 20000, "seed": 8}}).json()["job"]
     return job if http.get(f"/api/jobs/{job}").json()["status"] == "running" else None
+
+
+def test_fixed_bounds_and_data_limits_are_refused_together(client):
+    """One 422 names every field: a model's fixed bound (n_iter >= 1) and the data's limit
+    (perplexity <= (N - 1) / 3), not one of them and then the other on the next try."""
+    answer = client.post("/api/projections", json={
+        **DIGITS, "method": "tsne", "params": {"perplexity": 700, "n_iter": 0}})
+    assert answer.status_code == 422
+    detail = answer.json()["detail"]
+    assert "'tsne.params.n_iter'" in detail
+    assert "perplexity 700 is too large for 1797 points: it must be at most (N - 1) / 3 = 598.7" \
+        in detail
+    # Past both bounds: the tighter one, the data's, is the one said (not "<= 1000" first).
+    answer = client.post("/api/projections", json={
+        **DIGITS, "method": "tsne", "params": {"perplexity": 1500, "n_iter": 0}})
+    detail = answer.json()["detail"]
+    assert answer.status_code == 422 and "'tsne.params.n_iter'" in detail
+    assert "perplexity 1500 is too large for 1797 points" in detail and "1000" not in detail
+    # Fixing what was said is enough: the next answer is a job.
+    answer = client.post("/api/projections", json={
+        **DIGITS, "method": "tsne", "params": {"perplexity": 598, "n_iter": 1}})
+    assert answer.status_code == 202
+    client.delete(f"/api/jobs/{answer.json()['job']}")
