@@ -120,8 +120,8 @@ def create_app(
     app.state.lod = LodStore()  # orders, bounds and tiles of done projections
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
-    app.state.max_upload_bytes = max_upload_bytes
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,
+                       paths={uploads.UPLOAD_PATH: uploads.upload_limit(max_upload_bytes)})
     add_access_control(app, token, allowed_origins)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
 

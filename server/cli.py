@@ -118,6 +118,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
     from projector.server.access import serving_token
     from projector.server.app import SAMPLE_DATA, create_app
+    from projector.server.stopping import StoppingServer
 
     from projector_core.data.catalog import Catalog, PlainOptions
     from projector_core.errors import DataError
@@ -195,7 +196,8 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     print(f"Projector serving {logdir} at {url}  (Ctrl+C to stop)", flush=True)
     if token and not generated:
         print("  the server needs its token: add ?token=YOUR_TOKEN to the URL", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30))
+    server = StoppingServer(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30),
+                            on_stop=app.state.jobs.shutdown)  # an open ?wait=true answers
     try:
         server.run(sockets=[sock])
     finally:

@@ -85,5 +85,28 @@ def _json_rows(blocks: Iterator[np.ndarray], info: dict[str, Any]) -> Iterator[s
     yield '],"info":' + json.dumps(info, separators=(",", ":")) + "}"
 
 
+TEXT_TYPES = {",": "text/csv", "\t": "text/tab-separated-values"}
+
+
+def text_response(job: Job, sep: str, axes: list[int], filename: str) -> Response:
+    """A done job's coordinates over ``axes`` as CSV or TSV, what the page's "Download"
+    writes (tsv.js ``formatCoordinates``): a header ``index,x,y[,z]``, a row per point, an
+    empty cell for a missing coordinate. Streamed a block of rows at a time, so a tiled view
+    (whose page holds no whole-set coordinates) downloads millions of rows."""
+    coordinates = projection_result(job).coordinates
+    n = coordinates.shape[0]
+    header = sep.join(["index", *"xyz"[:len(axes)]]) + "\n"
+
+    def rows() -> Iterator[str]:
+        yield header
+        for start in range(0, n, RESULT_BLOCK):
+            block = np.asarray(coordinates[start:start + RESULT_BLOCK], np.float64)[:, axes]
+            cells = [[repr(v) if np.isfinite(v) else "" for v in row] for row in block.tolist()]
+            yield "".join(f"{start + i}{sep}{sep.join(row)}\n" for i, row in enumerate(cells))
+
+    return StreamingResponse(rows(), media_type=TEXT_TYPES[sep], headers={
+        "X-Job": job.id, "Content-Disposition": f'attachment; filename="{filename}"'})
+
+
 def not_done(job: Job) -> HTTPException:
     return HTTPException(409, str(NotDone(job)))

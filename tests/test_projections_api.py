@@ -374,3 +374,49 @@ def _running_tsne(http: httpx.Client) -> str | None:
     job = http.post("/api/projections", json={
         **DIGITS, "method": "tsne", "params": {"n_iter": 20000, "seed": 8}}).json()["job"]
     return job if http.get(f"/api/jobs/{job}").json()["status"] == "running" else None
+
+
+def test_fixed_bounds_and_data_limits_are_refused_together(client):
+    """One 422 names every field: a model's fixed bound (n_iter >= 1) and the data's limit
+    (perplexity <= (N - 1) / 3), not one of them and then the other on the next try."""
+    answer = client.post("/api/projections", json={
+        **DIGITS, "method": "tsne", "params": {"perplexity": 700, "n_iter": 0}})
+    assert answer.status_code == 422
+    detail = answer.json()["detail"]
+    assert "'tsne.params.n_iter'" in detail
+    assert "perplexity 700 is too large for 1797 points: it must be at most (N - 1) / 3 = 598.7" \
+        in detail
+    # Past both bounds: the tighter one, the data's, is the one said (not "<= 1000" first).
+    answer = client.post("/api/projections", json={
+        **DIGITS, "method": "tsne", "params": {"perplexity": 1500, "n_iter": 0}})
+    detail = answer.json()["detail"]
+    assert answer.status_code == 422 and "'tsne.params.n_iter'" in detail
+    assert "perplexity 1500 is too large for 1797 points" in detail and "1000" not in detail
+    # Fixing what was said is enough: the next answer is a job.
+    answer = client.post("/api/projections", json={
+        **DIGITS, "method": "tsne", "params": {"perplexity": 598, "n_iter": 1}})
+    assert answer.status_code == 202
+    client.delete(f"/api/jobs/{answer.json()['job']}")
+
+
+def test_result_as_csv_or_tsv_is_the_pages_download(client):
+    """format=csv|tsv streams the coordinates over axes with the page's header and rows
+    (what a tiled view downloads); JSON and bytes stay as they were."""
+    job = _start(client, **DIGITS, method="pca")
+    _until(lambda: client.get(f"/api/jobs/{job}").json()["status"] == "done")
+    coordinates = np.array(client.get(f"/api/jobs/{job}/result").json()["coordinates"],
+                           np.float32)
+    for fmt, sep in (("csv", ","), ("tsv", "\t")):
+        answer = client.get(f"/api/jobs/{job}/result", params={"format": fmt, "axes": "2,0"})
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith(
+            "text/csv" if fmt == "csv" else "text/tab-separated-values")
+        lines = answer.text.splitlines()
+        assert lines[0] == sep.join(["index", "x", "y"]) and len(lines) == 1798
+        rows = np.array([line.split(sep) for line in lines[1:]], np.float64)
+        assert (rows[:, 0] == np.arange(1797)).all()
+        np.testing.assert_array_equal(rows[:, 1:].astype(np.float32), coordinates[:, [2, 0]])
+    three = client.get(f"/api/jobs/{job}/result", params={"format": "csv"}).text
+    assert three.splitlines()[0] == "index,x,y,z"  # default: three of PCA's ten columns
+    bad = client.get(f"/api/jobs/{job}/result", params={"format": "csv", "axes": "0,99"})
+    assert bad.status_code == 422 and "axes" in bad.json()["detail"]

@@ -281,3 +281,26 @@ def _load(catalog_type, logdir: Path):
     catalog = catalog_type(logdir, cache_dir=logdir.parent / "cache")
     catalog.refresh()
     return catalog.runs()[0].embeddings[0]
+
+
+def test_non_square_thumbnails_keep_their_aspect_in_the_atlas(tmp_path: Path, serve) -> None:
+    """A TensorBoard sprite of 1500 x 500 px cells (a Pillow PNG), scaled to fit 1024 px
+    pages: the cells are scaled alike on both axes, so each thumbnail keeps its 3:1 and its
+    left and right halves (the page letterboxes it in the square point)."""
+    n, (w, h) = 3, (1500, 500)
+    colours = np.array([[200, 30, 30], [30, 200, 30], [30, 30, 200]], np.uint8)
+    grid = np.zeros((2 * h, 2 * w, 3), np.uint8)
+    for i, colour in enumerate(colours):
+        row, column = divmod(i, 2)
+        grid[row * h:(row + 1) * h, column * w:column * w + w // 2] = colour
+        grid[row * h:(row + 1) * h, column * w + w // 2:(column + 1) * w] = 255 - colour
+    buffer = io.BytesIO()
+    Image.fromarray(grid).save(buffer, format="PNG")
+    sprite_run(tmp_path / "wide", buffer.getvalue(), n=n, dim=(w, h))
+    atlas, pages = _atlas_thumbnails(serve(tmp_path), {"run": "wide", "embedding": "t"}, 1024)
+    tw, th = atlas["thumb_dim"]
+    assert tw <= 1024 and abs(tw / th - 3) < 0.02
+    for i in range(n):
+        thumb = _thumbnail(atlas, pages, i).astype(int)
+        assert np.abs(thumb[:, 2:tw // 2 - 2] - colours[i]).max() < 8
+        assert np.abs(thumb[:, tw // 2 + 2:-2] - (255 - colours[i])).max() < 8

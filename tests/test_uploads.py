@@ -153,3 +153,27 @@ def test_a_binary_file_is_named_for_what_it_is_not_parsed_as_tsv(client, tmp_pat
     unnamed = client.post("/api/uploads", files={"tensor": ("vectors", _npy(_clusters(6, 2)))})
     assert unnamed.status_code == 201, unnamed.text
     assert unnamed.json()["shape"] == [6, 2]
+
+
+def test_the_upload_limit_is_the_one_that_applies_to_uploads(serve, sample_logdir):
+    """An upload between the app's body limit and the upload limit is taken (the body limit
+    does not shadow it); one past the upload limit hears of that limit, by its size, whether
+    the body declares its length (multipart) or streams (chunked)."""
+    url = serve(sample_logdir, max_body_bytes=100_000, max_upload_bytes=300_000)
+    middle = _tsv(np.ones((2000, 10), "f4"))  # ~ 180 kB: over the body limit, under the upload's
+    assert 100_000 < len(middle) < 300_000
+    over = _tsv(np.ones((4000, 10), "f4"))  # ~ 360 kB
+    with httpx.Client(base_url=url, timeout=60) as http:
+        taken = http.post("/api/uploads", files={"tensor": ("middle.tsv", middle)})
+        assert taken.status_code == 201, taken.text
+        assert taken.json()["shape"] == [2000, 10]
+        for refused in (http.post("/api/uploads", files={"tensor": ("over.tsv", over)}),
+                        http.post("/api/uploads", content=iter([over[:150_000], over[150_000:]]))):
+            assert refused.status_code == 413
+            detail = refused.json()["detail"]
+            assert "the upload is larger than this server's limit of 293 KiB (300000 bytes)" \
+                in detail and "LOGDIR" in detail
+        # Elsewhere the app's body limit still holds.
+        body = http.post("/api/neighbors", content=b"[" + b"0," * 60_000 + b"0]",
+                         headers={"content-type": "application/json"})
+        assert body.status_code == 413 and "larger than 100000 bytes" in body.json()["detail"]

@@ -40,8 +40,10 @@ from projector.server.job_responses import (
     find_job,
     not_done,
     result_response,
+    text_response,
     wants_binary,
 )
+from projector.server.routes.lod import _axes
 from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobManager, JobStatus
@@ -153,14 +155,33 @@ def resume_job(job_id: str, jobs: JobsDep) -> JobOut:
     response_class=Response,
     responses={
         200: {"content": {"application/json": {"schema": ProjectionOut.model_json_schema()},
-                          "application/octet-stream": {}},
+                          "application/octet-stream": {}, "text/csv": {},
+                          "text/tab-separated-values": {}},
               "description": "JSON, or with Accept: application/octet-stream N x k float32 "
-                             "little-endian (header X-Shape: N,k; X-Info: the info as JSON)"},
+                             "little-endian (header X-Shape: N,k; X-Info: the info as JSON); "
+                             "with format=csv or tsv the coordinates over axes as the page's "
+                             "download writes them (header index,x,y[,z])"},
         409: {"description": "The job is not done (queued, running, failed or cancelled)"},
+        422: {"description": "axes are not 1 to 3 of the result's columns"},
     },
 )
-def get_result(job_id: str, request: Request, jobs: JobsDep) -> Response:
-    return result_response(_done_job(jobs, job_id), wants_binary(request))
+def get_result(
+    job_id: str, request: Request, jobs: JobsDep,
+    format: Annotated[Literal["csv", "tsv"] | None, Query(
+        description="csv or tsv: the coordinates as text, streamed, a file to save; "
+                    "omitted: JSON or float32 bytes by the Accept header")] = None,
+    axes: Annotated[str | None, Query(
+        description="With format: the coordinate columns, e.g. 0,1,2 (default the first "
+                    "two, three for a result of three or more)")] = None,
+) -> Response:
+    job = _done_job(jobs, job_id)
+    if format is None:
+        return result_response(job, wants_binary(request))
+    chosen = _axes(axes, projection_result(job).coordinates.shape[1])
+    name = f"{job.about.get('embedding') or 'projection'}-{job.about.get('method') or job.id}"
+    return text_response(job, "," if format == "csv" else "\t", chosen,
+                         f"{''.join(c if c.isalnum() or c in '-_.' else '_' for c in name)}"
+                         f".{format}")
 
 
 def _done_job(jobs: JobManager, job_id: str) -> Job:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, HTTPException, Query, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from projector.server.deps import CatalogDep, ServiceDep, lookup_embedding
 from projector.server.job_responses import (
@@ -25,13 +26,48 @@ from projector.server.job_responses import (
     wants_binary,
 )
 from projector.server.limits_models import MethodTableOut
+from pydantic import TypeAdapter, ValidationError
 
 from projector_core.errors import DataError
 from projector_core.jobs.engine import JobStatus
-from projector_core.projection.methods import parameter_table
+from projector_core.projection.methods import METHODS, parameter_table
+from projector_core.projection.methods.table import data_range_problems
 from projector_core.projection.params import ProjectionRequest
 
+_REQUEST = TypeAdapter(ProjectionRequest)
+
 router = APIRouter(prefix="/api", tags=["projections"])
+
+
+async def every_bound_at_once(request: Request, catalog: CatalogDep) -> None:
+    """A body that breaks a model's fixed bound *and* a data limit is refused once, naming
+    both (FastAPI would refuse the first alone, and the route the second on the next try).
+
+    Runs before FastAPI validates the body; a body with no data problem is left to it."""
+    try:
+        raw = await request.json()
+    except ValueError:
+        return  # not JSON: FastAPI's documented 400
+    method = METHODS.get(str(raw.get("method"))) if isinstance(raw, dict) else None
+    if method is None or not isinstance(raw.get("run"), str) or not isinstance(
+            raw.get("embedding"), str):
+        return
+    try:
+        shape = catalog.embedding(raw["run"], raw["embedding"]).shape
+    except KeyError:
+        return  # the route's 404
+    problems = {} if shape is None else data_range_problems(method, raw.get("params"), shape)
+    if not problems:
+        return
+    try:
+        _REQUEST.validate_python(raw)
+        return  # only data problems: the route's check says them
+    except ValidationError as error:
+        fixed = [{**e, "loc": ("body", *e["loc"])} for e in error.errors()
+                 if e["loc"][1:3] not in [("params", name) for name in problems]]
+    data = [{"loc": ("body", method.name, "params", name), "msg": message,
+             "type": "data_limit"} for name, message in problems.items()]
+    raise RequestValidationError(fixed + data)
 
 
 @router.post(
@@ -47,6 +83,7 @@ router = APIRouter(prefix="/api", tags=["projections"])
         422: {"description": "Unknown parameter, value out of range, or one the data cannot "
                              "satisfy"},
     },
+    dependencies=[Depends(every_bound_at_once)],
 )
 async def create_projection(
     body: Annotated[ProjectionRequest, Body()],

@@ -2,7 +2,8 @@
 
 Multipart fields ``tensor`` and ``metadata``, or the tensor alone as the raw body with its file
 name in ``?name=``. The data is served as a new run ``upload-<id>`` held in memory for this
-server session only (never written to LOGDIR); bodies over the upload limit get a 413.
+server session only (never written to LOGDIR); bodies over the upload limit get a 413 that
+names it (:data:`UPLOAD_PATH`'s limit in ``body_limit.py``, which enforces it as the body streams).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from projector.server.body_limit import BodyLimit
 from projector.server.deps import UploadsDep
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
@@ -19,6 +21,7 @@ from starlette.datastructures import UploadFile
 router = APIRouter(prefix="/api", tags=["uploads"])
 
 DEFAULT_MAX_UPLOAD_BYTES = 64 * 2**20
+UPLOAD_PATH = "/api/uploads"
 
 
 class UploadOut(BaseModel):
@@ -27,20 +30,15 @@ class UploadOut(BaseModel):
     shape: tuple[int, int]
 
 
-def _too_large(limit: int) -> HTTPException:
-    return HTTPException(413, f"the upload is larger than this server's limit of "
-                              f"{limit / 2**20:.0f} MiB; put large files in a LOGDIR and "
-                              "run `projector serve LOGDIR` instead")
+def _too_large(limit: int) -> str:
+    size = f"{limit / 2**20:.0f} MiB" if limit >= 2**20 else f"{limit / 2**10:.0f} KiB"
+    return (f"the upload is larger than this server's limit of {size} ({limit} bytes); put "
+            "large files in a LOGDIR and run `projector serve LOGDIR` instead")
 
 
-async def _raw_body(request: Request, limit: int) -> bytes:
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
+def upload_limit(max_bytes: int) -> BodyLimit:
+    """What ``POST /api/uploads`` may send, in place of the app's body limit."""
+    return BodyLimit(max_bytes, _too_large)
 
 
 @router.post("/uploads", status_code=201, responses={
@@ -53,10 +51,6 @@ async def upload(
     name: Annotated[str, Query(max_length=200, description="File name of a raw-body tensor; "
                                                            ".npy or TSV by its suffix")] = "upload.tsv",
 ) -> UploadOut:
-    limit: int = request.app.state.max_upload_bytes
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
     metadata, metadata_name = None, "metadata.tsv"
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await request.form(max_files=2, max_fields=2)
@@ -69,7 +63,7 @@ async def upload(
             metadata_name = Path(metadata_file.filename or metadata_name).name[-200:]
             metadata = await metadata_file.read()
     else:
-        tensor = await _raw_body(request, limit)
+        tensor = await request.body()  # bounded by upload_limit as it streams
     # DataError (a file that cannot be used): the app answers 422 naming the file and line.
     run = await run_in_threadpool(uploads.add, tensor, name, metadata, metadata_name)
     embedding = run.embeddings[0]

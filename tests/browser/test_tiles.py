@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.browser.conftest import state_hash
-from tests.browser.test_ui_scale import VIEW, inside, screen_of_all, write_million
+from tests.browser.test_ui_scale import VIEW, inside, screen_of_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -19,9 +19,8 @@ ALL_RESIDENT = """() => { const t = window.__projector.app.plot.tiles;
   return Boolean(t) && t.everyResident && t.loading.size === 0; }"""
 
 
-def test_million_points_from_tiles_alone_answer_exactly(serve, tmp_path, projector):
-    labels = write_million(tmp_path / "logs")
-    url = serve(tmp_path / "logs", prepare_view=True)
+def test_million_points_from_tiles_alone_answer_exactly(million, projector):
+    url, labels = million
     page = projector.page
     page.goto(url + "/?tiles=always" + state_hash(VIEW))
     projector.wait_ready()
@@ -106,12 +105,11 @@ def near_edge(screen: np.ndarray, polygon: list[list[float]], tolerance: float =
     return near
 
 
-def test_beyond_the_tabs_budget_the_server_answers_exactly(serve, tmp_path, projector):
+def test_beyond_the_tabs_budget_the_server_answers_exactly(million, projector):
     """The tab keeps 400k points at most (`?tilePoints=`): not every point is resident, so
     hover, click and lasso are answered by the server's pick and select over all million,
     and zooming in brings deeper tiles while the resident set stays within its budget."""
-    write_million(tmp_path / "logs")
-    url = serve(tmp_path / "logs", prepare_view=True)
+    url, _ = million
     page = projector.page
     page.goto(url + "/?tiles=always&tilePoints=400000" + state_hash(VIEW))
     projector.wait_ready()

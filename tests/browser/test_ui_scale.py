@@ -84,9 +84,8 @@ ZOOM_AND_COUNT = """(factor) => new Promise((resolve) => {
 })"""
 
 
-def test_million_points_pick_and_select_exactly(serve, tmp_path, projector):
-    labels = write_million(tmp_path / "logs")
-    url = serve(tmp_path / "logs")
+def test_million_points_pick_and_select_exactly(million, projector):
+    url, labels = million
     projector.open(url, VIEW)
     page = projector.page
     page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",

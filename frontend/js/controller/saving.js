@@ -2,7 +2,7 @@
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
 import { clampNote } from '../limits.js';
-import { $, download } from '../dom.js';
+import { $, download, el } from '../dom.js';
 import { downloadName } from '../file_names.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
 
@@ -74,6 +74,18 @@ export class Saving {
 
   downloadCoordinates(sep) {
     const p = this.shown;
+    const ext = sep === ',' ? 'csv' : 'tsv';
+    const name = p ? downloadName(this.dataset, p.method, ext) : null;
+    if (!p?.data && p?.jobId && p.status === 'done') {
+      // A tiled view holds no whole-set coordinates: the server writes the same file from
+      // the job's result, streamed to disk by the browser (GET /api/jobs/ID/result?format=).
+      const url = this.api.url(`jobs/${p.jobId}/result`, { format: ext, axes: this._axes(p).join(',') });
+      const link = el('a', { href: url.href, download: name });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      return;
+    }
     if (!p?.data) {
       this.setMessage('No projection to download yet', true);
       return;
@@ -82,8 +94,7 @@ export class Saving {
     const n = this.dataset.n;
     const coords = new Float32Array(n * axes.length);
     for (let i = 0; i < n; i++) for (let a = 0; a < axes.length; a++) coords[i * axes.length + a] = p.data[i * p.cols + axes[a]];
-    const ext = sep === ',' ? 'csv' : 'tsv';
-    download(downloadName(this.dataset, p.method, ext), formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
+    download(name, formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
   }
 
   async downloadMetadata() {

@@ -109,6 +109,7 @@ uniform bool u_sprites;
 uniform bool u_3d;
 uniform highp sampler2DArray u_atlas;
 uniform vec2 u_cell;
+uniform vec2 u_picture;  // the thumbnail's share of the point: [1, h / w] or [w / h, 1]
 uniform vec3 u_ringColor;
 uniform bool u_plain;
 uniform int u_ink;  // greyscale thumbnails: 1 dark ink on light paper, 2 light on dark, 0 colour
@@ -118,8 +119,12 @@ out vec4 outColor;
 void main() {
   vec2 pc = gl_PointCoord;
   if (u_sprites) {
-    vec4 t = texture(u_atlas, vec3(v_uv.xy + pc * u_cell, v_uv.z));
-    float edge = max(abs(pc.x - 0.5), abs(pc.y - 0.5)) * 2.0;
+    // A non-square thumbnail keeps its aspect: it fills the square point along its long
+    // side, centred, and the rest of the point stays empty (letterboxed).
+    vec2 inner = (pc - 0.5) / u_picture + 0.5;
+    float edge = max(abs(inner.x - 0.5), abs(inner.y - 0.5)) * 2.0;
+    if (edge > 1.0) discard;
+    vec4 t = texture(u_atlas, vec3(v_uv.xy + inner * u_cell, v_uv.z));
     if (v_ring > 0 && edge > 1.0 - 3.0 / v_size) {
       outColor = vec4(v_ring == 2 ? u_ringColor : vec3(0.98, 0.4, 0.4), 1.0);
       return;
@@ -347,6 +352,7 @@ export class PointLayer {
     gl.uniform1f(u.u_spriteCols, atlas ? atlas.cols : 1);
     gl.uniform1f(u.u_spritePerPage, atlas ? atlas.perPage : 1);
     gl.uniform2fv(u.u_cell, atlas ? atlas.cell : [1, 1]);
+    gl.uniform2fv(u.u_picture, atlas?.picture ?? [1, 1]);
     gl.uniform1i(u.u_ink, atlas?.ink ? (atlas.ink.lightPaper ? 1 : 2) : 0);
     gl.uniform3fv(u.u_inkColor, view.inkColor ?? [0, 0, 0]);
     if (atlas) {

@@ -102,8 +102,17 @@ export function uploadSpriteAtlas(gl, atlas, texture = gl.createTexture()) {
     cols: atlas.pages[0]?.cols ?? 1,
     perPage: atlas.perPage,
     cell: [atlas.cellWidth / width, atlas.cellHeight / height],
+    picture: pictureShare(atlas.cellWidth, atlas.cellHeight),
     ink: atlas.ink ?? null,
   };
+}
+
+/**
+ * The part of a square point a `width` x `height` thumbnail covers, its aspect kept: the
+ * long side fills the point (TensorBoard stretches a non-square thumbnail to the square).
+ */
+export function pictureShare(width, height) {
+  return width >= height ? [1, height / width] : [width / height, 1];
 }
 
 /**

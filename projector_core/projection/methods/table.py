@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from projector_core.projection.limits import field_bounds
 from projector_core.projection.methods.base import ProjectionMethod
 
 
@@ -74,3 +75,30 @@ def _parameter(prop: dict[str, Any], required: bool) -> dict[str, Any]:
         "max_length": main.get("maxLength"),  # a string's
     }
     return entry
+
+
+def data_range_problems(method: type[ProjectionMethod], params: Any,
+                        shape: tuple[int, int]) -> dict[str, str]:
+    """What ``params`` (a request's raw, unvalidated ``params``) breaks of the data's limits
+    on ``method``'s parameters, by name: only where the data bound is tighter than the
+    model's own, so a request with a fixed-bound error and a data-limit error hears of both in
+    one 422 rather than one after the other (the model's refusals are pydantic's)."""
+    if not isinstance(params, dict):
+        return {}
+    problems = {}
+    for name, limit in method.limits(*shape).items():
+        value = params.get(name)
+        if name not in method.params_model.model_fields or isinstance(value, bool) or not (
+                isinstance(value, int | float)):
+            continue
+        low, high = field_bounds(method.params_model, name)
+        over = limit.maximum is not None and value > limit.maximum and (
+            high is None or limit.maximum < high)
+        under = limit.minimum is not None and value < limit.minimum and (
+            low is None or limit.minimum > low)
+        if over or under:
+            try:
+                limit.check(value)
+            except ValueError as error:
+                problems[name] = str(error)
+    return problems
