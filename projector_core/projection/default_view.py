@@ -1,9 +1,9 @@
 """What the page's default view asks for first, prepared as soon as a tensor is loaded.
 
 A first visit opens the first readable embedding with the page's default view: PCA (3
-components asked; a 2-column embedding's PCA is its own plane, rotated), its level-of-detail
-order and bounds over the axes shown (the tiles of a first picture come early from them), and
-the colour and label columns as dictionary codes. Each
+components asked; a 2-column embedding's PCA is its own plane, rotated), its bounds,
+level-of-detail order and tiles over the axes shown, and the colour and label columns as
+dictionary codes. Each
 is computed here, on a background thread, once the catalog has loaded, so the page's first
 requests find them ready instead of computing them one after another while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
@@ -62,13 +62,15 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
         return
     run, embedding = found
     try:
+        # The projection first (the page's first tiles wait for it); the colour column is
+        # encoded on this thread meanwhile.
+        request = default_request(run, embedding)
+        job = projections.start(request, embedding, get_backend(device), None,
+                                projections.reference(request, embedding))
         metadata = embedding.metadata()
         if metadata is not None:
             for name in metadata.names[:FIRST_COLUMNS]:
                 metadata.categorical(name)
-        request = default_request(run, embedding)
-        job = projections.start(request, embedding, get_backend(device), None,
-                                projections.reference(request, embedding))
         job.wait()
         if job.status is JobStatus.DONE:
             lod.prepare(job, default_axes(projection_result(job).coordinates.shape[1]))
