@@ -187,29 +187,3 @@ def test_metadata_column_as_dictionary_and_codes(serve, tmp_path):
     unknown = httpx.get(f"{url}/api/metadata/column", params={**params, "column": "nope"})
     assert unknown.status_code == 422 and "label, score" in unknown.json()["detail"]
 
-
-def test_metadata_column_is_revalidated_by_its_etag(serve, tmp_path):
-    """A second visit asks with the ETag it got and reads the column from its cache (304);
-    another column or kind, or changed metadata, has another tag."""
-    write_points(tmp_path / "logs" / "run", 100, ["a", "b"] * 50)
-    url = serve(tmp_path / "logs", refresh_seconds=0.2)
-    params = {"run": "run", "embedding": "points", "column": "label"}
-    first = httpx.get(f"{url}/api/metadata/column", params=params)
-    tag = first.headers["ETag"]
-    assert first.headers["Cache-Control"] == "no-cache"
-    again = httpx.get(f"{url}/api/metadata/column", params=params,
-                      headers={"If-None-Match": tag})
-    assert again.status_code == 304 and not again.content and again.headers["ETag"] == tag
-    numeric = httpx.get(f"{url}/api/metadata/column", params={**params, "column": "score"},
-                        headers={"If-None-Match": tag})
-    assert numeric.status_code == 200 and numeric.headers["ETag"] != tag
-    write_points(tmp_path / "logs" / "run", 100, ["c", "d"] * 50)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the catalog notices the new file
-        changed = httpx.get(f"{url}/api/metadata/column", params=params,
-                            headers={"If-None-Match": tag})
-        if changed.status_code == 200:
-            break
-        time.sleep(0.2)
-    assert changed.status_code == 200 and changed.headers["ETag"] != tag
-    assert json.loads(changed.content[:int(changed.headers["X-Dictionary-Bytes"])]) == ["c", "d"]
