@@ -186,4 +186,3 @@ def test_metadata_column_as_dictionary_and_codes(serve, tmp_path):
     assert refused.status_code == 422 and "not numeric" in refused.json()["detail"]
     unknown = httpx.get(f"{url}/api/metadata/column", params={**params, "column": "nope"})
     assert unknown.status_code == 422 and "label, score" in unknown.json()["detail"]
-
