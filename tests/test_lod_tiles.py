@@ -14,6 +14,7 @@ from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.lod import lod_order
 from projector_core.kernels.lod_tiles import build_tiles
+from projector_core.projection import default_view
 from projector_core.projection.compute import request_key
 from projector_core.projection.default_view import default_request, prepare_default_view
 from projector_core.projection.jobs import ProjectionJobs
@@ -127,10 +128,13 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
         jobs.shutdown()
 
 
-def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp_path):
+def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp_path,
+                                                                      monkeypatch):
     """Under uvicorn with prepare_view (what ``projector serve`` does), nobody asking: the
     default PCA job appears and finishes, and its tiles are built, which an early tile
-    request shows (it never builds them: it answers the computed tile once they exist)."""
+    request shows (it never builds them: it answers the computed tile once they exist).
+    The page shows sets above 2M points from tiles: here the bound is lowered to 1000."""
+    monkeypatch.setattr(default_view, "PAGE_TILES_ABOVE", 1000)
     write_points(tmp_path / "logs" / "run", 3000, [f"c{i % 3}" for i in range(3000)])
     url = serve(tmp_path / "logs", prepare_view=True)
     deadline = time.monotonic() + 120

@@ -29,6 +29,8 @@ from projector_core.storage.lod_store import LodStore
 log = logging.getLogger("projector")
 
 FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
+PAGE_TILES_ABOVE = 2_000_000  # the page shows a 2-D view from tiles above this many points
+# (TILES_ABOVE in frontend/js/tiled_projection.js); smaller ones from the whole set in LOD order
 
 
 def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
@@ -73,7 +75,9 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
                 metadata.categorical(name)
         job.wait()
         if job.status is JobStatus.DONE:
-            lod.prepare(job, default_axes(projection_result(job).coordinates.shape[1]))
+            coordinates = projection_result(job).coordinates
+            lod.prepare(job, default_axes(coordinates.shape[1]),
+                        tiles=coordinates.shape[0] > PAGE_TILES_ABOVE)
     except Exception:  # logged, not raised: a page asking later gets the error itself
         log.warning("could not prepare the default view of %s/%s", run, embedding.name,
                     exc_info=True)

@@ -59,10 +59,14 @@ class LodStore:
                                           lambda: build_tiles(coordinates[:, axes], self.order(job, axes),
                                                               self.budget))
 
-    def prepare(self, job: Job, axes: list[int]) -> None:
+    def prepare(self, job: Job, axes: list[int], tiles: bool = True) -> None:
         """What a first visit over ``axes`` asks for, computed now, in the order it asks:
-        the bounds (the early tiles a page draws while the tiles are still to come), then
-        the order and the tiles (about 3 s of one core at 10M points, done before a page
-        that opens after the tensor loaded asks for them)."""
+        the bounds (the early tiles a page draws while the rest is still to come), then the
+        order (a page showing the whole set draws in it) and, with ``tiles``, the tiles
+        (about 3 s of one core at 10M points, done before a page that opens after the
+        tensor loaded asks for them)."""
         self.bounds(job, axes)
-        self.tiles(job, axes)
+        if tiles:
+            self.tiles(job, axes)
+        else:
+            self.order(job, axes)
