@@ -120,11 +120,8 @@ class ProjectionService:
     def start(self, request: ProjectionRequest, embedding: Embedding,
               reference: np.ndarray | None = None) -> Job:
         """The job answering a checked request: running, done, cached or new."""
-        job = self.projection_jobs.start(request, embedding, self.backend(request.device),
-                                         self.cluster, reference)
-        job.about = {"kind": "projection", "method": request.method, "run": embedding.run,
-                     "embedding": embedding.name, "dims": request.dims}
-        return job
+        return self.projection_jobs.start(request, embedding, self.backend(request.device),
+                                          self.cluster, reference)
 
     def project(self, request: ProjectionRequest) -> Job:
         """check + start, from the names in the request."""

@@ -4,6 +4,7 @@ routes serve them; the default view is prepared as soon as the catalog has loade
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import numpy as np
@@ -13,6 +14,7 @@ from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.lod import lod_order
 from projector_core.kernels.lod_tiles import build_tiles
+from projector_core.projection import default_view
 from projector_core.projection.compute import request_key
 from projector_core.projection.default_view import default_request, prepare_default_view
 from projector_core.projection.jobs import ProjectionJobs
@@ -124,6 +126,36 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
         assert "label" in embedding.metadata()._codes
     finally:
         jobs.shutdown()
+
+
+def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp_path,
+                                                                      monkeypatch):
+    """Under uvicorn with prepare_view (what ``projector serve`` does), nobody asking: the
+    default PCA job appears and finishes, and its tiles are built, which an early tile
+    request shows (it never builds them: it answers the computed tile once they exist).
+    The page shows sets above 2M points from tiles: here the bound is lowered to 1000."""
+    monkeypatch.setattr(default_view, "PAGE_TILES_ABOVE", 1000)
+    write_points(tmp_path / "logs" / "run", 3000, [f"c{i % 3}" for i in range(3000)])
+    url = serve(tmp_path / "logs", prepare_view=True)
+    deadline = time.monotonic() + 120
+    done: list[dict] = []
+    while not done and time.monotonic() < deadline:
+        done = [j for j in httpx.get(f"{url}/api/jobs").json()["jobs"]
+                if j["method"] == "pca" and j["status"] == "done"]
+        time.sleep(0.1)
+    assert len(done) == 1, "the default view's projection was not started on load"
+    tile = None
+    while time.monotonic() < deadline:
+        tile = httpx.get(f"{url}/api/jobs/{done[0]['id']}/tiles/0/0/0",
+                         params={"axes": "0,1", "early": "true", "column": "label"})
+        if tile.headers["X-Order"] == "lod":
+            break
+        time.sleep(0.1)
+    assert tile is not None and tile.headers["X-Order"] == "lod"
+    assert tile.headers["Cache-Control"].endswith("immutable")
+    # The page's own request (projecting.js's default) finds that same job.
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 3}
+    assert httpx.post(f"{url}/api/projections", json=request).json()["job"] == done[0]["id"]
 
 
 def test_early_tiles_sample_their_cell_until_the_tiles_are_computed(serve, tmp_path):

@@ -6,8 +6,16 @@
 
 import { sampleSize } from './renderer/lod.js';
 
-/** Points of one slice of a still frame: from, to (it adapts to how fast the GPU draws). */
-const SLICE_POINTS = [8192, 262144];
+/**
+ * Points of one slice of a still frame: from, to (it adapts to how fast the GPU draws). The
+ * most is what software GL draws well inside a frame's long-task bound: without a GPU the
+ * compositor reads the canvas back (ReadPixels) at each commit and waits for every command
+ * sent before it, so a slice of 262,144 points held the main thread 200-300 ms at 10M.
+ */
+const SLICE_POINTS = [8192, 65536];
+/** A still frame of at most this many points (and the frame budget) is drawn on the canvas
+ * at once; a bigger one is built off screen in slices. */
+const STILL_AT_ONCE = 65536;
 
 export class PlotTiles {
   /** Shows `tiled` (a TiledProjection) in place of the plot's positions; null: none. */
@@ -64,7 +72,7 @@ export class PlotTiles {
     const d = this.detailed;
     const key = tiles.map((t) => t.key).join();
     if (d.tiles !== key) Object.assign(d, { offset: 0, start: 0, complete: false, tiles: key });
-    if (total <= this.budget) {
+    if (total <= Math.min(this.budget, STILL_AT_ONCE)) {
       d.complete = true;
       return this._tilesOnCanvas(view, tiles, total, meeting);
     }

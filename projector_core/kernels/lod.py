@@ -54,6 +54,12 @@ def morton_cells(coords: np.ndarray, bits: int) -> np.ndarray:
     return cells
 
 
+def all_finite(coords: np.ndarray) -> bool:
+    """Whether every value is finite, from the minimum and maximum of all values (a NaN or
+    an infinity shows in one of them): two fast reductions instead of an N x k mask."""
+    return not coords.size or bool(np.isfinite(coords.min()) and np.isfinite(coords.max()))
+
+
 def radix_order(keys: np.ndarray, key_bits: int) -> np.ndarray:
     """The int32 order that sorts ``keys`` (non-negative ints below ``2^key_bits``) stably,
     16 bits at a time from the lowest: numpy's stable sort of uint16 is a radix sort, O(N),
@@ -80,9 +86,9 @@ def lod_order(coords: np.ndarray, seed: int = 0) -> np.ndarray:
     if coords.shape[1] == 1:
         coords = np.hstack([coords, np.zeros_like(coords)])
     n, k = coords.shape
-    finite = np.isfinite(coords).all(axis=1)
-    rows = np.flatnonzero(finite).astype(np.int32)
-    if rows.size < n:
+    finite = np.isfinite(coords).all(axis=1) if not all_finite(coords) else None
+    if finite is not None:
+        rows = np.flatnonzero(finite).astype(np.int32)
         order = rows[lod_order(coords[rows], seed)] if rows.size else rows
         return np.concatenate([order, np.flatnonzero(~finite).astype(np.int32)])
     if n == 0:

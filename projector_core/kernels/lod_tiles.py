@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from projector_core.kernels.lod import radix_order
+from projector_core.kernels.lod import all_finite, radix_order
 
 TILE_BUDGET = 1 << 16  # points a tile holds at most: 768 KB of coordinates, ids and codes
 MAX_LEVEL = 15  # the deepest level: below it a tile takes every point left in its cell
@@ -60,12 +60,16 @@ def plane_box(coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Low and high corner (float64) of the finite points over the first two columns of
     ``coords`` (a missing second column is 0)."""
     plane = coords[:, :2]
-    finite = np.isfinite(plane).all(axis=1)
-    if not finite.any():
-        return np.zeros(2), np.zeros(2)
-    inside = plane if finite.all() else plane[finite]
     lo, hi = np.zeros(2), np.zeros(2)
-    lo[:plane.shape[1]], hi[:plane.shape[1]] = inside.min(axis=0), inside.max(axis=0)
+    if not plane.shape[0]:
+        return lo, hi
+    if not all_finite(plane):
+        finite = np.isfinite(plane).all(axis=1)
+        if not finite.any():
+            return lo, hi
+        plane = plane[finite]
+    for axis in range(plane.shape[1]):  # column by column: a reduction over axis 0 is slower
+        lo[axis], hi[axis] = plane[:, axis].min(), plane[:, axis].max()
     return lo, hi
 
 
@@ -117,23 +121,28 @@ def build_tiles(coords: np.ndarray, order: np.ndarray, budget: int = TILE_BUDGET
         if not left.size:
             break
         prefix = (codes if left.size == n else codes[left]) >> (2 * (MAX_LEVEL - level))
-        if level <= 8:  # one pass of numpy's radix sort of uint16
-            by_cell = np.argsort(prefix.astype(np.uint16), kind="stable")
+        if level <= 8:  # one pass of numpy's radix sort of uint16; cells counted, not compared
+            digits = prefix.astype(np.uint16)
+            by_cell = np.argsort(digits, kind="stable")
+            per_cell = np.bincount(digits, minlength=1 << (2 * level))
+            cells = np.flatnonzero(per_cell)
+            counts = per_cell[cells]
         else:
             by_cell = radix_order(prefix, 2 * level)  # stable: keeps LOD order inside a cell
-        sorted_code = prefix[by_cell]
+            sorted_code = prefix[by_cell]
+            first = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
+            cells, counts = sorted_code[first], np.diff(np.r_[first, sorted_code.size])
         del prefix
-        starts = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
-        counts = np.diff(np.r_[starts, sorted_code.size])
-        if level < MAX_LEVEL:
-            rank = np.arange(sorted_code.size) - np.repeat(starts, counts)
-            placed = by_cell[rank < budget]  # grouped by cell, LOD order inside
+        if level < MAX_LEVEL:  # each cell's first `budget`: by_cell's head of every group
+            starts = np.cumsum(counts) - counts
             counts = np.minimum(counts, budget)
+            placed = by_cell[np.arange(int(counts.sum())) +
+                             np.repeat(starts - (np.cumsum(counts) - counts), counts)]
         else:
             placed = by_cell
         parts_rows.append(order[left[placed]])
-        x, y = _unspread(sorted_code[starts].astype(np.int64), level)
-        parts_tiles.append(np.column_stack([np.full(starts.size, level), x, y]))
+        x, y = _unspread(cells.astype(np.int64), level)
+        parts_tiles.append(np.column_stack([np.full(cells.size, level), x, y]))
         parts_counts.append(counts)
         rest = np.ones(left.size, bool)
         rest[placed] = False

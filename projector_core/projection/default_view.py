@@ -1,9 +1,9 @@
 """What the page's default view asks for first, prepared as soon as a tensor is loaded.
 
 A first visit opens the first readable embedding with the page's default view: PCA (3
-components asked; a 2-column embedding's PCA is its own plane, rotated), its level-of-detail
-order and bounds over the axes shown (the tiles of a first picture come early from them), and
-the colour and label columns as dictionary codes. Each
+components asked; a 2-column embedding's PCA is its own plane, rotated), its bounds,
+level-of-detail order and tiles over the axes shown, and the colour and label columns as
+dictionary codes. Each
 is computed here, on a background thread, once the catalog has loaded, so the page's first
 requests find them ready instead of computing them one after another while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
@@ -29,6 +29,8 @@ from projector_core.storage.lod_store import LodStore
 log = logging.getLogger("projector")
 
 FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
+PAGE_TILES_ABOVE = 2_000_000  # the page shows a 2-D view from tiles above this many points
+# (TILES_ABOVE in frontend/js/tiled_projection.js); smaller ones from the whole set in LOD order
 
 
 def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
@@ -62,16 +64,20 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
         return
     run, embedding = found
     try:
+        # The projection first (the page's first tiles wait for it); the colour column is
+        # encoded on this thread meanwhile.
+        request = default_request(run, embedding)
+        job = projections.start(request, embedding, get_backend(device), None,
+                                projections.reference(request, embedding))
         metadata = embedding.metadata()
         if metadata is not None:
             for name in metadata.names[:FIRST_COLUMNS]:
                 metadata.categorical(name)
-        request = default_request(run, embedding)
-        job = projections.start(request, embedding, get_backend(device), None,
-                                projections.reference(request, embedding))
         job.wait()
         if job.status is JobStatus.DONE:
-            lod.prepare(job, default_axes(projection_result(job).coordinates.shape[1]))
+            coordinates = projection_result(job).coordinates
+            lod.prepare(job, default_axes(coordinates.shape[1]),
+                        tiles=coordinates.shape[0] > PAGE_TILES_ABOVE)
     except Exception:  # logged, not raised: a page asking later gets the error itself
         log.warning("could not prepare the default view of %s/%s", run, embedding.name,
                     exc_info=True)

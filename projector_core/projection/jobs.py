@@ -100,4 +100,7 @@ class ProjectionJobs:
 
                 job = self.jobs.submit(work, key=key)
         job.source = embedding  # clusters and quality read the original vectors and metadata
+        # What GET /api/jobs lists: also for the default view's job, started by no request.
+        job.about = {"kind": "projection", "method": request.method, "run": embedding.run,
+                     "embedding": embedding.name, "dims": request.dims}
         return job

@@ -59,10 +59,14 @@ class LodStore:
                                           lambda: build_tiles(coordinates[:, axes], self.order(job, axes),
                                                               self.budget))
 
-    def prepare(self, job: Job, axes: list[int]) -> None:
-        """What a first visit over ``axes`` asks for, computed now: the bounds (early tiles)
-        and the order (the whole set's draw order). The tiles themselves are built when
-        first asked for: at 10M points their build held the interpreter for seconds while
-        the page loaded, and a first picture's early tiles do not need them."""
+    def prepare(self, job: Job, axes: list[int], tiles: bool = True) -> None:
+        """What a first visit over ``axes`` asks for, computed now, in the order it asks:
+        the bounds (the early tiles a page draws while the rest is still to come), then the
+        order (a page showing the whole set draws in it) and, with ``tiles``, the tiles
+        (about 3 s of one core at 10M points, done before a page that opens after the
+        tensor loaded asks for them)."""
         self.bounds(job, axes)
-        self.order(job, axes)
+        if tiles:
+            self.tiles(job, axes)
+        else:
+            self.order(job, axes)

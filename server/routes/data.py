@@ -5,7 +5,9 @@ them; metadata search (``/api/search``) and each run's training-step timelines (
 parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes`` long,
 padded with spaces to a multiple of 4) followed by N int32 codes into it; a numeric one
 (``kind=numeric``, or ``auto`` for a column of numbers) as N float32, NaN where missing.
-The kind is in ``X-Kind``.
+The kind is in ``X-Kind``. It carries an ``ETag`` (the metadata's digest, the column and the
+kind) and is revalidated on each use: a second visit gets ``304 Not Modified`` and reads the
+column from the browser's cache instead of 4N bytes again.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 from typing import Annotated, Literal
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from projector.server.deps import CatalogDep, EmbeddingDep
 from projector.server.error_responses import EMBEDDING_ERRORS, ProgressOut
@@ -27,6 +29,7 @@ from projector_core.data.steps import timelines
 from projector_core.kernels.search import search
 from projector_core.projection.methods import data_limits
 from projector_core.service import label_column
+from projector_core.storage.fingerprint import fingerprint
 
 router = APIRouter(prefix="/api", tags=["data"])
 
@@ -170,6 +173,7 @@ def get_bookmarks(embedding: EmbeddingDep) -> list[dict]:
                                                         "int32 codes, or float32"}},
 )
 def get_metadata_column(
+    request: Request,
     embedding: EmbeddingDep,
     column: Annotated[str, Query(description="Metadata column name")],
     kind: Annotated[Literal["auto", "categorical", "numeric"],
@@ -179,18 +183,23 @@ def get_metadata_column(
     if metadata is None or column not in metadata.names:
         names = ", ".join(metadata.names) if metadata else "none"
         raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
+    tag = '"' + fingerprint(metadata.digest, column, kind) + '"'
+    cached = {"ETag": tag, "Cache-Control": "no-cache"}  # revalidated: the file may change
+    if tag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=cached)
     numbers = metadata.numeric(column) if kind != "categorical" else None
     if kind == "numeric" and numbers is None:
         raise HTTPException(422, f"metadata column {column!r} is not numeric")
     if numbers is not None:
         return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
-                        headers={"X-Kind": "numeric"})
+                        headers={"X-Kind": "numeric", **cached})
     dictionary, codes = metadata.categorical(column)  # encoded once, kept with the metadata
     head = json.dumps(dictionary, ensure_ascii=False).encode()
     head += b" " * (-len(head) % 4)
     body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
     return Response(body, media_type="application/octet-stream",
-                    headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head))})
+                    headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)),
+                             **cached})
 
 
 @router.get(

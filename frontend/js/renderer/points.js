@@ -262,12 +262,13 @@ export class PointLayer {
     const gl = this.gl;
     if (order !== this.order || to.length / 3 !== this.n) {
       this.order = order;
+      this.n = to.length / 3;
       // The order's int32 words read as uint32 (a permutation holds no negatives): no copy.
       const index = order ? new Uint32Array(order.buffer, order.byteOffset, order.length) : identity(to.length / 3);
       this._upload(this.buffers.index, index);
-      // Colours and flags follow the points into the new draw order.
-      if (this.colors?.length === index.length * 4) this.setColors(this.colors);
-      if (this.flags?.length === index.length) this.setFlags(this.flags);
+      // Colours and flags follow the points into the new draw order (or come with them).
+      if (this.colors) this.setColors(this.colors);
+      if (this.flags) this.setFlags(this.flags);
     }
     this.n = to.length / 3;
     const target = permuteRows(to, order, 3);
@@ -314,15 +315,22 @@ export class PointLayer {
     gl.bufferData(gl.ARRAY_BUFFER, data, gl.DYNAMIC_DRAW);
   }
 
-  /** RGBA bytes per point (the points' own order). */
+  /**
+   * RGBA bytes per point (the points' own order). Kept, not uploaded, while the layer holds
+   * other points (none: a tiled plot's whole-set layer, which 10M colours would cost 40 MB
+   * and a long task each time): onPositionsChanged uploads them with the points they fit.
+   */
   setColors(colors) {
     this.colors = colors;
+    if (colors.length !== this.n * 4) return;
     this._upload(this.buffers.color, permuteRows(colors, this.order, 4));
   }
 
-  /** One byte of FLAG_* bits (and the neighbour shade) per point (the points' own order). */
+  /** One byte of FLAG_* bits (and the neighbour shade) per point (the points' own order);
+   * kept until the points they fit, as colours are. */
   setFlags(flags) {
     this.flags = flags;
+    if (flags.length !== this.n) return;
     // Usually no point has a flag: then the draw order needs no permutation.
     const none = flags.length > 65536 && !anyNonZero(flags);
     this._upload(this.buffers.flags, none ? flags : permuteRows(flags, this.order, 1));
