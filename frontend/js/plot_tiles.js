@@ -5,6 +5,7 @@
 // the whole set), so no frame holds the main thread for long.
 
 import { sampleSize } from './renderer/lod.js';
+import { uniformTileColoring } from './tile_coloring.js';
 
 /** Points of one slice of a still frame: from, to (it adapts to how fast the GPU draws). */
 const SLICE_POINTS = [8192, 262144];
@@ -24,10 +25,26 @@ export class PlotTiles {
       this.order = null;
       this.rank = null;
       for (const layer of this.layers) layer.onPositionsChanged(this.positions, this.positions, null);
-      tiled.setColors(this.points.colors);
-      tiled.setFlags(this.flags);
+      tiled.setColoring(this.tileColoring ?? uniformTileColoring().tile);
+      tiled.setMarks(this.tileMarks);
     }
     this._changed({ moving: false }); // the camera stays: straight to the still frame
+  }
+
+  /** How the tiles are coloured (tile_coloring.js TileColors), now and for tiles to come. */
+  setTileColoring(coloring, { plain }) {
+    this.plain = plain;
+    this.tileColoring = coloring;
+    this.tiles?.setColoring(coloring);
+    this._changed({ moving: false });
+  }
+
+  /** The page's flags over tiles as rules (tile_paint.js TileMarks); no whole-set array. */
+  setTileMarks(marks, hasSelection) {
+    this.tileMarks = marks;
+    this.hasSelection = hasSelection;
+    this.tiles?.setMarks(marks);
+    this._changed({ moving: false });
   }
 
   /**
