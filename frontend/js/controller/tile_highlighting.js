@@ -77,7 +77,7 @@ export class TileHighlighting {
     plain.tile.column = carried;
     this.coloring = plain;
     this.plot.setTileColoring(plain.tile, { plain: true });
-    const wanted = [...new Set([colorBy, labelBy].filter((c) => c === carried))];
+    const wanted = carried ? [...new Set([colorBy, labelBy].filter((c) => c === carried))] : [];
     const summaries = await Promise.all(wanted.map((c) => this._columnSummary(c).catch((err) => {
       this.setMessage(`Metadata column ${c}: ${err.message}`, true);
       return null;
