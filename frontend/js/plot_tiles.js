@@ -64,14 +64,18 @@ export class PlotTiles {
     if (tiles.length) this.preview.clear(); // the first picture stays until a tile replaces it
     const meeting = Math.max(1, this.tiles.pointsMeeting(view.matrix));
     if (moving) {
-      const prefix = [];
+      // Coarse tiles while they fit the frame budget, then the head of the next: a tile's
+      // points are in level-of-detail order, so a head of the root is an even sample too
+      // (a busy software GL draws fewer points a frame than one tile holds).
+      const ranges = [];
       let count = 0;
       for (const tile of tiles) {
-        if (prefix.length && count + tile.count > this.budget) break;
-        prefix.push(tile);
-        count += tile.count;
+        const take = Math.min(tile.count, this.budget - count);
+        if (take <= 0) break;
+        ranges.push([tile, 0, take]);
+        count += take;
       }
-      this._tilesOnCanvas(view, prefix, count, meeting);
+      this._tilesOnCanvas(view, null, count, meeting, ranges);
       if (count >= this.budget * 0.5) this._adaptBudget(start, count);
       this.detailed = { offset: 0, complete: false };
       setTimeout(() => this._schedule(), 180);
@@ -136,12 +140,12 @@ export class PlotTiles {
     return total;
   }
 
-  _tilesOnCanvas(view, tiles, count, meeting) {
+  _tilesOnCanvas(view, tiles, count, meeting, ranges = null) {
     const gl = this.gl;
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     this._clear();
-    this._renderLayers({ ...view, tiles, sampleSize: sampleSize(count / meeting) }, 'base');
+    this._renderLayers({ ...view, tiles, ranges, sampleSize: sampleSize(count / meeting) }, 'base');
     this._renderLayers({ ...view, sampled: count < meeting }, 'top');
     this.drawn = count;
     return count;

@@ -7,7 +7,8 @@
 
 import { neighborShade } from '../colors.js';
 import { FLAG_FOCUS, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
-import { tileColoring, uniformTileColoring } from '../tile_coloring.js';
+import { categoricalByDefault, tileColoring, uniformTileColoring } from '../tile_coloring.js';
+import { numericColumn } from '../tsv.js';
 
 /** Rows a tiled search lists at most (the API's maximum: the rest are highlighted by code). */
 const SEARCH_LIMIT = 1000000;
@@ -92,6 +93,16 @@ export class TileHighlighting {
     }
     this._updateLabels();
     this.render();
+  }
+
+  /**
+   * { numeric, categorical (by default) } of a column in a tiled view, from the server's
+   * counts of its values once they are here; else null.
+   */
+  tileColumnKind(column) {
+    const summary = column ? this.dataset?.summaries?.get(`${column}:${VALUES_LIMIT}`)?.value : null;
+    if (!summary?.dictionary) return null;
+    return { numeric: numericColumn(summary.dictionary) !== null, categorical: categoricalByDefault(summary) };
   }
 
   /** The page's flags as rules over the tiles (tile_paint.js TileMarks). */
