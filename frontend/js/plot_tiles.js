@@ -105,13 +105,16 @@ export class PlotTiles {
     }
     if (!d.complete) {
       this.tileStep ??= SLICE_POINTS[0];
+      // No slice past what a moving frame draws in its time: a slice grown on a quiet GPU
+      // would hold the next drag's frames behind it.
+      const step = Math.max(SLICE_POINTS[0], Math.min(this.tileStep, this.budget));
       this.detail.bind(this.canvas.width, this.canvas.height);
       if (d.offset === 0 && d.start === 0) this._clear();
       const ranges = [];
       let count = 0;
-      while (d.offset < tiles.length && count < this.tileStep) {
+      while (d.offset < tiles.length && count < step) {
         const tile = tiles[d.offset];
-        const take = Math.min(tile.count - d.start, this.tileStep - count);
+        const take = Math.min(tile.count - d.start, step - count);
         ranges.push([tile, d.start, take]);
         count += take;
         d.start += take;
