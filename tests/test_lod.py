@@ -186,3 +186,23 @@ def test_metadata_column_as_dictionary_and_codes(serve, tmp_path):
     assert refused.status_code == 422 and "not numeric" in refused.json()["detail"]
     unknown = httpx.get(f"{url}/api/metadata/column", params={**params, "column": "nope"})
     assert unknown.status_code == 422 and "label, score" in unknown.json()["detail"]
+
+
+def test_metadata_column_counts_give_the_dictionary_and_rows_per_value(serve, tmp_path):
+    """What a tiled view colours by (the tiles carry the codes): the same dictionary as
+    /api/metadata/column with each value's rows, and none past `limit` values."""
+    labels = ["cat", "dög", "", "cat", 'quote"tab'] * 20
+    write_points(tmp_path / "logs" / "run", 100, labels)
+    url = serve(tmp_path / "logs")
+    params = {"run": "run", "embedding": "points", "column": "label"}
+    whole = httpx.get(f"{url}/api/metadata/column", params=params)
+    head = int(whole.headers["X-Dictionary-Bytes"])
+    dictionary = json.loads(whole.content[:head].decode())
+    counts = httpx.get(f"{url}/api/metadata/column/counts", params=params).json()
+    assert counts["dictionary"] == dictionary and counts["values"] == 4
+    assert dict(zip(counts["dictionary"], counts["counts"], strict=True)) == {
+        "cat": 40, "dög": 20, "": 20, 'quote"tab': 20}
+    few = httpx.get(f"{url}/api/metadata/column/counts", params={**params, "limit": 3}).json()
+    assert few == {"column": "label", "values": 4, "dictionary": None, "counts": None}
+    unknown = httpx.get(f"{url}/api/metadata/column/counts", params={**params, "column": "nope"})
+    assert unknown.status_code == 422 and "label, score" in unknown.json()["detail"]

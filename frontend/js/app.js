@@ -12,6 +12,7 @@ import { mixin } from './mixin.js';
 import { ProgressTracker } from './controller/progress.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
+import { TileHighlighting } from './controller/tile_highlighting.js';
 import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
 import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
@@ -109,7 +110,7 @@ class App {
       else this.openDataset(run, embedding);
       return;
     }
-    if (changed('colorBy') || changed('categorical') || changed('colorByQuality')) this._recolor();
+    if (changed('colorBy') || changed('categorical') || changed('colorByQuality') || (this.coloredTiled && changed('labelBy'))) this._recolor();
     if (changed('sprites')) this.plot.setShowSprites(Boolean(this.dataset.sprite) && this.state.sprites);
     if (changed('projection')) {
       this._showProjection({ animate: true, resetCamera: true });
@@ -206,6 +207,7 @@ class App {
 }
 
 mixin(App, DatasetLoading, Projecting, Highlighting, Saving, StatusDisplay);
+mixin(App, TileHighlighting);
 
 const app = new App();
 if (app.api.isStatic) installStaticMode(app);

@@ -95,7 +95,24 @@ export function categoricalColoring(values) {
  * million points: tens of ms instead of a second).
  */
 function codedColoring({ dictionary, codes }) {
-  const perCode = codeCounts({ dictionary, codes });
+  const { wordOf, order, colorOf, missing } = categoricalCodes(dictionary, codeCounts({ dictionary, codes }));
+  const words = new Uint32Array(codes.length); // little-endian RGBA, as fill() writes it
+  for (let i = 0; i < codes.length; i++) words[i] = wordOf[codes[i]];
+  return categoricalResult(new Uint8Array(words.buffer), order, colorOf, missing);
+}
+
+/** One point's colour as a little-endian RGBA word (what fill() writes as four bytes). */
+export function colorWord(rgb) {
+  return (rgb[0] | (rgb[1] << 8) | (rgb[2] << 16) | (255 << 24)) >>> 0;
+}
+
+/**
+ * The categorical rule over a dictionary from how many rows hold each value (`perCode`):
+ * categories by count, most first (ties by value), palette colours in that order; the colour
+ * word of every code (`wordOf`), the order, and the rows missing a value. The whole set's
+ * codes and a tiled projection's (tile_coloring.js) are coloured by this one rule.
+ */
+export function categoricalCodes(dictionary, perCode) {
   const order = [];
   let missing = 0;
   dictionary.forEach((value, code) => {
@@ -104,14 +121,11 @@ function codedColoring({ dictionary, codes }) {
   });
   order.sort((a, b) => b[1] - a[1] || compareValues(a[0], b[0]));
   const colorOf = new Map(order.map(([value], i) => [value, PALETTE[i % PALETTE.length]]));
-  const word = (rgb) => (rgb[0] | (rgb[1] << 8) | (rgb[2] << 16) | (255 << 24)) >>> 0;
-  const wordOf = Uint32Array.from(dictionary, (v) => word(v === '' ? MISSING_COLOR : colorOf.get(v) ?? MISSING_COLOR));
-  const words = new Uint32Array(codes.length); // little-endian RGBA, as fill() writes it
-  for (let i = 0; i < codes.length; i++) words[i] = wordOf[codes[i]];
-  return categoricalResult(new Uint8Array(words.buffer), order, colorOf, missing);
+  const wordOf = Uint32Array.from(dictionary, (v) => colorWord(v === '' ? MISSING_COLOR : colorOf.get(v) ?? MISSING_COLOR));
+  return { wordOf, order, colorOf, missing };
 }
 
-function categoricalResult(colors, order, colorOf, missing) {
+export function categoricalResult(colors, order, colorOf, missing) {
   const items = order.slice(0, LEGEND_LIMIT).map(([value, count]) => ({
     value,
     count,

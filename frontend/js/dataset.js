@@ -30,6 +30,12 @@ export class Dataset {
     this.onColumn = () => {};
     this.onColumnError = () => {};
     this.pendingColumns = new Map();
+    // Whether a column may be fetched whole now (not while a view from tiles is shown: at
+    // 100M points one column is over a GB in the tab); `onColumnRefused(name)` when not.
+    this.wholeColumns = () => true;
+    this.onColumnRefused = () => {};
+    // A tiled view's default colour column, found by the server's counts (loading.js).
+    this.tiledDefaultColor = undefined;
   }
 
   get local() {
@@ -43,7 +49,10 @@ export class Dataset {
   /** A column's values; null for no such column, or one still being fetched (asked for now). */
   values(column) {
     const values = this.loaded(column);
-    if (!values && this.columns.includes(column)) this.ensureColumns([column]);
+    if (!values && this.columns.includes(column)) {
+      if (this.wholeColumns()) this.ensureColumns([column]);
+      else this.onColumnRefused(column);
+    }
     return values;
   }
 
@@ -55,7 +64,12 @@ export class Dataset {
 
   /** Resolves once every named column is here (fetching those that are not). */
   ensureColumns(names) {
-    return Promise.all(names.filter((c) => this.columns.includes(c) && !this.loaded(c)).map((c) => this._fetchColumn(c)));
+    const missing = names.filter((c) => this.columns.includes(c) && !this.loaded(c));
+    if (!this.wholeColumns()) {
+      missing.forEach((c) => this.onColumnRefused(c));
+      return Promise.resolve([]);
+    }
+    return Promise.all(missing.map((c) => this._fetchColumn(c)));
   }
 
   _fetchColumn(column) {
@@ -127,6 +141,7 @@ export class Dataset {
    * fetched: columns.fetchFirstColumns fetches up to it).
    */
   defaultColorColumn() {
+    if (this.tiledDefaultColor !== undefined) return this.tiledDefaultColor;
     return this.columns.find((c) => this.loaded(c) && fewDistinct(this.loaded(c))) ?? null;
   }
 

@@ -185,7 +185,6 @@ export class Plot {
     this.plain = plain;
     this.preview.setColors(colors);
     this.points.setColors(colors);
-    this.tiles?.setColors(colors);
     this._changed({ moving: false });
   }
 
@@ -193,7 +192,6 @@ export class Plot {
     this.flags = flags;
     this.hasSelection = hasSelection;
     this.points.setFlags(flags);
-    this.tiles?.setFlags(flags);
     this.selection.setHighlighted(flags, this.rank, this.budget);
     this._changed({ moving: false });
   }

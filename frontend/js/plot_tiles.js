@@ -5,6 +5,7 @@
 // the whole set), so no frame holds the main thread for long.
 
 import { sampleSize } from './renderer/lod.js';
+import { uniformTileColoring } from './tile_coloring.js';
 
 /**
  * Points of one slice of a still frame: from, to (it adapts to how fast the GPU draws). The
@@ -32,10 +33,26 @@ export class PlotTiles {
       this.order = null;
       this.rank = null;
       for (const layer of this.layers) layer.onPositionsChanged(this.positions, this.positions, null);
-      tiled.setColors(this.points.colors);
-      tiled.setFlags(this.flags);
+      tiled.setColoring(this.tileColoring ?? uniformTileColoring().tile);
+      tiled.setMarks(this.tileMarks);
     }
     this._changed({ moving: false }); // the camera stays: straight to the still frame
+  }
+
+  /** How the tiles are coloured (tile_coloring.js TileColors), now and for tiles to come. */
+  setTileColoring(coloring, { plain }) {
+    this.plain = plain;
+    this.tileColoring = coloring;
+    this.tiles?.setColoring(coloring);
+    this._changed({ moving: false });
+  }
+
+  /** The page's flags over tiles as rules (tile_paint.js TileMarks); no whole-set array. */
+  setTileMarks(marks, hasSelection) {
+    this.tileMarks = marks;
+    this.hasSelection = hasSelection;
+    this.tiles?.setMarks(marks);
+    this._changed({ moving: false });
   }
 
   /**
@@ -55,14 +72,18 @@ export class PlotTiles {
     if (tiles.length) this.preview.clear(); // the first picture stays until a tile replaces it
     const meeting = Math.max(1, this.tiles.pointsMeeting(view.matrix));
     if (moving) {
-      const prefix = [];
+      // Coarse tiles while they fit the frame budget, then the head of the next: a tile's
+      // points are in level-of-detail order, so a head of the root is an even sample too
+      // (a busy software GL draws fewer points a frame than one tile holds).
+      const ranges = [];
       let count = 0;
       for (const tile of tiles) {
-        if (prefix.length && count + tile.count > this.budget) break;
-        prefix.push(tile);
-        count += tile.count;
+        const take = Math.min(tile.count, this.budget - count);
+        if (take <= 0) break;
+        ranges.push([tile, 0, take]);
+        count += take;
       }
-      this._tilesOnCanvas(view, prefix, count, meeting);
+      this._tilesOnCanvas(view, null, count, meeting, ranges);
       if (count >= this.budget * 0.5) this._adaptBudget(start, count);
       this.detailed = { offset: 0, complete: false };
       setTimeout(() => this._schedule(), 180);
@@ -92,13 +113,16 @@ export class PlotTiles {
     }
     if (!d.complete) {
       this.tileStep ??= SLICE_POINTS[0];
+      // No slice past what a moving frame draws in its time: a slice grown on a quiet GPU
+      // would hold the next drag's frames behind it.
+      const step = Math.max(SLICE_POINTS[0], Math.min(this.tileStep, this.budget));
       this.detail.bind(this.canvas.width, this.canvas.height);
       if (d.offset === 0 && d.start === 0) this._clear();
       const ranges = [];
       let count = 0;
-      while (d.offset < tiles.length && count < this.tileStep) {
+      while (d.offset < tiles.length && count < step) {
         const tile = tiles[d.offset];
-        const take = Math.min(tile.count - d.start, this.tileStep - count);
+        const take = Math.min(tile.count - d.start, step - count);
         ranges.push([tile, d.start, take]);
         count += take;
         d.start += take;
@@ -127,12 +151,12 @@ export class PlotTiles {
     return total;
   }
 
-  _tilesOnCanvas(view, tiles, count, meeting) {
+  _tilesOnCanvas(view, tiles, count, meeting, ranges = null) {
     const gl = this.gl;
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     this._clear();
-    this._renderLayers({ ...view, tiles, sampleSize: sampleSize(count / meeting) }, 'base');
+    this._renderLayers({ ...view, tiles, ranges, sampleSize: sampleSize(count / meeting) }, 'base');
     this._renderLayers({ ...view, sampled: count < meeting }, 'top');
     this.drawn = count;
     return count;

@@ -36,6 +36,10 @@
  * @property {number} loadToken  the latest data set load: an older one that finishes late is dropped
  * @property {number} neighborToken  the same for neighbour requests
  * @property {number} searchToken  the same for searches
+ * @property {number} colorToken  the same for a tiled view's colours (controller/tile_highlighting.js)
+ * @property {boolean} coloredTiled  colours and flags are the tiles' rules, not per-point arrays
+ * @property {object | null} selectionScope  the region or search that made the selection in a tiled
+ *   view (controller/tile_highlighting.js), valid while the state's selection is its list
  * @property {string | null} lastHash  the URL hash this page wrote last (its own hashchange is ignored)
  * @property {unknown[] | null} slicedDisplay  what the plot is being filled with in slices (data, axes, order,
  *   isolated rows), while it is (projection/display.js)
@@ -62,6 +66,9 @@ export function runtimeDefaults() {
     loadToken: 0,
     neighborToken: 0,
     searchToken: 0,
+    colorToken: 0,
+    coloredTiled: false,
+    selectionScope: null,
     lastHash: null,
     slicedDisplay: null,
   };

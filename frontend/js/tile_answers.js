@@ -49,9 +49,17 @@ export class TileAnswers {
   region(matrix, width, height, region) {
     const polygon = region.kind === 'box' ? boxCorners(region.points[0], region.points[region.points.length - 1]) : region.points;
     if (polygon.length < 3) return [];
-    if (this.everyResident) return this._regionResident(matrix, width, height, polygon, region.kind === 'box');
-    const body = { polygon: polygon.map(([x, y]) => this._toData(matrix, width, height, x, y)), axes: this.axes, limit: SELECT_LIMIT };
-    return this.api._json(`jobs/${encodeURIComponent(this.jobId)}/select`, { method: 'POST', body }).then((answer) => answer.rows);
+    const inData = polygon.map(([x, y]) => this._toData(matrix, width, height, x, y));
+    const kept = (rows, count) => {
+      this.lastRegion = { rows, polygon: inData, axes: this.axes.slice(), count };
+      return rows;
+    };
+    if (this.everyResident) {
+      const rows = this._regionResident(matrix, width, height, polygon, region.kind === 'box');
+      return kept(rows, rows.length);
+    }
+    const body = { polygon: inData, axes: this.axes, limit: SELECT_LIMIT };
+    return this.api._json(`jobs/${encodeURIComponent(this.jobId)}/select`, { method: 'POST', body }).then((answer) => kept(answer.rows, answer.count));
   }
 
   _regionResident(matrix, width, height, polygon, box) {

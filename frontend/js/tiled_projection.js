@@ -2,14 +2,17 @@
 // this module owns the projection's life once its job is done: the tile index, which tiles
 // the view needs at the density its zoom needs, fetching them side by side, a bounded set
 // of resident tiles (off-screen ones evicted past a points budget), each tile's own small
-// GPU buffers, its colours and flags from the page's, and the answers to hover, click and
+// GPU buffers, its colours and flags from the page's rules (tile_paint.js: nothing in the
+// tab is the size of the data set), and the answers to hover, click and
 // lasso (tile_answers.js): over the resident points when every point is resident, else from
 // the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
 
 import { fetchTile } from './projection/lod.js';
 import { mixin } from './mixin.js';
-import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
+import { PointLayer } from './renderer/points.js';
 import { TileAnswers } from './tile_answers.js';
+import { uniformTileColoring } from './tile_coloring.js';
+import { NO_MARKS, tileColors, tileFlags } from './tile_paint.js';
 
 /** 2-D server projections above this many points are shown from tiles (else the whole set). */
 export const TILES_ABOVE = 2000000;
@@ -51,6 +54,8 @@ export function showsTiles(dataset, method, threeD) {
  * @property {Int32Array} rows      row ids, level-of-detail order
  * @property {Float32Array} positions  count x 3, fitted as the whole set would be
  * @property {Float32Array} coords  count x k, the projection's own units
+ * @property {Int32Array|null} codes  dictionary codes of `column` (the colour-by column)
+ * @property {string|null} column
  * @property {PointLayer} layer     its GPU buffers (position, colour, flags, row id)
  * @property {number} used          the view count when it was last wanted (eviction)
  */
@@ -71,8 +76,11 @@ export function showsTiles(dataset, method, threeD) {
  * @property {object[]} wantedCells  the same cells (requested as earlier ones arrive)
  * @property {number} version       counts tiles coming and going (caches of positions)
  * @property {number} residentPoints
- * @property {Uint8Array|null} colors  the page's colours (RGBA per row), or null
- * @property {Uint8Array|null} flags   the page's flags (one byte per row), or null
+ * @property {import('./tile_coloring.js').TileColors} coloring  how tiles are coloured
+ * @property {import('./tile_paint.js').TileMarks} marks  the page's flags as rules
+ * @property {string|null} refusedColumn  a column the tiles do not carry (drawn without codes)
+ * @property {{ rows: number[], polygon: number[][], axes: number[], count: number }|null} lastRegion
+ *   the last box or lasso answered, in the projection's units (a selection kept as a region)
  * @property {() => void} onChange  a tile arrived or left: redraw
  */
 
@@ -106,8 +114,10 @@ export class TiledProjection {
     this.failed = new Map();
     this.version = 0;
     this.residentPoints = 0;
-    this.colors = null;
-    this.flags = null;
+    this.coloring = uniformTileColoring().tile;
+    this.marks = NO_MARKS;
+    this.lastRegion = null;
+    this.refusedColumn = null;
     this.views = 0;
     this.closed = false;
     this.budgets = budgets();
@@ -175,9 +185,14 @@ export class TiledProjection {
       if (this.resident.has(c.key) || this.loading.has(c.key)) continue;
       if (performance.now() - (this.failed.get(c.key) ?? -Infinity) < RETRY_MS) continue;
       this.loading.add(c.key);
-      fetchTile(this.api, this.jobId, this.axes, c.z, c.x, c.y)
-        .then((slice) => this._arrived(c, slice))
-        .catch(() => this.failed.set(c.key, performance.now())) // asked again after RETRY_MS
+      const column = this._column();
+      fetchTile(this.api, this.jobId, this.axes, c.z, c.x, c.y, false, column)
+        .then((slice) => (column === this._column() ? this._arrived(c, slice, column) : null))
+        .catch((err) => {
+          // Tiles that do not carry the column (a store written without it): drawn without.
+          if (column !== null && err.status === 422) this.refusedColumn = column;
+          else this.failed.set(c.key, performance.now()); // asked again after RETRY_MS
+        })
         .finally(() => {
           this.loading.delete(c.key);
           if (this.closed) return;
@@ -187,7 +202,12 @@ export class TiledProjection {
     }
   }
 
-  _arrived(cell, slice) {
+  /** The column whose codes tiles are fetched with (null: none, or not carried). */
+  _column() {
+    return this.coloring.column === this.refusedColumn ? null : this.coloring.column;
+  }
+
+  _arrived(cell, slice, column) {
     if (this.closed) return;
     const count = slice.indices.length;
     const positions = new Float32Array(count * 3);
@@ -200,7 +220,7 @@ export class TiledProjection {
     const layer = new PointLayer();
     layer.setScene({ gl: this.gl });
     layer.setPoints(positions, slice.indices);
-    const tile = { key: cell.key, z: cell.z, count, rows: slice.indices, positions, coords: slice.coords, layer, used: this.views };
+    const tile = { key: cell.key, z: cell.z, count, rows: slice.indices, positions, coords: slice.coords, codes: slice.codes, column, layer, used: this.views };
     this.resident.set(cell.key, tile);
     this.residentPoints += count;
     this.version++;
@@ -232,34 +252,64 @@ export class TiledProjection {
     for (const tile of [...this.resident.values()]) this._drop(tile);
   }
 
-  // ---- colours and flags: the page's, per row, gathered into each tile ------------------
+  // ---- colours and flags: the page's rules, applied to each tile ------------------------
 
-  setColors(colors) {
-    this.colors = colors?.length === this.total * 4 ? colors : null;
+  /**
+   * Colours the tiles by `coloring` (tile_coloring.js TileColors); tiles carrying another
+   * column's codes are fetched again with this one's.
+   */
+  setColoring(coloring) {
+    const refetch = coloring.column !== this.coloring.column;
+    this.coloring = coloring;
+    if (refetch) {
+      for (const tile of [...this.resident.values()]) this._drop(tile);
+      this.onChange();
+      return;
+    }
     for (const tile of this.resident.values()) this._paint(tile, { flags: false });
   }
 
-  setFlags(flags) {
-    this.flags = flags?.length === this.total ? flags : null;
+  /** The page's flags as rules over the tiles' points (tile_paint.js TileMarks). */
+  setMarks(marks) {
+    this.marks = marks ?? NO_MARKS;
     for (const tile of this.resident.values()) this._paint(tile, { colors: false });
   }
 
   _paint(tile, { colors = true, flags = true } = {}) {
-    const { rows, count } = tile;
-    if (colors) {
-      const out = new Uint32Array(count).fill(0xffb4b4b4); // grey until the colours come
-      if (this.colors) {
-        const all = new Uint32Array(this.colors.buffer, this.colors.byteOffset, this.total);
-        for (let r = 0; r < count; r++) out[r] = all[rows[r]];
+    if (colors) tile.layer.setColors(tileColors(tile, this.coloring));
+    if (flags) tile.layer.setFlags(tileFlags(tile, this.marks, this.axes));
+  }
+
+  /** Bytes the tab holds for the resident tiles (their arrays; GPU buffers mirror them). */
+  get residentBytes() {
+    let bytes = 0;
+    for (const t of this.resident.values()) {
+      bytes += t.rows.byteLength + t.coords.byteLength + t.positions.byteLength + (t.codes?.byteLength ?? 0);
+      bytes += (t.layer.colors?.byteLength ?? 0) + (t.layer.flags?.byteLength ?? 0) + (t.screen?.byteLength ?? 0);
+    }
+    return bytes;
+  }
+
+  /**
+   * Dictionary codes of `column` of the resident rows among `indices` (one pass over the
+   * resident tiles): a Map row -> code; empty when the tiles carry another column.
+   */
+  codesOf(indices, column) {
+    const found = new Map();
+    if (column !== this.coloring.column || !indices.length) return found;
+    if (indices.length === 1) { // hover: a native search, no Set
+      for (const tile of this.resident.values()) {
+        const rank = tile.codes && tile.column === column ? tile.rows.indexOf(indices[0]) : -1;
+        if (rank >= 0) return found.set(indices[0], tile.codes[rank]);
       }
-      tile.layer.setColors(new Uint8Array(out.buffer));
+      return found;
     }
-    if (flags) {
-      const out = new Uint8Array(count);
-      if (this.flags) for (let r = 0; r < count; r++) out[r] = this.flags[rows[r]];
-      for (let r = 0; r < count; r++) if (!Number.isFinite(tile.positions[r * 3] + tile.positions[r * 3 + 1])) out[r] |= FLAG_HIDDEN;
-      tile.layer.setFlags(out);
+    const wanted = new Set(indices);
+    for (const tile of this.resident.values()) {
+      if (!tile.codes || tile.column !== column) continue;
+      for (let r = 0; r < tile.count; r++) if (wanted.has(tile.rows[r])) found.set(tile.rows[r], tile.codes[r]);
     }
+    return found;
   }
 
   /**

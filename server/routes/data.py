@@ -8,6 +8,9 @@ padded with spaces to a multiple of 4) followed by N int32 codes into it; a nume
 The kind is in ``X-Kind``. It carries an ``ETag`` (the metadata's digest, the column and the
 kind) and is revalidated on each use: a second visit gets ``304 Not Modified`` and reads the
 column from the browser's cache instead of 4N bytes again.
+``GET /api/metadata/column/counts`` answers the same dictionary with
+how many rows hold each value and no per-row array: what a page showing tiles (which carry the
+codes) needs to colour by the column and draw its legend, at any N.
 """
 
 from __future__ import annotations
@@ -200,6 +203,36 @@ def get_metadata_column(
     return Response(body, media_type="application/octet-stream",
                     headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)),
                              **cached})
+
+
+class ColumnCountsOut(BaseModel):
+    column: str
+    values: int = Field(description="Distinct values (the dictionary's length)")
+    dictionary: list[str] | None = Field(description="The values the codes index into, as "
+                                                     "/api/metadata/column answers them; null "
+                                                     "when more than `limit`")
+    counts: list[int] | None = Field(description="Rows holding each dictionary value")
+
+
+@router.get("/metadata/column/counts", responses=EMBEDDING_ERRORS)
+def get_metadata_column_counts(
+    embedding: EmbeddingDep,
+    column: Annotated[str, Query(description="Metadata column name")],
+    limit: Annotated[int, Query(ge=0, le=1_000_000,
+                                description="Most distinct values answered")] = 100_000,
+) -> ColumnCountsOut:
+    """A column's dictionary and the rows holding each value (one pass over its codes)."""
+    metadata = embedding.metadata()  # DataError: the app answers 422 naming the file
+    if metadata is None or column not in metadata.names:
+        names = ", ".join(metadata.names) if metadata else "none"
+        raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
+    dictionary, codes = metadata.categorical(column)
+    if len(dictionary) > limit:
+        return ColumnCountsOut(column=column, values=len(dictionary), dictionary=None, counts=None)
+    counts = np.bincount(codes, minlength=len(dictionary)) if codes.size else np.zeros(
+        len(dictionary), np.int64)
+    return ColumnCountsOut(column=column, values=len(dictionary), dictionary=list(dictionary),
+                           counts=counts.tolist())
 
 
 @router.get(

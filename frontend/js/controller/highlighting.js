@@ -14,6 +14,11 @@ export class Highlighting {
   _recolor() {
     const ds = this.dataset;
     if (!ds) return;
+    this.coloredTiled = this._tiledView();
+    if (this.coloredTiled) {
+      this._recolorTiles(); // tile_highlighting.js: no per-point array
+      return;
+    }
     this.coloring = pointColoring(this.state, ds, this.quality);
     this.plot.setColors(this.coloring.colors, { plain: this.coloring.kind === 'none' });
   }
@@ -33,6 +38,12 @@ export class Highlighting {
   _updateFlags() {
     const ds = this.dataset;
     if (!ds) return;
+    if (this.coloredTiled !== this._tiledView()) this._recolor(); // tiles <-> the whole set
+    if (this.coloredTiled) {
+      this._updateTileMarks();
+      this._updateLabels();
+      return;
+    }
     const flags = new Uint8Array(ds.n);
     if (this.missing) for (let i = 0; i < ds.n; i++) if (this.missing[i]) flags[i] = FLAG_HIDDEN;
     if (this.state.isolated) {
@@ -51,18 +62,25 @@ export class Highlighting {
   }
 
   labelOf(i) {
-    return this.dataset ? this.dataset.label(i, this.state.labelBy) : '';
+    if (!this.dataset) return '';
+    if (this.coloredTiled) return this._tileLabeler([i])(i);
+    return this.dataset.label(i, this.state.labelBy);
   }
 
   _updateLabels() {
     const candidates = [];
     const add = (index, priority, strong) => {
-      if (candidates.length < LABEL_LIMIT) candidates.push({ index, text: this.labelOf(index), priority, strong });
+      if (candidates.length < LABEL_LIMIT) candidates.push({ index, text: '', priority, strong });
     };
     if (this.hover >= 0) add(this.hover, 0, true);
     if (this.state.focus !== null) add(this.state.focus, 1, true);
     this.neighbors.forEach((nb, rank) => add(nb.index, 2 + rank / 1e5, false));
-    for (const i of this.state.selection) if (i !== this.state.focus) add(i, 3, false);
+    for (const i of this.state.selection) {
+      if (candidates.length >= LABEL_LIMIT) break;
+      if (i !== this.state.focus) add(i, 3, false);
+    }
+    const text = this.coloredTiled ? this._tileLabeler(candidates.map((c) => c.index)) : (i) => this.labelOf(i);
+    for (const c of candidates) c.text = text(c.index);
     this.plot.setLabels(candidates);
   }
 
@@ -105,6 +123,7 @@ export class Highlighting {
   _regionSelected(indices, event) {
     const additive = event.ctrlKey || event.metaKey || (event.shiftKey && this.plot.tool !== 'navigate');
     const selection = additive ? [...new Set([...this.state.selection, ...indices])] : indices;
+    if (this.coloredTiled) this._tileRegionSelected(indices, additive);
     this.update({ selection, focus: selection.length === 1 ? selection[0] : null }); // the bar counts it
   }
 
@@ -153,10 +172,12 @@ export class Highlighting {
       return;
     }
     let result;
+    let scope = null;
     try {
-      const indices = ds.local || ds.edited.has(column) // a tagged column is only here
-        ? localSearch(ds.values(column), query, regex)
-        : (await this.api.search(ds.run, ds.name, column, query, regex)).indices;
+      let indices;
+      if (ds.local || ds.edited.has(column)) indices = localSearch(ds.values(column), query, regex); // a tagged column is only here
+      else if (this.coloredTiled) ({ indices, codes: scope } = await this._searchTiles(column, query, regex));
+      else indices = (await this.api.search(ds.run, ds.name, column, query, regex)).indices;
       result = { indices, error: null };
     } catch (err) {
       result = { indices: [], error: err.message };
@@ -164,6 +185,7 @@ export class Highlighting {
     if (token !== this.searchToken) return;
     this.searchResult = result;
     if (select) {
+      if (scope) this.selectionScope = { ...scope, selection: result.indices };
       // A query that fails (a bad regex) matches nothing: the last query's matches go too.
       const focus = result.indices.length === 1 ? result.indices[0] : null;
       this.update({ selection: result.indices, focus });

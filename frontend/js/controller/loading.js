@@ -38,9 +38,13 @@ export class DatasetLoading {
     const metaTask = this.progress.start('Loading metadata…');
     const columnar = n > COLUMNS_ABOVE;
     if (columnar) this._fetchColumnsOnDemand(dataset);
+    // A view from tiles takes its colour and labels from their codes: no column comes whole.
+    const tiled = columnar && Boolean(this._tileAxes(this.state.projection));
     const { labelBy, colorBy, search } = this.state;
     const metadata = info.metadata_columns?.length
-      ? (columnar
+      ? (tiled
+          ? this._tiledMetadata(dataset, info.metadata_columns, Boolean(restore))
+          : columnar
           ? fetchFirstColumns(dataset.fetchColumn, info.metadata_columns, n, [colorBy, labelBy ?? info.label_column, search.column], (f) => metaTask.update(f))
           : this.api
               .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
@@ -113,6 +117,8 @@ export class DatasetLoading {
     dataset.onColumnError = (column, err) => {
       if (this.dataset === dataset) this.setMessage(`Metadata column ${column}: ${err.message}`, true);
     };
+    dataset.wholeColumns = () => !this.coloredTiled;
+    dataset.onColumnRefused = (column) => this._columnRefused(dataset, column);
   }
 
   /** Shows an uploaded data set (tensor + optional metadata files). */

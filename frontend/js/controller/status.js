@@ -54,7 +54,7 @@ export class StatusDisplay {
       : 'Points: –';
     $('status-dimension').textContent = ds ? `Dimension: ${formatCount(ds.d)}` : 'Dimension: –';
     $('status-hover').textContent = this.hover >= 0 ? this.labelOf(this.hover) : '';
-    const selected = this.state.selection.length;
+    const selected = this.selectedCount();
     const nb = this.neighbors.length;
     $('status-selection').textContent = selected
       ? `Selected ${formatCount(selected)} point${selected === 1 ? '' : 's'}${nb ? ` + ${formatCount(nb)} neighbours` : ''}`

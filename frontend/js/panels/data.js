@@ -101,9 +101,11 @@ export function createDataPanel(app) {
     const columns = ds ? ds.columns : [];
     setOptions(labelBy, [{ value: '', label: '(index)' }, ...columns.map((c) => ({ value: c, label: c }))], state.labelBy ?? '');
     setOptions(colorBy, [{ value: '', label: '(none)' }, ...columns.map((c) => ({ value: c, label: c }))], state.colorBy ?? '');
-    const numeric = Boolean(ds && state.colorBy && ds.numeric(state.colorBy));
+    // A tiled view knows a column by the server's counts of its values, not by all of them.
+    const kind = app.coloredTiled ? app.tileColumnKind(state.colorBy) : null;
+    const numeric = Boolean(ds && state.colorBy && (kind ? kind.numeric : !app.coloredTiled && ds.numeric(state.colorBy)));
     $('categorical-field').hidden = !numeric;
-    categorical.checked = numeric && (state.categorical ?? ds.categoricalByDefault(state.colorBy));
+    categorical.checked = numeric && (state.categorical ?? (kind ? kind.categorical : ds.categoricalByDefault(state.colorBy)));
     spherize.checked = state.pca.spherize;
     $('sprites-field').hidden = !ds?.sprite;
     sprites.checked = state.sprites;

@@ -8,19 +8,21 @@ export const PREVIEW_ABOVE = 250000;
 
 /**
  * One tile of a job's tiles over `axes` (the server waits for a running job): { indices:
- * Int32Array (row ids, LOD order), coords: Float32Array (count x k), k, axes, total, bounds,
- * order }. `early`: while the server has still to compute the tiles, an even random sample
+ * Int32Array (row ids, LOD order), coords: Float32Array (count x k), codes: Int32Array (with
+ * `column`: its dictionary codes) or null, k, axes, total, bounds, order }. `early`: while
+ * the server has still to compute the tiles, an even random sample
  * of the tile's cell at once instead (order: 'random').
  */
-export async function fetchTile(api, jobId, axes, z, x, y, early = false) {
+export async function fetchTile(api, jobId, axes, z, x, y, early = false, column = null) {
   const path = `jobs/${encodeURIComponent(jobId)}/tiles/${z}/${x}/${y}`;
-  const response = await api._fetch(path, { params: { axes: axes.join(','), early: early || undefined } });
+  const response = await api._fetch(path, { params: { axes: axes.join(','), early: early || undefined, column: column ?? undefined } });
   const buffer = await response.arrayBuffer();
   const got = Number(response.headers.get('X-Count'));
   const used = response.headers.get('X-Axes').split(',').map(Number);
   return {
     indices: new Int32Array(buffer, 0, got), // uint32 on the wire; row ids stay below 2^31 here
     coords: new Float32Array(buffer, got * 4, got * used.length),
+    codes: column === null ? null : new Int32Array(buffer, got * 4 * (1 + used.length), got),
     k: used.length,
     axes: used,
     total: Number(response.headers.get('X-Total')),
