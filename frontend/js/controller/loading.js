@@ -5,6 +5,7 @@ import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampNote, clampState } from '../limits.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
+import { tileAxesFor } from '../projection/display.js';
 import { defaultPointSize } from '../plot.js';
 import { datasetDefaults, defaultStateFor, sanitizeState } from '../state.js';
 import { parseMetadataTsv } from '../tsv.js';
@@ -39,7 +40,7 @@ export class DatasetLoading {
     const columnar = n > COLUMNS_ABOVE;
     if (columnar) this._fetchColumnsOnDemand(dataset);
     // A view from tiles takes its colour and labels from their codes: no column comes whole.
-    const tiled = columnar && Boolean(this._tileAxes(this.state.projection));
+    const tiled = columnar && Boolean(tileAxesFor(dataset, this.state.projection, this.state));
     const { labelBy, colorBy, search } = this.state;
     const metadata = info.metadata_columns?.length
       ? (tiled

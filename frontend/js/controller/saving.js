@@ -79,7 +79,7 @@ export class Saving {
     if (!p?.data && p?.jobId && p.status === 'done') {
       // A tiled view holds no whole-set coordinates: the server writes the same file from
       // the job's result, streamed to disk by the browser (GET /api/jobs/ID/result?format=).
-      const url = this.api.url(`jobs/${p.jobId}/result`, { format: ext, axes: this._axes(p).join(',') });
+      const url = this.api.url(`jobs/${p.jobId}/result`, { format: ext, axes: p.axes(this.state).join(',') });
       const link = el('a', { href: url.href, download: name });
       document.body.append(link);
       link.click();
