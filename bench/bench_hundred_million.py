@@ -37,35 +37,33 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
+from projector_core.formats.code_columns import columns_folder, write_code_column  # noqa: E402
 
 CLASSES = [f"class{i}" for i in range(12)]
 BLOCK = 1_000_000
 
 
 def write_data(folder: Path, rows: int, dim: int) -> Path:
-    """``v.zarr`` and ``labels.zarr`` (int32 codes into CLASSES), written in blocks; kept."""
-    import zarr
-
+    """``v.zarr`` and its categorical column ``label`` (int32 codes into CLASSES, stored
+    beside it in ``v.columns``: what the workers' tiles carry), written in blocks; kept."""
     target = folder / f"v{rows}x{dim}.zarr"
-    labels = folder / f"labels{rows}.zarr"
-    if target.exists() and labels.exists():
+    if target.exists() and (columns_folder(target) / "label").exists():
         return target
     rng = np.random.default_rng(0)
     centres = rng.normal(0, 6, (8, dim)).astype(np.float32)
-    codes = zarr.create_array(store=str(labels), shape=(rows,), chunks=(BLOCK,), dtype="<i4",
-                              overwrite=True)
+    codes: list[np.ndarray] = []
 
     def blocks():
         for start in range(0, rows, BLOCK):
             size = min(BLOCK, rows - start)
             blob = rng.integers(0, 8, size)
-            codes[start:start + size] = (blob + rng.integers(0, 2, size) * 8) % len(CLASSES)
+            codes.append(((blob + rng.integers(0, 2, size) * 8) % len(CLASSES)).astype(np.int32))
             yield centres[blob] + rng.standard_normal((size, dim), np.float32)
     started = time.perf_counter()
     write_zarr(target, blocks())
+    write_code_column(target, "label", iter(codes), CLASSES, rows)  # 4 B a row: 400 MB at 100M
     print(f"wrote {target.name} ({rows * dim * 4 / 2**30:.2f} GiB) in "
           f"{time.perf_counter() - started:.0f} s", flush=True)
-    (folder / "classes.json").write_text(json.dumps(CLASSES))
     return target
 
 
@@ -264,15 +262,21 @@ def main() -> None:
     rows: list[tuple[str, object]] = [("matrix", f"{args.rows:,} x {args.dim} float32, "
                                                  f"{matrix / 2**30:.2f} GiB")]
     began = time.monotonic()
+    total = 0.0
     try:
         for method in args.methods.split(","):
             since = time.monotonic()
             params = {} if method == "pca" else {"seed": 0}
             job, seconds, info = run_job(base, embedding, method, params)
             rows.append((f"{method}: done (s)", round(seconds, 1)))
+            total += seconds
+            if "sample_rows" in info:
+                rows.append((f"{method}:   fitted on / placed by", f"{info['sample_rows']:,} "
+                             f"sampled rows / {info['shards']} shards on the workers"))
             if "tiles_seconds" in info:
                 rows.append((f"{method}:   of which tiles built by the workers (s)",
                              info["tiles_seconds"]))
+                rows.append((f"{method}:   tiles carry columns", info.get("tile_columns")))
             rows.append((f"{method}: server private peak (MB)",
                          round(memory.peak_since(since) / 2**20)))
             for name, value in queries(base, embedding, job, info).items():
@@ -280,6 +284,7 @@ def main() -> None:
             if args.browser and method == "pca":
                 for name, value in browser(base, job).items():
                     rows.append((f"page: {name}", value))
+        rows.append((f"total: {args.methods} done (s)", round(total, 1)))
         rows.append(("server private peak, whole run (MB)", round(memory.peak_since(began) / 2**20)))
         rows.append(("  as a share of the matrix", f"{memory.peak_since(began) / matrix:.3f}x"))
     finally:

@@ -178,7 +178,7 @@ def test_a_sample_is_fitted_on_a_worker_and_the_workers_place_the_rest(apps, clu
     gaps = [np.linalg.norm(centres[a] - centres[b]) for a in range(4) for b in range(a)]
     assert min(gaps) > 2 * spread  # the four blobs stay apart on the map
     ran = _names(stream.data)
-    assert len(ran["fit_sample"]) == 1 and ran["place_shard"] <= set(cluster.workers())
+    assert len(ran["fit_sample"]) == 1 and ran["place_into"] <= set(cluster.workers())
 
 
 def test_approximate_index_per_shard_recall(apps, cluster, data):

@@ -3,8 +3,11 @@
 Neither method's fit scales past one machine's memory, but both place new points on a
 fitted map (openTSNE's ``TSNEEmbedding.transform``, umap-learn's ``UMAP.transform``). So the
 workers gather a random sample of the finite rows to one worker (never through the server),
-which fits it; the fitted model goes to every worker, each places its own shards, and the
-coordinates stream to the browser as frames as each shard finishes (the sample first).
+which fits it; the fitted model goes to every worker (once: a Dask future every placing task
+reads), each places the shards it holds and writes their rows to the projection's
+``coords`` store (``coords_store.py``), as PCA does, so the N x 2 coordinates never reach the
+server; the job's progress counts the shards placed, and while the result is small enough
+to read whole the browser gets a frame of the store as shards finish.
 t-SNE uses openTSNE directly, with the request's parameters. UMAP is the single-machine
 sampled fit's (:class:`~kernels.sampling.UmapMap`): the sample's neighbours and each placed
 point's come from one HNSW index over the sample, not umap-learn's NN-descent, so a cluster
@@ -14,10 +17,19 @@ draws the same map as one machine given the same sample.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from projector_core.distributed.coords_store import (
+    WHOLE_BYTES,
+    ShardStats,
+    StoredCoordinates,
+    combine,
+    create_coords,
+    new_store,
+    write_rows,
+)
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
 from projector_core.kernels.sampling import PLACE_BATCH, UmapMap
@@ -96,14 +108,26 @@ def place_shard(item: HeldShard | Shard, fitted: FittedMap) -> np.ndarray:
     return out
 
 
+def place_into(item: HeldShard | Shard, fitted: FittedMap, path: str) -> ShardStats:
+    """:func:`place_shard`, written to the store where the shard lies; its stats back."""
+    return write_rows(path, held(item).start, place_shard(item, fitted))
+
+
+def sample_size(fitted: FittedMap) -> int:
+    """Rows the map was fitted on (the finite rows of the sample)."""
+    return int(sample_coordinates(fitted).shape[0])
+
+
 class _Quiet:
     def step(self, *args: Any) -> None:
         return None
 
 
 def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVectors,
-                      cluster: Cluster, reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
-    """(coordinates [N, dims], info) of ``request`` over the shards held by the workers."""
+                      cluster: Cluster, reporter: Reporter | None
+                      ) -> tuple[np.ndarray, dict[str, Any]]:
+    """(coordinates [N, dims] in a store the workers wrote, info) of ``request`` over the
+    shards held by the workers."""
     if reporter is None:
         reporter = _Quiet()
     n = vectors.shape[0]
@@ -114,16 +138,20 @@ def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVector
     holding = cluster.held(vectors)
     parts = cluster.submit_each(take_rows, holding, local)
     model = cluster.submit(fit_sample, parts, request)
-    coordinates = np.full((n, request.dims), np.nan, np.float32)
     reporter.step(None, 0.0)
-    fitted = cluster.result(cluster.submit(sample_coordinates, model), timeout_factor=10)
-    if fitted.shape[0] == size:  # no NaN rows in the sample: show it while the rest is placed
-        coordinates[chosen] = fitted
-    reporter.step(0, FIT_SHARE, lambda: coordinates.copy())
-    placing = cluster.map_unordered(place_shard, holding, model, timeout_factor=10)
-    for placed, (number, block) in enumerate(placing, start=1):
-        coordinates[shards[number].start:shards[number].stop] = block
-        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(shards),
-                      lambda: coordinates.copy())
-    return coordinates, {"sample_rows": int(fitted.shape[0]), "placed_by": "transform",
-                         "shards": len(shards)}
+    fitted = cluster.result(cluster.submit(sample_size, model), timeout_factor=10)
+    path = create_coords(new_store(cluster.store_dir, request.method), n, request.dims,
+                         shards[0].stop - shards[0].start)
+    unplaced = ShardStats(0, np.full(request.dims, np.inf), np.full(request.dims, -np.inf))
+    stored = StoredCoordinates(path, (n, request.dims), unplaced)
+    # A frame is the whole N x dims array: sent while it is small, else the tiles show it.
+    frame = (lambda: np.asarray(stored)) if stored.nbytes <= WHOLE_BYTES else None
+    reporter.step(0, FIT_SHARE, frame)
+    stats = []
+    placing = cluster.map_unordered(place_into, holding, model, path, timeout_factor=10)
+    for placed, (_number, shard) in enumerate(placing, start=1):
+        stats.append(shard)
+        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(shards), frame)
+    stored.stats = combine(stats)
+    info = {"sample_rows": fitted, "placed_by": "transform", "shards": len(shards)}
+    return cast(np.ndarray, stored), info  # StoredCoordinates: read by rows, as PCA's
