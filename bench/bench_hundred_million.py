@@ -263,6 +263,7 @@ def main() -> None:
                                                  f"{matrix / 2**30:.2f} GiB")]
     began = time.monotonic()
     total = 0.0
+    shown = 0
     try:
         for method in args.methods.split(","):
             since = time.monotonic()
@@ -281,6 +282,8 @@ def main() -> None:
                          round(memory.peak_since(since) / 2**20)))
             for name, value in queries(base, embedding, job, info).items():
                 rows.append((f"{method}: {name}", value))
+            print("\n".join(f"{name}: {value}" for name, value in rows[shown:]), flush=True)
+            shown = len(rows)  # each method's rows as it ends: a long run shows them early
             if args.browser and method == "pca":
                 for name, value in browser(base, job).items():
                     rows.append((f"page: {name}", value))
