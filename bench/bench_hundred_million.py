@@ -41,6 +41,7 @@ from projector_core.formats.code_columns import columns_folder, write_code_colum
 
 CLASSES = [f"class{i}" for i in range(12)]
 BLOCK = 1_000_000
+PLANE = "0,1"  # the tiles the workers wrote: a PCA result's default axes are its first three
 
 
 def write_data(folder: Path, rows: int, dim: int) -> Path:
@@ -149,13 +150,13 @@ def timed_get(url: str, **params) -> tuple[int, float, httpx.Response]:
 def queries(base: str, embedding: str, job: str, info: dict) -> dict[str, object]:
     """Tiles, a pick, a click's neighbours and a search, through the server's routes."""
     out: dict[str, object] = {}
-    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/tiles")
+    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/tiles", axes=PLANE)
     out["tile index"] = f"{code} in {seconds * 1000:.0f} ms"
     root_rows = None
     if code == 200:
         manifest = reply.json()
         out["tiles"] = len(manifest["tiles"])
-        code, seconds, tile = timed_get(f"{base}/api/jobs/{job}/tiles/0/0/0")
+        code, seconds, tile = timed_get(f"{base}/api/jobs/{job}/tiles/0/0/0", axes=PLANE)
         out["root tile"] = f"{code}, {tile.headers.get('X-Count')} points in {seconds * 1000:.0f} ms"
         if code == 200:
             count = int(tile.headers["X-Count"])
@@ -172,14 +173,15 @@ def queries(base: str, embedding: str, job: str, info: dict) -> dict[str, object
             f"{(time.perf_counter() - started) * 1000:.0f} ms, {len(source.manifest()['tiles'])} tiles")
         root_rows, coords = read[0], read[1]
         x, y = (float(v) for v in coords[0])
-        code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/pick", x=x, y=y, radius=0.1)
+        code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/pick", x=x, y=y, radius=0.1,
+                                         axes=PLANE)
         out["pick"] = f"{code} in {seconds * 1000:.0f} ms: {reply.text[:80]}"
     if root_rows is not None and len(root_rows):
         row = int(root_rows[0])
         code, seconds, reply = timed_get(f"{base}/api/neighbors", run=".", embedding=embedding,
                                          index=row, k=10)
         out["neighbours of a clicked row"] = f"{code} in {seconds * 1000:.0f} ms"
-    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/search", column="label",
+    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/search", axes=PLANE, column="label",
                                      query="class3", limit=10)
     out["search"] = f"{code} in {seconds * 1000:.0f} ms: {reply.text[:80]}"
     return out
