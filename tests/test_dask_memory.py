@@ -32,6 +32,7 @@ pytest.importorskip("zarr")
 psutil = pytest.importorskip("psutil")
 
 from projector_core.distributed import tile_keys  # noqa: E402
+from projector_core.formats.chunked import open_chunked  # noqa: E402
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
 from projector_core.formats.code_columns import write_code_column  # noqa: E402
 from projector_core.kernels.lod_tiles import build_tiles  # noqa: E402
@@ -68,11 +69,8 @@ def _labels() -> np.ndarray:
     return (np.arange(ROWS) % 3).astype(np.int32)
 
 
-def _keys(coords: str, box: dict) -> np.ndarray:
+def _keys(coords: str, shard_rows: int, box: dict) -> np.ndarray:
     """The workers' LOD keys of every row, drawn again here by the same per-shard functions."""
-    import zarr
-
-    shard_rows = zarr.open_array(store=coords, mode="r").chunks[0]
     plans = [tile_keys.ShardPlan(coords, start, min(ROWS, start + shard_rows), (0, 1),
                                  tuple(box["lo"]), tuple(box["hi"]), 0)
              for start in range(0, ROWS, shard_rows)]
@@ -158,7 +156,7 @@ def _project(base: str, **body) -> tuple[int, dict]:
         return size, json.loads(reply.headers["X-Info"])
 
 
-def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server):
+def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server, zarr_path):
     base, sampler = server
     idle = sampler.now()
 
@@ -187,17 +185,19 @@ def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server):
     assert sampler.peak < BUDGET + result, f"UMAP: {sampler.peak / 2**20:.0f} MB private"
     # Placed by the workers into the store, whose tiles they built with the label column.
     assert info["tile_columns"] == ["label"]
-    _the_tiles_are_build_tiles_over_the_stored_coordinates(info["stored"])
+    shard_rows = open_chunked(zarr_path, "v").shards()[0].stop  # the tile build's shards
+    _the_tiles_are_build_tiles_over_the_stored_coordinates(info["stored"], shard_rows)
 
 
-def _the_tiles_are_build_tiles_over_the_stored_coordinates(stored: dict[str, str]) -> None:
+def _the_tiles_are_build_tiles_over_the_stored_coordinates(stored: dict[str, str],
+                                                            shard_rows: int) -> None:
     import zarr
 
     plane = np.asarray(zarr.open_array(store=stored["coordinates"], mode="r")[:])
     assert plane.shape == (ROWS, 2) and np.isfinite(plane).all()
     source = ZarrTileSource(stored["tiles"])
     manifest = source.manifest()
-    keys = _keys(stored["coordinates"], manifest["box"])
+    keys = _keys(stored["coordinates"], shard_rows, manifest["box"])
     reference = build_tiles(plane, np.lexsort((np.arange(ROWS), keys)), manifest["budget"])
     assert manifest["total"] == ROWS and manifest["box"] == {"lo": list(reference.lo),
                                                              "hi": list(reference.hi)}
