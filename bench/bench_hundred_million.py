@@ -37,35 +37,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
+from projector_core.formats.code_columns import columns_folder, write_code_column  # noqa: E402
 
 CLASSES = [f"class{i}" for i in range(12)]
 BLOCK = 1_000_000
+PLANE = "0,1"  # the tiles the workers wrote: a PCA result's default axes are its first three
 
 
 def write_data(folder: Path, rows: int, dim: int) -> Path:
-    """``v.zarr`` and ``labels.zarr`` (int32 codes into CLASSES), written in blocks; kept."""
-    import zarr
-
+    """``v.zarr`` and its categorical column ``label`` (int32 codes into CLASSES, stored
+    beside it in ``v.columns``: what the workers' tiles carry), written in blocks; kept."""
     target = folder / f"v{rows}x{dim}.zarr"
-    labels = folder / f"labels{rows}.zarr"
-    if target.exists() and labels.exists():
+    if target.exists() and (columns_folder(target) / "label").exists():
         return target
     rng = np.random.default_rng(0)
     centres = rng.normal(0, 6, (8, dim)).astype(np.float32)
-    codes = zarr.create_array(store=str(labels), shape=(rows,), chunks=(BLOCK,), dtype="<i4",
-                              overwrite=True)
+    codes: list[np.ndarray] = []
 
     def blocks():
         for start in range(0, rows, BLOCK):
             size = min(BLOCK, rows - start)
             blob = rng.integers(0, 8, size)
-            codes[start:start + size] = (blob + rng.integers(0, 2, size) * 8) % len(CLASSES)
+            codes.append(((blob + rng.integers(0, 2, size) * 8) % len(CLASSES)).astype(np.int32))
             yield centres[blob] + rng.standard_normal((size, dim), np.float32)
     started = time.perf_counter()
     write_zarr(target, blocks())
+    write_code_column(target, "label", iter(codes), CLASSES, rows)  # 4 B a row: 400 MB at 100M
     print(f"wrote {target.name} ({rows * dim * 4 / 2**30:.2f} GiB) in "
           f"{time.perf_counter() - started:.0f} s", flush=True)
-    (folder / "classes.json").write_text(json.dumps(CLASSES))
     return target
 
 
@@ -152,13 +151,13 @@ def timed_get(url: str, **params) -> tuple[int, float, httpx.Response]:
 def queries(base: str, embedding: str, job: str, info: dict) -> dict[str, object]:
     """Tiles, a pick, a click's neighbours and a search, through the server's routes."""
     out: dict[str, object] = {}
-    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/tiles")
+    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/tiles", axes=PLANE)
     out["tile index"] = f"{code} in {seconds * 1000:.0f} ms"
     root_rows = None
     if code == 200:
         manifest = reply.json()
         out["tiles"] = len(manifest["tiles"])
-        code, seconds, tile = timed_get(f"{base}/api/jobs/{job}/tiles/0/0/0")
+        code, seconds, tile = timed_get(f"{base}/api/jobs/{job}/tiles/0/0/0", axes=PLANE)
         out["root tile"] = f"{code}, {tile.headers.get('X-Count')} points in {seconds * 1000:.0f} ms"
         if code == 200:
             count = int(tile.headers["X-Count"])
@@ -175,14 +174,15 @@ def queries(base: str, embedding: str, job: str, info: dict) -> dict[str, object
             f"{(time.perf_counter() - started) * 1000:.0f} ms, {len(source.manifest()['tiles'])} tiles")
         root_rows, coords = read[0], read[1]
         x, y = (float(v) for v in coords[0])
-        code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/pick", x=x, y=y, radius=0.1)
+        code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/pick", x=x, y=y, radius=0.1,
+                                         axes=PLANE)
         out["pick"] = f"{code} in {seconds * 1000:.0f} ms: {reply.text[:80]}"
     if root_rows is not None and len(root_rows):
         row = int(root_rows[0])
         code, seconds, reply = timed_get(f"{base}/api/neighbors", run=".", embedding=embedding,
                                          index=row, k=10)
         out["neighbours of a clicked row"] = f"{code} in {seconds * 1000:.0f} ms"
-    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/search", column="label",
+    code, seconds, reply = timed_get(f"{base}/api/jobs/{job}/search", axes=PLANE, column="label",
                                      query="class3", limit=10)
     out["search"] = f"{code} in {seconds * 1000:.0f} ms: {reply.text[:80]}"
     return out
@@ -305,6 +305,8 @@ def main() -> None:
     rows: list[tuple[str, object]] = [("matrix", f"{args.rows:,} x {args.dim} float32, "
                                                  f"{matrix / 2**30:.2f} GiB")]
     began = time.monotonic()
+    total = 0.0
+    shown = 0
     try:
         for method in args.methods.split(","):
             since = time.monotonic()
@@ -314,16 +316,24 @@ def main() -> None:
                 params, dims = {"spherize": False}, 3
             job, seconds, info = run_job(base, embedding, method, params, dims)
             rows.append((f"{method}: done (s)", round(seconds, 1)))
+            total += seconds
+            if "sample_rows" in info:
+                rows.append((f"{method}:   fitted on / placed by", f"{info['sample_rows']:,} "
+                             f"sampled rows / {info['shards']} shards on the workers"))
             if "tiles_seconds" in info:
                 rows.append((f"{method}:   of which tiles built by the workers (s)",
                              info["tiles_seconds"]))
+                rows.append((f"{method}:   tiles carry columns", info.get("tile_columns")))
             rows.append((f"{method}: server private peak (MB)",
                          round(memory.peak_since(since) / 2**20)))
             for name, value in queries(base, embedding, job, info).items():
                 rows.append((f"{method}: {name}", value))
+            print("\n".join(f"{name}: {value}" for name, value in rows[shown:]), flush=True)
+            shown = len(rows)  # each method's rows as it ends: a long run shows them early
             if args.browser and method == "pca":
                 for name, value in browser(base, job).items():
                     rows.append((f"page: {name}", value))
+        rows.append((f"total: {args.methods} done (s)", round(total, 1)))
         rows.append(("server private peak, whole run (MB)", round(memory.peak_since(began) / 2**20)))
         rows.append(("  as a share of the matrix", f"{memory.peak_since(began) / matrix:.3f}x"))
     finally:

@@ -165,10 +165,12 @@ def test_a_sample_is_fitted_on_a_worker_and_the_workers_place_the_rest(apps, clu
                                                                        method, params):
     monkeypatch.setattr(chunked, "SHARD_BYTES", 1000 * 8 * 4)  # 4 shards of 1,000 rows
     monkeypatch.setattr(sample_fit, "SAMPLE_ROWS", 600)
+    monkeypatch.setattr(sample_fit, "PLACE_ROWS", 500)  # each shard placed by two tasks
     with get_task_stream(client=cluster.client) as stream:
         coordinates, info = _project(apps[0], "small", method=method, params=params)
     assert coordinates.shape == (SMALL, 2) and info["invalid_rows"] == 1
     assert info["sample_rows"] in (599, 600) and info["shards"] == 4
+    assert info["placing_tasks"] == 8 and info["stored"]["tiles"]  # written by the workers
     assert np.isnan(coordinates[5]).all() and np.isfinite(np.delete(coordinates, 5, 0)).all()
     blob = np.arange(SMALL) % 4
     ok = np.isfinite(coordinates[:, 0])
@@ -178,7 +180,7 @@ def test_a_sample_is_fitted_on_a_worker_and_the_workers_place_the_rest(apps, clu
     gaps = [np.linalg.norm(centres[a] - centres[b]) for a in range(4) for b in range(a)]
     assert min(gaps) > 2 * spread  # the four blobs stay apart on the map
     ran = _names(stream.data)
-    assert len(ran["fit_sample"]) == 1 and ran["place_shard"] <= set(cluster.workers())
+    assert len(ran["fit_sample"]) == 1 and ran["place_into"] <= set(cluster.workers())
 
 
 def test_approximate_index_per_shard_recall(apps, cluster, data):

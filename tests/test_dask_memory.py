@@ -5,7 +5,10 @@ worker processes are its children, measured apart); a thread samples the server 
 private memory (USS: pages no other process shares) every 50 ms while the requests run.
 Before issue 25 a PCA over 3M x 64 peaked at 4.2x the matrix in the server: the JSON answer
 as one string of Python floats, the coordinates gathered whole. Now the workers write the
-coordinates and tiles to the cache, and answers stream a block at a time.
+coordinates and tiles to the cache, and answers stream a block at a time. A sampled UMAP
+too: the workers place their shards into the store and build its tiles, which carry the
+categorical column stored beside the zarr (``v.columns/label``) and are exactly
+``build_tiles`` over the stored coordinates in the workers' key order.
 """
 
 from __future__ import annotations
@@ -28,7 +31,12 @@ pytest.importorskip("distributed")
 pytest.importorskip("zarr")
 psutil = pytest.importorskip("psutil")
 
+from projector_core.distributed import tile_keys  # noqa: E402
+from projector_core.formats.chunked import open_chunked  # noqa: E402
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
+from projector_core.formats.code_columns import write_code_column  # noqa: E402
+from projector_core.kernels.lod_tiles import build_tiles  # noqa: E402
+from projector_core.storage.zarr_tiles import ZarrTileSource  # noqa: E402
 
 pytestmark = pytest.mark.slow
 # 1M x 64 (256 MB) by default: at 3M the workers' UMAP placement alone took over 10 minutes on
@@ -50,7 +58,26 @@ def zarr_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
             size = min(250_000, ROWS - start)
             yield centres[rng.integers(0, 8, size)] + rng.standard_normal((size, DIM), np.float32)
     write_zarr(path, blocks())
+    write_code_column(path, "label", _labels(), CLASSES, ROWS)
     return path
+
+
+CLASSES = ["even", "odd", "third"]
+
+
+def _labels() -> np.ndarray:
+    return (np.arange(ROWS) % 3).astype(np.int32)
+
+
+def _keys(coords: str, shard_rows: int, box: dict) -> np.ndarray:
+    """The workers' LOD keys of every row, drawn again here by the same per-shard functions."""
+    plans = [tile_keys.ShardPlan(coords, start, min(ROWS, start + shard_rows), (0, 1),
+                                 tuple(box["lo"]), tuple(box["hi"]), 0)
+             for start in range(0, ROWS, shard_rows)]
+    leads = tile_keys.choose_leads([tile_keys.shard_leads(p) for p in plans])
+    keys = np.concatenate([tile_keys.keys(p, *leads).key for p in plans])
+    tile_keys.forget(coords)
+    return keys
 
 
 class Sampler:
@@ -129,7 +156,7 @@ def _project(base: str, **body) -> tuple[int, dict]:
         return size, json.loads(reply.headers["X-Info"])
 
 
-def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server):
+def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server, zarr_path):
     base, sampler = server
     idle = sampler.now()
 
@@ -140,6 +167,7 @@ def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server):
           f"PCA peak {sampler.peak / 2**20:.0f} MB", end="")
     assert sampler.peak < BUDGET, f"PCA: {sampler.peak / 2**20:.0f} MB private (idle {idle / 2**20:.0f})"
     assert Path(info["stored"]["tiles"]).is_dir()  # the workers wrote the tiles
+    assert info["tile_columns"] == ["label"]  # with the column stored beside the zarr
 
     sampler.reset()
     reply = httpx.get(f"{base}/api/neighbors", timeout=600,
@@ -152,6 +180,32 @@ def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server):
     sampler.reset()
     size, info = _project(base, method="umap", dims=2)
     result = ROWS * 2 * 4
-    assert size == result and info["sample_rows"] > 0
+    assert size == result and info["sample_rows"] > 0 and info["placed_by"] == "transform"
     print(f", UMAP peak {sampler.peak / 2**20:.0f} MB (result {result / 2**20:.0f} MB)")
     assert sampler.peak < BUDGET + result, f"UMAP: {sampler.peak / 2**20:.0f} MB private"
+    # Placed by the workers into the store, whose tiles they built with the label column.
+    assert info["tile_columns"] == ["label"]
+    shard_rows = open_chunked(zarr_path, "v").shards()[0].stop  # the tile build's shards
+    _the_tiles_are_build_tiles_over_the_stored_coordinates(info["stored"], shard_rows)
+
+
+def _the_tiles_are_build_tiles_over_the_stored_coordinates(stored: dict[str, str],
+                                                            shard_rows: int) -> None:
+    import zarr
+
+    plane = np.asarray(zarr.open_array(store=stored["coordinates"], mode="r")[:])
+    assert plane.shape == (ROWS, 2) and np.isfinite(plane).all()
+    source = ZarrTileSource(stored["tiles"])
+    manifest = source.manifest()
+    keys = _keys(stored["coordinates"], shard_rows, manifest["box"])
+    reference = build_tiles(plane, np.lexsort((np.arange(ROWS), keys)), manifest["budget"])
+    assert manifest["total"] == ROWS and manifest["box"] == {"lo": list(reference.lo),
+                                                             "hi": list(reference.hi)}
+    assert [tuple(t[:3]) for t in manifest["tiles"]] == [tuple(t) for t in reference.tiles]
+    assert source.codes_dictionary("label") == CLASSES
+    labels = _labels()
+    for z, x, y, count in manifest["tiles"]:
+        rows, coords, codes = source.read(z, x, y, column="label")
+        assert count == rows.size and np.array_equal(rows, reference.rows[reference.find(z, x, y)])
+        np.testing.assert_array_equal(coords, plane[rows])
+        assert np.array_equal(codes, labels[rows])

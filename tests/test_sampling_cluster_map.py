@@ -7,7 +7,12 @@ import pickle
 import numpy as np
 from sklearn.datasets import make_blobs
 
-from projector_core.distributed.sample_fit import fit_sample, sample_coordinates
+from projector_core.distributed.sample_fit import (
+    PLACE_ROWS,
+    fit_sample,
+    piece_rows,
+    sample_coordinates,
+)
 from projector_core.kernels.sampling import UmapMap
 from projector_core.projection.params import UmapParams, UmapRequest
 
@@ -35,3 +40,10 @@ def test_a_worker_fits_the_same_map_as_one_machine_and_ships_it_whole():
     centres = np.stack([layout[blob[:1000] == b].mean(axis=0) for b in range(5)])
     nearest = np.argmin(np.linalg.norm(placed[:, None] - centres[None], axis=2), axis=1)
     assert (nearest == blob[1000:]).mean() > 0.95
+
+
+def test_a_shard_is_placed_in_equal_pieces_that_never_share_a_chunk():
+    assert piece_rows(1000) == 1000  # a small shard is one task
+    assert piece_rows(2**21) == PLACE_ROWS == 2**17  # 10M x 8's shards: 16 tasks each
+    assert piece_rows(3 * PLACE_ROWS - 3) == PLACE_ROWS - 1
+    assert piece_rows(1_000_003) == 1_000_003  # prime: no cut near, the whole shard

@@ -180,11 +180,17 @@ class Cluster:
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 
-    def map_unordered(self, function: Callable[..., Any], held: list[Future], *args: Any,
-                      timeout_factor: float = 1.0) -> Iterator[tuple[int, Any]]:
-        """As :meth:`map`, yielding (shard number, result) as each finishes; a long job
+    def each_unordered(self, function: Callable[..., Any], tasks: list[tuple], *,
+                       timeout_factor: float = 1.0) -> Iterator[tuple[int, Any]]:
+        """``function(*task)`` per task (a held shard among its arguments draws it to the
+        worker holding it), yielding (task number, result) as each finishes; a long job
         (placing every point on a t-SNE map) may wait ``timeout_factor`` x the timeout."""
-        futures = self._submit(function, held, args)
+        self.check()
+        try:
+            futures = [self.client.submit(function, *task, retries=_RETRIES, pure=False)
+                       for task in tasks]
+        except _CLUSTER_ERRORS as error:
+            raise self._unavailable(error) from None
         position = {future.key: i for i, future in enumerate(futures)}
         timeout = self.timeout * timeout_factor
         try:

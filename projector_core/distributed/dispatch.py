@@ -19,6 +19,7 @@ from projector_core.distributed.coords_store import StoredCoordinates
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.distributed.tile_build import build_tile_store
 from projector_core.formats.chunked import ChunkedVectors
+from projector_core.formats.code_columns import code_columns
 from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
@@ -87,15 +88,19 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
 def stored_result(coordinates: StoredCoordinates, cluster: Cluster, vectors: ChunkedVectors,
                   info: dict[str, Any], started: float) -> ProjectionResult:
     """A result the workers wrote to disk, with its tiles over the first two axes built by
-    them too: the server keeps a path and a few numbers, never the N x c array."""
+    them too, carrying the codes of the categorical columns stored beside the embedding
+    (``formats/code_columns.py``): the server keeps a path and a few numbers, never the
+    N x c array."""
     n, columns = coordinates.shape
     shards = vectors.shards()
     axes = list(range(min(columns, 2)))
     projected = time.perf_counter()
+    coded = code_columns(vectors)
     coordinates.tiles = build_tile_store(coordinates, shards[0].stop - shards[0].start, axes,
-                                         cluster)
+                                         cluster, coded)
     info.update({"dims": columns, "invalid_rows": n - coordinates.stats.finite,
                  "tiles_seconds": round(time.perf_counter() - projected, 3),
+                 "tile_columns": sorted(coded),
                  "seconds": round(time.perf_counter() - started, 3),
                  "stored": {"coordinates": coordinates.path, "tiles": coordinates.tiles}})
     return ProjectionResult(coordinates, info)  # type: ignore[arg-type]

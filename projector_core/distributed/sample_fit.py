@@ -3,8 +3,11 @@
 Neither method's fit scales past one machine's memory, but both place new points on a
 fitted map (openTSNE's ``TSNEEmbedding.transform``, umap-learn's ``UMAP.transform``). So the
 workers gather a random sample of the finite rows to one worker (never through the server),
-which fits it; the fitted model goes to every worker, each places its own shards, and the
-coordinates stream to the browser as frames as each shard finishes (the sample first).
+which fits it; the fitted model goes to every worker (once: a Dask future every placing task
+reads), each places the shards it holds and writes their rows to the projection's
+``coords`` store (``coords_store.py``), as PCA does, so the N x 2 coordinates never reach the
+server; the job's progress counts the shards placed, and while the result is small enough
+to read whole the browser gets a frame of the store as shards finish.
 t-SNE uses openTSNE directly, with the request's parameters. UMAP is the single-machine
 sampled fit's (:class:`~kernels.sampling.UmapMap`): the sample's neighbours and each placed
 point's come from one HNSW index over the sample, not umap-learn's NN-descent, so a cluster
@@ -14,10 +17,19 @@ draws the same map as one machine given the same sample.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from projector_core.distributed.coords_store import (
+    WHOLE_BYTES,
+    ShardStats,
+    StoredCoordinates,
+    combine,
+    create_coords,
+    new_store,
+    write_rows,
+)
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
 from projector_core.kernels.sampling import PLACE_BATCH, UmapMap
@@ -29,6 +41,9 @@ if TYPE_CHECKING:
 
 SAMPLE_ROWS = 20_000  # fitted on one worker: t-SNE/UMAP of this many take well under a minute
 FIT_SHARE = 0.3  # progress reported once the sample is fitted
+# Rows a placing task places (8 batches, a few minutes on a loaded core): the progress steps
+# and the balance between workers when each holds few shards (10M x 8: 5 shards of 2M rows).
+PLACE_ROWS = 8 * PLACE_BATCH
 
 
 def take_rows(item: HeldShard | Shard, rows: np.ndarray) -> np.ndarray:
@@ -49,25 +64,39 @@ def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> F
     """Fit the method on the gathered sample; the model stays on this worker until placed."""
     sample = np.ascontiguousarray(np.concatenate(parts), np.float32)
     if isinstance(request, TsneRequest):
-        params = request.params
-        import openTSNE
-
-        from projector_core.kernels.tsne import default_perplexity, early_exaggeration_iterations
-
-        perplexity = params.perplexity or default_perplexity(sample.shape[0])
-        return FittedMap(openTSNE.TSNE(
-            n_components=request.dims, perplexity=perplexity, learning_rate=params.learning_rate,
-            early_exaggeration=params.early_exaggeration, n_iter=params.n_iter,
-            early_exaggeration_iter=early_exaggeration_iterations(params.n_iter),
-            negative_gradient_method="fft" if request.dims == 2 else "bh",
-            random_state=params.seed, n_jobs=1).fit(sample), min(params.n_iter, 250))
+        return _fit_tsne(sample, request)
     from projector_core.kernels.sampling import fit_umap_map
 
-    assert isinstance(request, UmapRequest)  # t-SNE returned above
     fit = request.params
     fitted, _ = fit_umap_map(sample, request.dims, fit.n_neighbors, fit.min_dist,
                              fit.n_epochs, fit.seed)
     return FittedMap(fitted)
+
+
+def _fit_tsne(sample: np.ndarray, request: TsneRequest) -> FittedMap:
+    """As the single machine's sampled t-SNE (``kernels.sampling.sampled_tsne``): one HNSW
+    index over the sample for the fit's neighbours and each placed point's, its PCA start,
+    and its placement steps; the index ships with the map to every worker."""
+    from openTSNE.initialization import pca as pca_layout
+
+    from projector_core.kernels.sample_index import SampleIndex
+    from projector_core.kernels.sampling import TSNE_PLACE_ITERATIONS
+    from projector_core.kernels.tsne import default_perplexity, tsne
+
+    params = request.params
+    m = sample.shape[0]
+    perplexity = params.perplexity or default_perplexity(m)
+    index = SampleIndex(sample)
+    fitted = tsne(sample, request.dims, perplexity, params.learning_rate, params.n_iter,
+                  params.early_exaggeration, params.seed,
+                  neighbors=index.self_neighbors(min(m - 1, int(3 * perplexity))), n_jobs=1,
+                  init=pca_layout(sample, n_components=request.dims, random_state=params.seed))
+    reference = fitted.embedding
+    assert reference is not None
+    reference.affinities.knn_index = index  # transform's neighbour search: batched
+    reference.gradient_descent_params["negative_gradient_method"] = \
+        "fft" if request.dims == 2 else "bh"  # as one machine: not Barnes-Hut for a last batch
+    return FittedMap(reference, TSNE_PLACE_ITERATIONS)
 
 
 def sample_coordinates(fitted: FittedMap) -> np.ndarray:
@@ -77,23 +106,42 @@ def sample_coordinates(fitted: FittedMap) -> np.ndarray:
     return np.asarray(fitted.model, np.float32)
 
 
-def place_shard(item: HeldShard | Shard, fitted: FittedMap) -> np.ndarray:
-    """float32 coordinates of a shard's rows on the fitted map; NaN where not finite.
-
-    t-SNE optimises the new points for as many iterations as the fit had, at most openTSNE's
-    default 250 for ``transform``."""
-    x = held(item).index.host
+def place_rows(item: HeldShard | Shard, fitted: FittedMap, lo: int, hi: int) -> np.ndarray:
+    """float32 coordinates of the shard's rows ``lo:hi`` on the fitted map; NaN where not
+    finite. Batches of ``PLACE_BATCH`` bound the placement's memory."""
+    x = held(item).index.host[lo:hi]
     ok = np.isfinite(x).all(axis=1)
     out = np.full((x.shape[0], sample_coordinates(fitted).shape[1]), np.nan, np.float32)
-    if ok.any():
-        rows = np.flatnonzero(ok)
-        for start in range(0, rows.size, PLACE_BATCH):  # bounds the placement's memory
-            batch = rows[start:start + PLACE_BATCH]
-            points = np.ascontiguousarray(x[batch], np.float32)
-            placed = (fitted.model.place(points) if isinstance(fitted.model, UmapMap)
-                      else fitted.model.transform(points, n_iter=fitted.iterations))
-            out[batch] = np.asarray(placed, np.float32)
+    rows = np.flatnonzero(ok)
+    for start in range(0, rows.size, PLACE_BATCH):
+        batch = rows[start:start + PLACE_BATCH]
+        points = np.ascontiguousarray(x[batch], np.float32)
+        placed = (fitted.model.place(points) if isinstance(fitted.model, UmapMap)
+                  else fitted.model.transform(points, n_iter=fitted.iterations))
+        out[batch] = np.asarray(placed, np.float32)
     return out
+
+
+def place_into(item: HeldShard | Shard, fitted: FittedMap, path: str, lo: int, hi: int
+               ) -> ShardStats:
+    """:func:`place_rows`, written to the store by the worker holding the shard; stats back."""
+    return write_rows(path, held(item).start + lo, place_rows(item, fitted, lo, hi))
+
+
+def piece_rows(shard_rows: int) -> int:
+    """Rows one placing task places: ``shard_rows`` cut into equal pieces of at most
+    ``PLACE_ROWS``, so no two tasks write one chunk of the store; a whole shard when no such
+    cut is near (a shard of a prime number of rows)."""
+    fewest = -(-shard_rows // PLACE_ROWS)
+    for count in range(fewest, 4 * fewest + 1):
+        if shard_rows % count == 0:
+            return shard_rows // count
+    return shard_rows
+
+
+def sample_size(fitted: FittedMap) -> int:
+    """Rows the map was fitted on (the finite rows of the sample)."""
+    return int(sample_coordinates(fitted).shape[0])
 
 
 class _Quiet:
@@ -102,8 +150,10 @@ class _Quiet:
 
 
 def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVectors,
-                      cluster: Cluster, reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
-    """(coordinates [N, dims], info) of ``request`` over the shards held by the workers."""
+                      cluster: Cluster, reporter: Reporter | None
+                      ) -> tuple[np.ndarray, dict[str, Any]]:
+    """(coordinates [N, dims] in a store the workers wrote, info) of ``request`` over the
+    shards held by the workers."""
     if reporter is None:
         reporter = _Quiet()
     n = vectors.shape[0]
@@ -114,16 +164,25 @@ def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVector
     holding = cluster.held(vectors)
     parts = cluster.submit_each(take_rows, holding, local)
     model = cluster.submit(fit_sample, parts, request)
-    coordinates = np.full((n, request.dims), np.nan, np.float32)
     reporter.step(None, 0.0)
-    fitted = cluster.result(cluster.submit(sample_coordinates, model), timeout_factor=10)
-    if fitted.shape[0] == size:  # no NaN rows in the sample: show it while the rest is placed
-        coordinates[chosen] = fitted
-    reporter.step(0, FIT_SHARE, lambda: coordinates.copy())
-    placing = cluster.map_unordered(place_shard, holding, model, timeout_factor=10)
-    for placed, (number, block) in enumerate(placing, start=1):
-        coordinates[shards[number].start:shards[number].stop] = block
-        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(shards),
-                      lambda: coordinates.copy())
-    return coordinates, {"sample_rows": int(fitted.shape[0]), "placed_by": "transform",
-                         "shards": len(shards)}
+    fitted = cluster.result(cluster.submit(sample_size, model), timeout_factor=10)
+    shard_rows = shards[0].stop - shards[0].start
+    piece = piece_rows(shard_rows)
+    path = create_coords(new_store(cluster.store_dir, request.method), n, request.dims, piece)
+    unplaced = ShardStats(0, np.full(request.dims, np.inf), np.full(request.dims, -np.inf))
+    stored = StoredCoordinates(path, (n, request.dims), unplaced)
+    # A frame is the whole N x dims array: sent while it is small, else the tiles show it.
+    frame = (lambda: np.asarray(stored)) if stored.nbytes <= WHOLE_BYTES else None
+    reporter.step(0, FIT_SHARE, frame)
+    tasks = [(future, model, path, lo, min(lo + piece, shard.stop - shard.start))
+             for future, shard in zip(holding, shards, strict=True)
+             for lo in range(0, shard.stop - shard.start, piece)]
+    stats = []
+    placing = cluster.each_unordered(place_into, tasks, timeout_factor=10)
+    for placed, (_number, part) in enumerate(placing, start=1):
+        stats.append(part)
+        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(tasks), frame)
+    stored.stats = combine(stats)
+    info = {"sample_rows": fitted, "placed_by": "transform", "shards": len(shards),
+            "placing_tasks": len(tasks)}
+    return cast(np.ndarray, stored), info  # StoredCoordinates: read by rows, as PCA's

@@ -1,0 +1,84 @@
+"""Categorical columns of a chunked embedding, stored beside it as int32 codes.
+
+At 100M points a metadata TSV is gigabytes of strings the server would parse and hold, only
+for the map to be coloured by a column of a dozen classes. So a chunked embedding may carry
+its categorical columns as columnar arrays in a folder beside it: for ``v.zarr`` (or a
+folder of ``.npy`` shards ``v``) the folder ``v.columns``, holding one zarr array per
+column, named after it: N int32 codes, their categories in the array's ``dictionary``
+attribute. The workers that build the tiles read the codes of their shards from it, and the
+tiles carry ``codes/<column>`` (colour and search over every point), while the server reads
+only each array's metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from projector_core.errors import DataError
+from projector_core.formats.chunked import ChunkedVectors, NpyShardsSource, ZarrSource
+
+FOLDER_SUFFIX = ".columns"
+
+
+def columns_folder(embedding: Path) -> Path:
+    """Where the columns of the chunked embedding at ``embedding`` are stored."""
+    embedding = Path(embedding)
+    stem = embedding.name[:-len(".zarr")] if embedding.name.endswith(".zarr") else embedding.name
+    return embedding.with_name(stem + FOLDER_SUFFIX)
+
+
+def write_code_column(embedding: Path, name: str, codes: np.ndarray | Iterable[np.ndarray],
+                      dictionary: list[str], rows: int, chunk_rows: int = 1 << 20) -> Path:
+    """Write column ``name`` of the embedding at ``embedding``: ``rows`` int32 codes into
+    ``dictionary``, from an array or consecutive blocks (never whole in memory). Its path."""
+    import zarr
+
+    path = columns_folder(embedding) / name
+    array = zarr.create_array(store=str(path), shape=(rows,), chunks=(min(chunk_rows, rows),),
+                              dtype="<i4", compressors=None, overwrite=True, zarr_format=3)
+    array.attrs["dictionary"] = list(dictionary)
+    start = 0
+    for block in ([codes] if isinstance(codes, np.ndarray) else codes):
+        block = np.asarray(block, np.int32)
+        array[start:start + block.shape[0]] = block
+        start += block.shape[0]
+    if start != rows:
+        raise ValueError(f"column {name!r}: {start} codes written for {rows} rows")
+    return path
+
+
+def _embedding_path(vectors: ChunkedVectors) -> Path:
+    source = vectors.source
+    if isinstance(source, ZarrSource):
+        return Path(source.path)
+    assert isinstance(source, NpyShardsSource)
+    return Path(source.pieces[0].path).parent
+
+
+def code_columns(vectors: ChunkedVectors) -> dict[str, tuple[str, list[str]]]:
+    """name -> (path of its N int32 codes, dictionary) of the columns stored beside
+    ``vectors`` (none when there is no such folder); DataError naming a broken one."""
+    import zarr
+
+    folder = columns_folder(_embedding_path(vectors))
+    found: dict[str, tuple[str, list[str]]] = {}
+    if not folder.is_dir():
+        return found
+    for path in sorted(p for p in folder.iterdir() if p.is_dir()):
+        try:
+            array: Any = zarr.open_array(store=str(path), mode="r")
+        except Exception as error:  # zarr raises many kinds for a damaged store
+            raise DataError(f"is not a readable zarr array: {error}", file=str(path)) from None
+        dictionary = array.attrs.get("dictionary")
+        if array.shape != (vectors.shape[0],) or array.dtype.kind not in "iu":
+            raise DataError(f"has shape {list(array.shape)} and dtype {array.dtype}; a column "
+                            f"is {vectors.shape[0]} integer codes, one per row", file=str(path))
+        if not isinstance(dictionary, list):
+            raise DataError("has no 'dictionary' attribute (the categories its codes index)",
+                            file=str(path))
+        found[path.name] = (str(path), [str(value) for value in dictionary])
+    return found
