@@ -38,12 +38,7 @@ from sklearn.manifold import trustworthiness
 from projector_core.kernels import sampling
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sample_index import SampleIndex
-from projector_core.kernels.sampling import (
-    COARSE_SAMPLE,
-    SAMPLE_FIT_EPOCHS,
-    sample_size,
-    sampled_umap,
-)
+from projector_core.kernels.sampling import SAMPLE_FIT_EPOCHS, sample_size, sampled_umap
 from projector_core.kernels.umap import umap
 
 SUBSET = 5_000
@@ -89,9 +84,6 @@ def main() -> None:
                         help="default: the projection's, min(100,000, N / 2)")
     parser.add_argument("--sample-fit-epochs", type=int, nargs="+", default=[SAMPLE_FIT_EPOCHS],
                         help="one sampled run per value (the sample's fit; placement unchanged)")
-    parser.add_argument("--coarse-sample", type=int, nargs="+", default=[COARSE_SAMPLE],
-                        help="one sampled run per value: the sample's fit starts from a fit of "
-                             "this many of its points (0: the spectral start, as before)")
     parser.add_argument("--full", action="store_true",
                         help="also fit all N points (one HNSW graph over all of them)")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/projector-bench"))
@@ -111,15 +103,12 @@ def main() -> None:
     t_ref = trustworthiness(data[subset], reference, n_neighbors=K, metric="cosine")
     print(f"{n} x {data.shape[1]} words; reference: umap-learn on the {SUBSET} subset alone, "
           f"trustworthiness {t_ref:.4f} ({reference_s:.0f} s)", flush=True)
-    def sampled(epochs: int, coarse: int) -> np.ndarray:
+    def sampled(epochs: int) -> np.ndarray:
         sampling.SAMPLE_FIT_EPOCHS = epochs
-        sampling.COARSE_SAMPLE = coarse or m  # a sample under twice its size starts spectral
         return sampled_umap(data, m, 2, 15, 0.1, None, 0).coordinates
 
-    runs = {f"sampled ({m}, sample fit {epochs} epochs, "
-            f"{f'from a {coarse} fit' if coarse else 'spectral start'})":
-            lambda epochs=epochs, coarse=coarse: sampled(epochs, coarse)
-            for epochs in args.sample_fit_epochs for coarse in args.coarse_sample}
+    runs = {f"sampled ({m}, sample fit {epochs} epochs)": lambda epochs=epochs: sampled(epochs)
+            for epochs in args.sample_fit_epochs}
     if args.full:
         runs[f"full fit ({n})"] = lambda: umap(
             data, neighbors=SampleIndex(data).self_neighbors(14), preview=False).coordinates

@@ -1,4 +1,4 @@
-"""A large sample's UMAP starts from a fit of a smaller part of it: quality on a tree."""
+"""A sampled UMAP keeps its quality on structured data, not only on blobs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from sklearn.manifold import trustworthiness
 
-from projector_core.kernels import sampling
-from projector_core.kernels.sampling import coarse_layout, sampled_umap
+from projector_core.kernels.sampling import sampled_umap
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +23,12 @@ def tree() -> np.ndarray:
     return (picked + rng.normal(scale=3.0, size=picked.shape)).astype(np.float32)
 
 
-def test_a_small_sample_keeps_the_spectral_start(tree):
-    assert coarse_layout(tree[:2 * sampling.COARSE_SAMPLE - 1], 2, 15, 0.1, 30, 0) is None
-
-
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_a_sample_fitted_from_a_coarse_start_is_as_trustworthy_as_a_subset_fit(
-        tree, monkeypatch):
+def test_a_sampled_umap_of_a_tree_is_as_trustworthy_as_a_subset_fit(tree):
     import umap as umap_learn
 
-    monkeypatch.setattr(sampling, "COARSE_SAMPLE", 500)  # 2,400 sampled: the coarse start runs
-    start = coarse_layout(tree[:2400], 2, 15, 0.1, None, 0)
-    assert start is not None and start.shape == (2400, 2) and np.isfinite(start).all()
-
-    result = sampled_umap(tree, 2400, 2, 15, 0.1, None, 0)
+    result = sampled_umap(tree, 2400, 2, 15, 0.1, None, 0)  # default epochs, 3,600 placed
     assert np.isfinite(result.coordinates).all()
     # The issue's measure: trustworthiness (k = 10) on a random subset, against umap-learn
     # fitted on that subset alone, in the same run.
