@@ -54,7 +54,7 @@ MIN_SAMPLE = 100
 # placement found: -0.008; there are no placed-to-placed edges without searching all points).
 # Issue 25, same reference (0.810): a 25,000 sample (+0.003, a third of the fine-scale recall)
 # and starting the sample's fit from a 10,000-point fit instead of the spectral layout
-# (+0.001): both within the spread of four runs of the default (0.776-0.782): not kept.
+# (+0.001): both within the spread of five runs of the default (0.776-0.782): not kept.
 SAMPLE_FIT_EPOCHS = 500
 
 
