@@ -31,9 +31,9 @@ import httpx
 from playwright.sync_api import Browser, Page
 
 from bench.frontend_scale import write_scale_logdir
+from projector_core.projection.default_view import shown_from_tiles
 
 AFTER_PICTURE_S = 10.0  # the window after the first picture whose long tasks count
-TILES_ABOVE = 2_000_000  # frontend/js/tiled_projection.js
 LONG_TASKS = """
 window.__longTasks = [];
 try {
@@ -175,7 +175,7 @@ def measure_user(browser: Browser, n: int, port: int, viewport: dict) -> dict[st
             context.close()
             out["first"], out["second"] = first, second
             # The reference: both display paths from a fresh profile on the warm server.
-            tiles = n > TILES_ABOVE
+            tiles = shown_from_tiles(n)  # what /api/runs tells the page
             for name, query in (("default", ""), ("other", "never" if tiles else "always")):
                 fresh = browser.new_context(viewport=viewport)
                 seen = visit(fresh, server.url + "/" + (f"?tiles={query}" if query else ""), box)

@@ -134,7 +134,7 @@ def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp
     default PCA job appears and finishes, and its tiles are built, which an early tile
     request shows (it never builds them: it answers the computed tile once they exist).
     The page shows sets above 2M points from tiles: here the bound is lowered to 1000."""
-    monkeypatch.setattr(default_view, "PAGE_TILES_ABOVE", 1000)
+    monkeypatch.setattr(default_view, "TILES_ABOVE", 1000)
     write_points(tmp_path / "logs" / "run", 3000, [f"c{i % 3}" for i in range(3000)])
     url = serve(tmp_path / "logs", prepare_view=True)
     deadline = time.monotonic() + 120

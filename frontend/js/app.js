@@ -76,7 +76,10 @@ class App {
     } finally {
       task.done();
     }
-    const healthy = this.runs.flatMap((r) => r.embeddings.filter((e) => !e.error && e.shape).map((e) => [r.name, e.name]));
+    // Points the server can show (status "ready": a broken metadata or sprite file leaves them
+    // usable, said in the Data panel), those without a broken file first.
+    const usable = this.runs.flatMap((r) => r.embeddings.filter((e) => e.status === 'ready' && e.shape).map((e) => ({ run: r.name, e })));
+    const healthy = [...usable.filter((u) => !u.e.error), ...usable.filter((u) => u.e.error)].map((u) => [u.run, u.e.name]);
     let target = healthy[0];
     const linkedHere = fromUrl && healthy.some(([r, e]) => r === fromUrl.run && e === fromUrl.embedding);
     if (linkedHere) target = [fromUrl.run, fromUrl.embedding];

@@ -13,7 +13,7 @@ const isLoading = (embedding) => embedding.status === 'loading';
 export function pendingEmbedding(runs, fromUrl = null) {
   const all = runs.flatMap((r) => r.embeddings.map((embedding) => ({ run: r.name, embedding })));
   const wanted = fromUrl && all.find((c) => c.run === fromUrl.run && c.embedding.name === fromUrl.embedding);
-  const target = wanted || all.find((c) => isLoading(c.embedding) || (!c.embedding.error && c.embedding.shape));
+  const target = wanted || all.find((c) => isLoading(c.embedding) || (c.embedding.status === 'ready' && c.embedding.shape));
   return target && isLoading(target.embedding) ? target : null;
 }
 

@@ -51,9 +51,10 @@ export function defaultStateFor(table) {
 }
 
 /** Per-data-set view defaults: PCA opens in 3D only when there is a third column to show (a
- * 2-column embedding opens in 2D, not with an empty Z). */
-export function datasetDefaults(n, d) {
-  return { pca3d: d >= 3 };
+ * 2-column embedding opens in 2D, not with an empty Z) and the set is not shown from tiles
+ * (`tiles`, the server's word: their quadtree is over two axes, and 3D takes the whole set). */
+export function datasetDefaults(d, tiles = false) {
+  return { pca3d: d >= 3 && !tiles };
 }
 
 /** Whether the state's projection is drawn in 3D (custom is always 2D). */

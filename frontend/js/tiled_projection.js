@@ -14,8 +14,6 @@ import { TileAnswers } from './tile_answers.js';
 import { uniformTileColoring } from './tile_coloring.js';
 import { NO_MARKS, tileColors, tileFlags } from './tile_paint.js';
 
-/** 2-D server projections above this many points are shown from tiles (else the whole set). */
-export const TILES_ABOVE = 2000000;
 /** Points a still frame shows at most: the deepest levels on screen that fit. */
 export const DISPLAY_POINTS = 2000000;
 /** Points the tab keeps at most (evicting off-screen tiles): what 100M never exceeds. */
@@ -37,13 +35,14 @@ function budgets() {
 
 /**
  * Whether a projection is shown from tiles: `?tiles=always|never` in the page's address,
- * else server data above TILES_ABOVE in a 2-D view of a quick method (PCA, custom).
+ * else a 2-D view of a quick method (PCA, custom) of server data the server says is shown
+ * from tiles (`/api/runs`: `tiles`, decided by the set's size in projection/default_view.py).
  */
 export function showsTiles(dataset, method, threeD) {
   if (dataset.local || threeD || (method !== 'pca' && method !== 'custom')) return false;
   const setting = new URLSearchParams(location.search).get('tiles');
   if (setting === 'always' || setting === 'never') return setting === 'always';
-  return dataset.n > TILES_ABOVE;
+  return Boolean(dataset.info?.tiles);
 }
 
 /**

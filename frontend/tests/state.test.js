@@ -63,6 +63,7 @@ test('custom projections are always 2D, others follow their toggle', () => {
 });
 
 test('PCA opens in 3D when there is a third column', () => {
-  assert.deepEqual(datasetDefaults(100, 10), { pca3d: true });
-  assert.equal(datasetDefaults(100, 2).pca3d, false);
+  assert.deepEqual(datasetDefaults(10), { pca3d: true });
+  assert.equal(datasetDefaults(2).pca3d, false);
+  assert.equal(datasetDefaults(10, true).pca3d, false); // shown from tiles: 2-D
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { defaultCamera, viewProjection, zoom } from '../js/camera.js';
-import { DISPLAY_POINTS, showsTiles, TILES_ABOVE, TiledProjection } from '../js/tiled_projection.js';
+import { DISPLAY_POINTS, showsTiles, TiledProjection } from '../js/tiled_projection.js';
 
 /** A full quadtree index over the box [0, 8]^2: every tile of levels 0..depth holds `count`. */
 function manifest(depth, count) {
@@ -26,12 +26,12 @@ function resident(tiled, key, rows, coords) {
 
 test('tiles show large 2-D views of PCA and custom from the server, the rest comes whole', () => {
   globalThis.location = { search: '' };
-  const big = { local: false, n: TILES_ABOVE + 1 };
+  const big = { local: false, n: 3000000, info: { tiles: true } };
   assert.equal(showsTiles(big, 'pca', false), true);
   assert.equal(showsTiles(big, 'pca', true), false); // 3-D: the quadtree is over two axes
   assert.equal(showsTiles(big, 'tsne', false), false);
-  assert.equal(showsTiles({ local: true, n: big.n }, 'pca', false), false);
-  assert.equal(showsTiles({ local: false, n: 1000 }, 'pca', false), false);
+  assert.equal(showsTiles({ ...big, local: true }, 'pca', false), false);
+  assert.equal(showsTiles({ local: false, n: 1000, info: { tiles: false } }, 'pca', false), false);
   globalThis.location = { search: '?tiles=always' };
   assert.equal(showsTiles({ local: false, n: 1000 }, 'custom', false), true);
   globalThis.location = { search: '' };

@@ -29,8 +29,14 @@ from projector_core.storage.lod_store import LodStore
 log = logging.getLogger("projector")
 
 FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
-PAGE_TILES_ABOVE = 2_000_000  # the page shows a 2-D view from tiles above this many points
-# (TILES_ABOVE in frontend/js/tiled_projection.js); smaller ones from the whole set in LOD order
+TILES_ABOVE = 2_000_000  # above this many points a 2-D PCA or custom view comes as tiles
+
+
+def shown_from_tiles(points: int) -> bool:
+    """Whether the page shows this embedding's 2-D PCA and custom views from tiles (and opens
+    in 2-D, the tiles' quadtree being over two axes), not as the whole set in LOD order. The
+    one place this is decided: ``/api/runs`` says it per embedding (``tiles``) to the page."""
+    return points > TILES_ABOVE
 
 
 def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
@@ -50,9 +56,9 @@ def default_request(run: str, embedding: Embedding) -> ProjectionRequest:
         "params": {"spherize": table["spherize"]["default"]}})
 
 
-def default_axes(columns: int) -> list[int]:
-    """The axes the default view shows: the first three columns, or two."""
-    return list(range(min(columns, 3)))
+def default_axes(columns: int, tiles: bool) -> list[int]:
+    """The axes the default view shows: the first three columns, or two (and two for tiles)."""
+    return list(range(min(columns, 2 if tiles else 3)))
 
 
 def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: LodStore,
@@ -76,8 +82,8 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
         job.wait()
         if job.status is JobStatus.DONE:
             coordinates = projection_result(job).coordinates
-            lod.prepare(job, default_axes(coordinates.shape[1]),
-                        tiles=coordinates.shape[0] > PAGE_TILES_ABOVE)
+            tiles = shown_from_tiles(coordinates.shape[0])
+            lod.prepare(job, default_axes(coordinates.shape[1], tiles), tiles=tiles)
     except Exception:  # logged, not raised: a page asking later gets the error itself
         log.warning("could not prepare the default view of %s/%s", run, embedding.name,
                     exc_info=True)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from projector_core.data.model import Embedding
 from projector_core.data.steps import timelines
 from projector_core.kernels.search import search
+from projector_core.projection.default_view import shown_from_tiles
 from projector_core.projection.methods import data_limits
 from projector_core.service import label_column
 from projector_core.storage.fingerprint import fingerprint
@@ -79,6 +80,8 @@ class EmbeddingOut(BaseModel):
     sources: dict[str, str]
     limits: DataLimitsOut | None  # what the data allows each method's parameters (shape known)
     label_column: str | None  # the column that names points (``projector_core.data.label_column``)
+    tiles: bool = Field(description="2-D PCA and custom views are shown from level-of-detail "
+                                    "tiles (large sets), and the page opens in 2-D")
 
     @classmethod
     def of(cls, embedding: Embedding) -> EmbeddingOut:
@@ -100,6 +103,7 @@ class EmbeddingOut(BaseModel):
             limits=None if embedding.shape is None else DataLimitsOut(**data_limits(
                 *embedding.shape)),
             label_column=label_column(embedding),
+            tiles=embedding.shape is not None and shown_from_tiles(embedding.shape[0]),
         )
 
 

@@ -43,7 +43,7 @@ from projector.server.job_responses import (
     text_response,
     wants_binary,
 )
-from projector.server.routes.lod import _axes
+from projector.server.routes.lod import parse_axes
 from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobManager, JobStatus
@@ -177,7 +177,7 @@ def get_result(
     job = _done_job(jobs, job_id)
     if format is None:
         return result_response(job, wants_binary(request))
-    chosen = _axes(axes, projection_result(job).coordinates.shape[1])
+    chosen = parse_axes(axes, projection_result(job).coordinates.shape[1])
     name = f"{job.about.get('embedding') or 'projection'}-{job.about.get('method') or job.id}"
     return text_response(job, "," if format == "csv" else "\t", chosen,
                          f"{''.join(c if c.isalnum() or c in '-_.' else '_' for c in name)}"

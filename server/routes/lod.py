@@ -37,7 +37,9 @@ from projector_core.projection.jobs import layout_of, projection_result
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
 
-def _axes(text: str | None, cols: int) -> list[int]:
+def parse_axes(text: str | None, cols: int) -> list[int]:
+    """The result columns a request's ``axes`` names (the first three, or two, by default);
+    shared by the LOD, tile, query and result routes so one spelling means one thing."""
     if not text:
         return list(range(min(cols, 2 if cols < 3 else 3)))
     try:
@@ -63,7 +65,7 @@ def get_lod(job_id: str, request: Request, jobs: JobsDep,
     job = find_job(jobs, job_id)
     if job.status is not JobStatus.DONE:
         raise not_done(job)
-    chosen = _axes(axes, _layout(job).coordinates.shape[1])
+    chosen = parse_axes(axes, _layout(job).coordinates.shape[1])
     order = lod_store(request).order(job, chosen)
     return Response(order.astype("<i4").tobytes(), media_type="application/octet-stream",
                     headers={"X-Shape": str(order.size)})
@@ -74,11 +76,11 @@ def _layout(job: Job) -> ProjectionResult:
     return layout_of(job, "level-of-detail order")
 
 
-def _as_shown(axes: str | None, cols: int) -> str | None:
+def axes_as_shown(axes: str | None, cols: int) -> str | None:
     """The axes the front end shows for `axes` over a result of `cols` columns: 2D when a
     third is asked of fewer than three, an axis past the last column as the last."""
     if not axes or not all(a.strip().isdigit() for a in axes.split(",")):
-        return axes  # _axes explains what is wrong
+        return axes  # parse_axes explains what is wrong
     asked = [int(a) for a in axes.split(",")]
     if len(asked) == 3 and cols < 3:
         asked = asked[:2]
@@ -108,7 +110,7 @@ async def get_lod_points(
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     cols = _layout(job).coordinates.shape[1]
-    chosen = _axes(_as_shown(axes, cols), cols)
+    chosen = parse_axes(axes_as_shown(axes, cols), cols)
 
     def answer() -> Response:
         n = projection_result(job).coordinates.shape[0]

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query
 from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job
-from projector.server.routes.lod import _as_shown, _axes
+from projector.server.routes.lod import axes_as_shown, parse_axes
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.jobs.engine import Job
@@ -102,7 +102,7 @@ def _job_axes(jobs: JobsDep, job_id: str, axes: str | list[int] | None) -> tuple
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
     text = ",".join(map(str, axes)) if isinstance(axes, list) else axes
-    return job, _axes(_as_shown(text, cols), cols)
+    return job, parse_axes(axes_as_shown(text, cols), cols)
 
 
 def _answer(ask: Any, *args: Any) -> Any:

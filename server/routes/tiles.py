@@ -27,7 +27,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job, not_done
-from projector.server.routes.lod import _as_shown, _axes
+from projector.server.routes.lod import axes_as_shown, parse_axes
 
 from projector_core.jobs.engine import JobStatus
 from projector_core.kernels.lod_tiles import MAX_LEVEL
@@ -51,7 +51,7 @@ async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
         raise not_done(job)
     cols = projection_result(job).coordinates.shape[1]
     try:
-        return service.tile_source(job, _axes(_as_shown(axes, cols), cols))
+        return service.tile_source(job, parse_axes(axes_as_shown(axes, cols), cols))
     except ValueError as error:  # a comparison: it has no layout
         raise HTTPException(422, str(error)) from None
 

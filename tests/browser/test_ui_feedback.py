@@ -91,3 +91,18 @@ def test_structure_panel_says_ready_once_the_projection_has_finished(serve, samp
     projector.wait_text("cluster-status", "Available once the projection has finished.")
     projector.by("tsne-stop").click()
     projector.wait_text("cluster-status", "stopped before its end", contains=True)
+
+
+def test_points_with_a_broken_metadata_file_open_and_say_what_is_broken(serve, projector, tmp_path):
+    """The server says such points are usable (status "ready", the error beside them): the page
+    opens them on a first visit and names the file, rather than "No readable embedding"."""
+    add_embedding(tmp_path / "only", np.random.default_rng(0).normal(size=(50, 4)),
+                  metadata=[f"p{i}" for i in range(50)])
+    [metadata] = (tmp_path / "only").rglob("metadata.tsv")
+    metadata.write_text("".join(f"p{i}\n" for i in range(49)))  # one row short
+    projector.open(serve(tmp_path))
+    projector.wait_text("status-bar", "Points: 50", contains=True)
+    warnings = projector.by("dataset-warnings")
+    warnings.wait_for()
+    assert "metadata.tsv" in warnings.inner_text()
+    assert projector.drawn_pixels() > 50

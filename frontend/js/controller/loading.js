@@ -178,7 +178,7 @@ export class DatasetLoading {
     const base = restore ? sanitizeState(restore, defaults) : defaults;
     base.run = dataset.run;
     base.embedding = dataset.name;
-    if (!restore) base.pca.is3d = datasetDefaults(dataset.n, dataset.d).pca3d;
+    if (!restore) base.pca.is3d = datasetDefaults(dataset.d, Boolean(dataset.info?.tiles)).pca3d;
     const { state, notes } = clampState(base, dataset.methods);
     if (restore && notes.length) this.setMessage(clampNote(notes, 'The link'));
     return state;
