@@ -58,8 +58,7 @@ def label_column(embedding: Embedding) -> str | None:
     """The column that names the embedding's points (see :mod:`label_column`)."""
     if "metadata" in embedding.errors or embedding.loading is not None:
         return None
-    metadata = embedding.metadata()
-    return None if metadata is None else default_label_column(metadata.names, metadata.is_numeric)
+    return default_label_column(embedding.metadata_columns(), embedding.is_numeric)
 
 
 def describe(job: Job) -> dict[str, Any]:

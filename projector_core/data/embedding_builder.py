@@ -5,6 +5,7 @@ a text table. Each input kind only finds and reads its parts; the rules they sha
 - the tensor warns of rows holding NaN or Inf (not for chunked arrays, which are never read
   whole) and of a single column;
 - metadata is checked against the tensor's row count, its warnings join the embedding's;
+- a chunked tensor brings the categorical columns stored beside it (a broken one: ``columns``);
 - a sprite is checked for the tensor's points, and its page files are watched with it;
 - the fingerprint (what every cache of this embedding is keyed by) covers the name, the tensor
   and the metadata, so a rewrite of either is never served stale.
@@ -26,6 +27,7 @@ from projector_core.data.model import Embedding
 from projector_core.errors import DataError
 from projector_core.formats.bookmarks import parse_bookmarks
 from projector_core.formats.chunked import ChunkedVectors
+from projector_core.formats.code_columns import CodeColumn, open_code_columns
 from projector_core.formats.metadata import Metadata, read_metadata
 from projector_core.sprites.sprite import Sprite, check_sprite
 from projector_core.storage.fingerprint import fingerprint
@@ -58,6 +60,7 @@ class EmbeddingBuilder:
         self._sprite: Sprite | None = None
         self._bookmarks: list[dict[str, Any]] | None = None
         self._has_bookmarks = False
+        self._code_columns: dict[str, CodeColumn] = {}
 
     @property
     def n_points(self) -> int | None:
@@ -80,6 +83,11 @@ class EmbeddingBuilder:
             rows = "1 row holds NaN or Inf; it is" if invalid == 1 else \
                 f"{invalid} rows hold NaN or Inf; they are"
             self.warnings.append(f"{source}: {rows} kept out of neighbours and projections")
+        if isinstance(vectors, ChunkedVectors):
+            with self.part("columns"):
+                self._code_columns = open_code_columns(vectors)
+                # A rewritten column reloads the embedding, whose counts and codes are cached.
+                self.files.extend(Path(c.path) / "zarr.json" for c in self._code_columns.values())
         if vectors.shape[1] == 1:
             self.warnings.append(f"{source}: has a single column (D = 1), so each point is one "
                                  "number; if these are labels or ids, name the file in "
@@ -124,4 +132,5 @@ class EmbeddingBuilder:
                             vectors=self._vectors, metadata=self._metadata,
                             bookmarks=self._bookmarks, sprite=self._sprite,
                             has_bookmarks=self._has_bookmarks, errors=self.errors,
+                            code_columns=self._code_columns,
                             warnings=self.warnings, sources=self.sources)

@@ -5,6 +5,11 @@ already checked; a broken part is recorded in ``errors`` under its name (tensor,
 sprite, bookmarks) and the healthy parts stay usable, so one bad file never takes the rest down.
 Its data parts are private: read through the methods below, which refuse a broken or loading
 part, and handed over once through ``Embedding.of``.
+
+Its metadata columns are the metadata file's, then the categorical columns stored beside a
+chunked embedding as int32 codes (``formats/code_columns.py``): the methods here decide which
+of the two answers a column, so a 100M-point set is coloured and searched by its stored
+codes without a string per row ever held.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ import numpy as np
 
 from projector_core.data.loading import Loading, StillLoading
 from projector_core.errors import DataError
+from projector_core.formats.code_columns import CodeColumn
 from projector_core.formats.metadata import Metadata
 from projector_core.sprites.sprite import Sprite
 
-__all__ = ["Embedding", "Metadata", "Run"]
+__all__ = ["CodeColumn", "Embedding", "Metadata", "Run"]
 
 INDEX_COLUMN = "index"  # the column of data without metadata
 
@@ -35,6 +41,7 @@ class Embedding:
     warnings: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
+    code_columns: dict[str, CodeColumn] = field(default_factory=dict)  # stored beside chunked data
     _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
     _metadata: Metadata | None = field(default=None, init=False, repr=False)
     _bookmarks: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -102,7 +109,54 @@ class Embedding:
                         arrays={INDEX_COLUMN: pa.array(np.arange(n)).cast(pa.string())})
 
     def metadata_columns(self) -> list[str]:
-        return list(self._metadata.names) if self._metadata is not None else []
+        """The metadata file's columns, then the stored code columns it does not name."""
+        names = list(self._metadata.names) if self._metadata is not None else []
+        return names + [name for name in self.code_columns if name not in names]
+
+    def metadata_with_stored(self) -> Metadata:
+        """The metadata file's columns and the stored ones spelled out, a string per row: only
+        for a set small enough to be shown whole (``/api/metadata`` decides)."""
+        metadata = self.metadata()
+        columns = {name: metadata.column(name) for name in metadata.names} if metadata else {}
+        for name in self.metadata_columns():
+            stored = self.code_column(name)
+            if stored is not None:
+                columns[name] = [stored.dictionary[code] for code in stored.codes.tolist()]
+        return Metadata.from_columns(columns, self.sources.get("tensor", self.name))
+
+    def code_column(self, column: str) -> CodeColumn | None:
+        """The stored codes answering ``column`` (None: the metadata file's, or unknown)."""
+        if self._metadata is not None and column in self._metadata.names:
+            return None
+        return self.code_columns.get(column)
+
+    def categorical(self, column: str) -> tuple[list[str], np.ndarray]:
+        """``column``'s dictionary and one int32 code per row into it; KeyError naming the
+        known columns for an unknown one."""
+        code = self.code_column(column)
+        if code is not None:
+            return code.dictionary, code.codes
+        return self._file_column(column).categorical(column)
+
+    def column_counts(self, column: str) -> tuple[list[str], np.ndarray]:
+        """``column``'s dictionary and the rows holding each value (stored codes: counted a
+        chunk at a time, never all read at once)."""
+        code = self.code_column(column)
+        if code is not None:
+            return code.dictionary, code.counts
+        dictionary, codes = self._file_column(column).categorical(column)
+        return dictionary, np.bincount(codes, minlength=len(dictionary))
+
+    def is_numeric(self, column: str) -> bool:
+        """Whether ``column`` holds numbers (stored codes never do: they are categories)."""
+        return self.code_column(column) is None and self._file_column(column).is_numeric(column)
+
+    def _file_column(self, column: str) -> Metadata:
+        metadata = self.metadata()
+        if metadata is None or column not in metadata.names:
+            raise KeyError(f"unknown metadata column {column!r}; columns: "
+                           f"{', '.join(self.metadata_columns()) or 'none'}")
+        return metadata
 
     def bookmarks(self) -> list[dict[str, Any]]:
         self.raise_if_loading()

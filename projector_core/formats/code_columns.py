@@ -13,6 +13,7 @@ only each array's metadata.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from projector_core.errors import DataError
 from projector_core.formats.chunked import ChunkedVectors, NpyShardsSource, ZarrSource
+from projector_core.storage.fingerprint import fingerprint
 
 FOLDER_SUFFIX = ".columns"
 
@@ -82,3 +84,55 @@ def code_columns(vectors: ChunkedVectors) -> dict[str, tuple[str, list[str]]]:
                             file=str(path))
         found[path.name] = (str(path), [str(value) for value in dictionary])
     return found
+
+
+class CodeColumn:
+    """One stored column as the server answers it: its dictionary (from the array's
+    attribute), the rows holding each value (counted a zarr chunk at a time) and, on one
+    machine only, its codes read whole (4 bytes a row; never a string per row)."""
+
+    def __init__(self, name: str, path: str, dictionary: list[str]) -> None:
+        self.name, self.path, self.dictionary = name, path, dictionary
+
+    def _array(self) -> Any:
+        import zarr
+
+        return zarr.open_array(store=self.path, mode="r")
+
+    @cached_property
+    def digest(self) -> str:
+        """What changes when the column is rewritten (its metadata file's size and time)."""
+        meta = Path(self.path) / "zarr.json"
+        stat = meta.stat() if meta.exists() else Path(self.path).stat()
+        return fingerprint(self.path, stat.st_size, stat.st_mtime_ns)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """int64 rows holding each dictionary value; a code outside it is a DataError."""
+        array = self._array()
+        counts = np.zeros(len(self.dictionary), np.int64)
+        step = max(int(array.chunks[0]), 1)
+        for start in range(0, int(array.shape[0]), step):
+            counts += self._bincount(np.asarray(array[start:start + step]), start)
+        return counts
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """Every row's int32 code (what in-memory tiles and ``/api/metadata/column`` carry)."""
+        codes = np.asarray(self._array()[:], np.int32)
+        self._bincount(codes, 0)  # checked once, as the counts are
+        return codes
+
+    def _bincount(self, block: np.ndarray, start: int) -> np.ndarray:
+        bad = np.flatnonzero((block < 0) | (block >= len(self.dictionary)))
+        if bad.size:
+            raise DataError(f"row {start + int(bad[0])} holds code {int(block[bad[0]])}, "
+                            f"outside its dictionary of {len(self.dictionary)} values",
+                            file=self.path)
+        return np.bincount(block, minlength=len(self.dictionary))
+
+
+def open_code_columns(vectors: ChunkedVectors) -> dict[str, CodeColumn]:
+    """The columns stored beside ``vectors`` (:func:`code_columns`), ready to answer."""
+    return {name: CodeColumn(name, path, dictionary)
+            for name, (path, dictionary) in code_columns(vectors).items()}

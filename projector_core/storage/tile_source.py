@@ -44,7 +44,8 @@ class TileSource(Protocol):
 
 class MemoryTiles:
     """The tiles of a done job whose coordinates are in this process (the LodStore builds
-    and keeps the TileSet; metadata codes come from the job's embedding, encoded once)."""
+    and keeps the TileSet; metadata codes come from the job's embedding: a metadata column
+    encoded once, or the codes stored beside chunked data, read once)."""
 
     def __init__(self, store: LodStore, job: Job, axes: list[int]) -> None:
         self.store = store
@@ -88,11 +89,9 @@ class MemoryTiles:
         return self._categorical(column)[0]
 
     def _categorical(self, column: str) -> tuple[list[str], np.ndarray]:
-        metadata = self.job.source.metadata() if self.job.source is not None else None
-        if metadata is None or column not in metadata.names:
-            known = ", ".join(metadata.names) if metadata is not None else "none"
-            raise KeyError(f"unknown metadata column {column!r} (columns: {known})")
-        return metadata.categorical(column)
+        if self.job.source is None:
+            raise KeyError(f"unknown metadata column {column!r} (columns: none)")
+        return self.job.source.categorical(column)  # the metadata file's, or stored codes
 
     def _tile(self, rows: np.ndarray, column: str | None) -> Tile:
         codes = self._categorical(column)[1][rows] if column is not None else None

@@ -163,7 +163,14 @@ def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
     responses={**EMBEDDING_ERRORS, 200: {"content": {"text/tab-separated-values": {}}}},
 )
 def get_metadata(embedding: EmbeddingDep) -> Response:
-    text = embedding.metadata_or_index().to_tsv()  # DataError: a 422 naming the file
+    stored = [c for c in embedding.metadata_columns() if embedding.code_column(c) is not None]
+    if stored and embedding.shape is not None and shown_from_tiles(embedding.shape[0]):
+        raise HTTPException(413, f"{embedding.shape[0]:,} points are shown from tiles: their "
+                                 f"stored columns ({', '.join(stored)}) are served one at a time "
+                                 "(/api/metadata/column, /api/metadata/column/counts) and with "
+                                 "the tiles, not as one TSV of a string per row")
+    text = embedding.metadata_or_index().to_tsv() if not stored else \
+        embedding.metadata_with_stored().to_tsv()  # DataError: a 422 naming the file
     return Response(text, media_type="text/tab-separated-values; charset=utf-8")
 
 
@@ -186,27 +193,33 @@ def get_metadata_column(
     kind: Annotated[Literal["auto", "categorical", "numeric"],
                     Query(description="auto: numeric for a column of numbers")] = "auto",
 ) -> Response:
-    metadata = embedding.metadata()  # DataError: the app answers 422 naming the file
-    if metadata is None or column not in metadata.names:
-        names = ", ".join(metadata.names) if metadata else "none"
-        raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
-    tag = '"' + fingerprint(metadata.digest, column, kind) + '"'
+    stored = embedding.code_column(column)  # codes stored beside chunked data: categorical
+    metadata = embedding.metadata() if stored is None else None  # DataError: a 422
+    if stored is None and (metadata is None or column not in metadata.names):
+        raise HTTPException(422, _unknown(embedding, column))
+    digest = stored.digest if stored is not None else metadata.digest  # type: ignore[union-attr]
+    tag = '"' + fingerprint(digest, column, kind) + '"'
     cached = {"ETag": tag, "Cache-Control": "no-cache"}  # revalidated: the file may change
     if tag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers=cached)
-    numbers = metadata.numeric(column) if kind != "categorical" else None
+    numbers = metadata.numeric(column) if metadata is not None and kind != "categorical" else None
     if kind == "numeric" and numbers is None:
         raise HTTPException(422, f"metadata column {column!r} is not numeric")
     if numbers is not None:
         return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
                         headers={"X-Kind": "numeric", **cached})
-    dictionary, codes = metadata.categorical(column)  # encoded once, kept with the metadata
+    dictionary, codes = embedding.categorical(column)  # encoded (or read) once, then kept
     head = json.dumps(dictionary, ensure_ascii=False).encode()
     head += b" " * (-len(head) % 4)
     body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
     return Response(body, media_type="application/octet-stream",
                     headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)),
                              **cached})
+
+
+def _unknown(embedding: Embedding, column: str) -> str:
+    return (f"unknown metadata column {column!r}; columns: "
+            f"{', '.join(embedding.metadata_columns()) or 'none'}")
 
 
 class ColumnCountsOut(BaseModel):
@@ -226,15 +239,12 @@ def get_metadata_column_counts(
                                 description="Most distinct values answered")] = 100_000,
 ) -> ColumnCountsOut:
     """A column's dictionary and the rows holding each value (one pass over its codes)."""
-    metadata = embedding.metadata()  # DataError: the app answers 422 naming the file
-    if metadata is None or column not in metadata.names:
-        names = ", ".join(metadata.names) if metadata else "none"
-        raise HTTPException(422, f"unknown metadata column {column!r}; columns: {names}")
-    dictionary, codes = metadata.categorical(column)
+    try:  # stored codes: counted a chunk at a time, once; DataError: a 422 naming the file
+        dictionary, counts = embedding.column_counts(column)
+    except KeyError:
+        raise HTTPException(422, _unknown(embedding, column)) from None
     if len(dictionary) > limit:
         return ColumnCountsOut(column=column, values=len(dictionary), dictionary=None, counts=None)
-    counts = np.bincount(codes, minlength=len(dictionary)) if codes.size else np.zeros(
-        len(dictionary), np.int64)
     return ColumnCountsOut(column=column, values=len(dictionary), dictionary=list(dictionary),
                            counts=counts.tolist())
 
@@ -260,6 +270,11 @@ def search_metadata(
     An embedding without a metadata file has one column, ``index``, as /api/metadata
     serves it.
     """
+    if embedding.code_column(column) is not None:  # stored codes: the dictionary searched
+        dictionary, codes = embedding.categorical(column)
+        matching = np.zeros(len(dictionary), bool)
+        matching[search(dictionary, query, regex)] = True
+        return SearchOut(indices=np.flatnonzero(matching[codes]).tolist())
     metadata = embedding.metadata_or_index()  # DataError: the app answers 422
     if column not in metadata.names:
         raise HTTPException(422, f"unknown metadata column {column!r}: the columns are "
