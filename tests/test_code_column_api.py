@@ -91,3 +91,19 @@ def test_whole_column_routes_answer_the_stored_codes(serve, tmp_path):
     tsv = httpx.get(f"{base}/api/metadata", params=NAMES)
     assert tsv.status_code == 200, tsv.text
     assert tsv.text.splitlines() == ["kind", *(KINDS[c] for c in codes)]
+
+
+def test_a_set_shown_from_tiles_counts_its_stored_column_but_sends_no_tsv(serve, tmp_path):
+    from projector_core.projection.default_view import TILES_ABOVE
+
+    n = TILES_ABOVE + 1
+    codes = (np.arange(n, dtype=np.int64) * 7 % 5).astype(np.int32)
+    path = write_zarr(tmp_path / "v.zarr", np.zeros((n, 2), np.float32), chunk_rows=1 << 20)
+    write_code_column(path, "kind", codes, KINDS, n, chunk_rows=300_000)
+    base = serve(path)
+    counts = httpx.get(f"{base}/api/metadata/column/counts", params={**NAMES, "column": "kind"},
+                       timeout=60)
+    assert counts.json()["counts"] == np.bincount(codes, minlength=5).tolist()
+    tsv = httpx.get(f"{base}/api/metadata", params=NAMES, timeout=60)
+    assert tsv.status_code == 413
+    assert "shown from tiles" in tsv.text and "(kind)" in tsv.text

@@ -130,6 +130,11 @@ class Embedding:
             return None
         return self.code_columns.get(column)
 
+    def stored_columns(self) -> dict[str, CodeColumn]:
+        """The stored columns answering for their names (not those the metadata file names)."""
+        return {name: stored for name in self.metadata_columns()
+                if (stored := self.code_column(name)) is not None}
+
     def categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         """``column``'s dictionary and one int32 code per row into it; KeyError naming the
         known columns for an unknown one."""

@@ -19,7 +19,6 @@ from projector_core.distributed.coords_store import StoredCoordinates
 from projector_core.distributed.knn import ShardedIndex
 from projector_core.distributed.tile_build import build_tile_store
 from projector_core.formats.chunked import ChunkedVectors
-from projector_core.formats.code_columns import code_columns
 from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
@@ -81,21 +80,24 @@ def compute_projection(request: ProjectionRequest, embedding: Embedding, backend
     coordinates, details = method.run_on_cluster(embedding, vectors, cluster, reporter)
     info.update(details)
     if isinstance(coordinates, StoredCoordinates):
-        return stored_result(coordinates, cluster, vectors, info, started)
+        coded = {name: (stored.path, stored.dictionary)
+                 for name, stored in embedding.stored_columns().items()}
+        return stored_result(coordinates, cluster, vectors, coded, info, started)
     return finished(coordinates, info, started)
 
 
 def stored_result(coordinates: StoredCoordinates, cluster: Cluster, vectors: ChunkedVectors,
-                  info: dict[str, Any], started: float) -> ProjectionResult:
+                  coded: dict[str, tuple[str, list[str]]], info: dict[str, Any],
+                  started: float) -> ProjectionResult:
     """A result the workers wrote to disk, with its tiles over the first two axes built by
-    them too, carrying the codes of the categorical columns stored beside the embedding
-    (``formats/code_columns.py``): the server keeps a path and a few numbers, never the
-    N x c array."""
+    them too, carrying ``coded``: name -> (path, dictionary) of the categorical columns
+    stored beside the embedding (``formats/code_columns.py``; the tiles' dictionary is the
+    column's, as the counts route answers it). The server keeps a path and a few numbers,
+    never the N x c array."""
     n, columns = coordinates.shape
     shards = vectors.shards()
     axes = list(range(min(columns, 2)))
     projected = time.perf_counter()
-    coded = code_columns(vectors)
     coordinates.tiles = build_tile_store(coordinates, shards[0].stop - shards[0].start, axes,
                                          cluster, coded)
     info.update({"dims": columns, "invalid_rows": n - coordinates.stats.finite,

@@ -163,7 +163,7 @@ def get_tensor(embedding: EmbeddingDep) -> StreamingResponse:
     responses={**EMBEDDING_ERRORS, 200: {"content": {"text/tab-separated-values": {}}}},
 )
 def get_metadata(embedding: EmbeddingDep) -> Response:
-    stored = [c for c in embedding.metadata_columns() if embedding.code_column(c) is not None]
+    stored = list(embedding.stored_columns())
     if stored and embedding.shape is not None and shown_from_tiles(embedding.shape[0]):
         raise HTTPException(413, f"{embedding.shape[0]:,} points are shown from tiles: their "
                                  f"stored columns ({', '.join(stored)}) are served one at a time "
