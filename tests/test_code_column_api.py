@@ -107,3 +107,14 @@ def test_a_set_shown_from_tiles_counts_its_stored_column_but_sends_no_tsv(serve,
     tsv = httpx.get(f"{base}/api/metadata", params=NAMES, timeout=60)
     assert tsv.status_code == 413
     assert "shown from tiles" in tsv.text and "(kind)" in tsv.text
+
+
+def test_a_code_outside_the_dictionary_is_a_422_naming_the_row_and_file(serve, tmp_path):
+    path, codes = _data(tmp_path)
+    codes[2500] = len(KINDS) + 4
+    write_code_column(path, "kind", codes, KINDS, N, chunk_rows=512)
+    base = serve(path)
+    for route in ("metadata/column/counts", "metadata/column"):
+        answer = httpx.get(f"{base}/api/{route}", params={**NAMES, "column": "kind"})
+        assert answer.status_code == 422
+        assert "row 2500 holds code 9" in answer.text and "kind" in answer.text

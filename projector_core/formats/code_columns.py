@@ -12,7 +12,7 @@ only each array's metadata.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -88,16 +88,11 @@ def code_columns(vectors: ChunkedVectors) -> dict[str, tuple[str, list[str]]]:
 
 class CodeColumn:
     """One stored column as the server answers it: its dictionary (from the array's
-    attribute), the rows holding each value (counted a zarr chunk at a time) and, on one
-    machine only, its codes read whole (4 bytes a row; never a string per row)."""
+    attribute), its codes a zarr chunk at a time (counted, searched, streamed: never all N
+    at once) and, for in-memory tiles on one machine only, read whole (4 bytes a row)."""
 
     def __init__(self, name: str, path: str, dictionary: list[str]) -> None:
         self.name, self.path, self.dictionary = name, path, dictionary
-
-    def _array(self) -> Any:
-        import zarr
-
-        return zarr.open_array(store=self.path, mode="r")
 
     @cached_property
     def digest(self) -> str:
@@ -106,30 +101,51 @@ class CodeColumn:
         stat = meta.stat() if meta.exists() else Path(self.path).stat()
         return fingerprint(self.path, stat.st_size, stat.st_mtime_ns)
 
-    @cached_property
-    def counts(self) -> np.ndarray:
-        """int64 rows holding each dictionary value; a code outside it is a DataError."""
+    @property
+    def rows(self) -> int:
+        return int(self._array().shape[0])
+
+    def blocks(self) -> Iterator[np.ndarray]:
+        """The int32 codes, one zarr chunk after another; a code outside the dictionary is a
+        DataError naming the row (checked by :attr:`counts` once: ask it first)."""
         array = self._array()
-        counts = np.zeros(len(self.dictionary), np.int64)
         step = max(int(array.chunks[0]), 1)
         for start in range(0, int(array.shape[0]), step):
-            counts += self._bincount(np.asarray(array[start:start + step]), start)
+            yield self._checked(np.asarray(array[start:start + step], np.int32), start)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """int64 rows holding each dictionary value (one pass, kept)."""
+        counts = np.zeros(len(self.dictionary), np.int64)
+        for block in self.blocks():
+            counts += np.bincount(block, minlength=len(self.dictionary))
         return counts
+
+    def rows_with(self, wanted: np.ndarray) -> np.ndarray:
+        """int64 rows whose code is marked in ``wanted`` (bool, one per dictionary value)."""
+        found, start = [], 0
+        for block in self.blocks():
+            found.append(np.flatnonzero(wanted[block]) + start)
+            start += block.size
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     @cached_property
     def codes(self) -> np.ndarray:
-        """Every row's int32 code (what in-memory tiles and ``/api/metadata/column`` carry)."""
-        codes = np.asarray(self._array()[:], np.int32)
-        self._bincount(codes, 0)  # checked once, as the counts are
-        return codes
+        """Every row's int32 code, kept: what in-memory tiles carry (one machine)."""
+        return self._checked(np.asarray(self._array()[:], np.int32), 0)
 
-    def _bincount(self, block: np.ndarray, start: int) -> np.ndarray:
+    def _array(self) -> Any:
+        import zarr
+
+        return zarr.open_array(store=self.path, mode="r")
+
+    def _checked(self, block: np.ndarray, start: int) -> np.ndarray:
         bad = np.flatnonzero((block < 0) | (block >= len(self.dictionary)))
         if bad.size:
             raise DataError(f"row {start + int(bad[0])} holds code {int(block[bad[0]])}, "
                             f"outside its dictionary of {len(self.dictionary)} values",
                             file=self.path)
-        return np.bincount(block, minlength=len(self.dictionary))
+        return block
 
 
 def open_code_columns(vectors: ChunkedVectors) -> dict[str, CodeColumn]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 from typing import Annotated, Literal
 
 import numpy as np
@@ -208,13 +209,19 @@ def get_metadata_column(
     if numbers is not None:
         return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
                         headers={"X-Kind": "numeric", **cached})
-    dictionary, codes = embedding.categorical(column)  # encoded (or read) once, then kept
+    dictionary = stored.dictionary if stored is not None else embedding.categorical(column)[0]
     head = json.dumps(dictionary, ensure_ascii=False).encode()
     head += b" " * (-len(head) % 4)
+    headers = {"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)), **cached}
+    if stored is not None:  # streamed a zarr chunk at a time, checked by the counts first
+        stored.counts  # noqa: B018  # DataError (a 422) before the first byte is sent
+        blocks = (block.astype("<i4", copy=False).data.cast("B") for block in stored.blocks())
+        return StreamingResponse(chain([head], blocks), media_type="application/octet-stream",
+                                 headers={**headers, "Content-Length": str(
+                                     len(head) + 4 * stored.rows)})
+    codes = embedding.categorical(column)[1]  # encoded once, kept with the metadata
     body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
-    return Response(body, media_type="application/octet-stream",
-                    headers={"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)),
-                             **cached})
+    return Response(body, media_type="application/octet-stream", headers=headers)
 
 
 def _unknown(embedding: Embedding, column: str) -> str:
@@ -270,11 +277,11 @@ def search_metadata(
     An embedding without a metadata file has one column, ``index``, as /api/metadata
     serves it.
     """
-    if embedding.code_column(column) is not None:  # stored codes: the dictionary searched
-        dictionary, codes = embedding.categorical(column)
-        matching = np.zeros(len(dictionary), bool)
-        matching[search(dictionary, query, regex)] = True
-        return SearchOut(indices=np.flatnonzero(matching[codes]).tolist())
+    stored = embedding.code_column(column)
+    if stored is not None:  # stored codes: the dictionary searched, the codes read by chunks
+        wanted = np.zeros(len(stored.dictionary), bool)
+        wanted[search(stored.dictionary, query, regex)] = True
+        return SearchOut(indices=stored.rows_with(wanted).tolist())
     metadata = embedding.metadata_or_index()  # DataError: the app answers 422
     if column not in metadata.names:
         raise HTTPException(422, f"unknown metadata column {column!r}: the columns are "
