@@ -16,8 +16,14 @@ from projector import Client
 
 pytest.importorskip("zarr")
 
+from projector_core.data.catalog import Catalog
 from projector_core.formats.chunked_writer import write_zarr
 from projector_core.formats.code_columns import write_code_column
+from projector_core.jobs.engine import JobManager
+from projector_core.projection.default_view import prepare_default_view
+from projector_core.projection.jobs import ProjectionJobs
+from projector_core.storage.lod_store import LodStore
+from projector_core.storage.result_cache import ResultCache
 
 N = 3000
 KINDS = ["cat", "dog", "bird", "fish", "cow"]
@@ -118,3 +124,45 @@ def test_a_code_outside_the_dictionary_is_a_422_naming_the_row_and_file(serve, t
         answer = httpx.get(f"{base}/api/{route}", params={**NAMES, "column": "kind"})
         assert answer.status_code == 422
         assert "row 2500 holds code 9" in answer.text and "kind" in answer.text
+
+
+def test_the_default_view_counts_a_stored_column_ahead_of_the_page(tmp_path):
+    path, codes = _data(tmp_path)
+    catalog = Catalog(path, cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    jobs = JobManager()
+    try:
+        prepare_default_view(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)),
+                             LodStore(), "cpu")
+        stored = catalog.embedding(".", "v").code_columns["kind"]
+        assert "counts" in vars(stored) and "codes" not in vars(stored)  # counted, not read whole
+        assert vars(stored)["counts"].tolist() == np.bincount(codes, minlength=5).tolist()
+    finally:
+        jobs.shutdown()
+
+
+@pytest.mark.slow
+def test_on_a_cluster_the_workers_tiles_carry_the_stored_column_and_search_it(serve, tmp_path):
+    pytest.importorskip("distributed")
+    from projector_core.distributed.cluster import Cluster
+
+    path, codes = _data(tmp_path)
+    cluster = Cluster("local:1", timeout=300, store_dir=tmp_path / "stores")
+    try:
+        base = serve(path, cluster=cluster)
+        done = Client(base, timeout=300).projection(".", "v", "pca", dims=2, timeout=300)
+        assert done.info["tile_columns"] == ["kind"]  # the workers' tiles, not in-memory ones
+        job = done.job
+        manifest = httpx.get(f"{base}/api/jobs/{job}/tiles", params={"axes": "0,1"}).json()
+        z, x, y, count = manifest["tiles"][0]
+        tile = httpx.get(f"{base}/api/jobs/{job}/tiles/{z}/{x}/{y}",
+                         params={"axes": "0,1", "column": "kind"}, timeout=60)
+        rows = np.frombuffer(tile.content[:4 * count], "<u4")
+        np.testing.assert_array_equal(np.frombuffer(tile.content[12 * count:], "<i4"),
+                                      codes[rows])
+        found = httpx.get(f"{base}/api/jobs/{job}/search", params={
+            "column": "kind", "query": "cow", "limit": N}).json()
+        assert found["codes"] == [4]
+        assert found["rows"] == np.flatnonzero(codes == 4).tolist()
+    finally:
+        cluster.close()

@@ -71,14 +71,12 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
     run, embedding = found
     try:
         # The projection first (the page's first tiles wait for it); the colour column is
-        # encoded on this thread meanwhile.
+        # encoded (a stored one counted, as a tiled page asks) on this thread meanwhile.
         request = default_request(run, embedding)
         job = projections.start(request, embedding, get_backend(device), None,
                                 projections.reference(request, embedding))
-        metadata = embedding.metadata()
-        if metadata is not None:
-            for name in metadata.names[:FIRST_COLUMNS]:
-                metadata.categorical(name)
+        for name in embedding.metadata_columns()[:FIRST_COLUMNS]:
+            embedding.column_counts(name)
         job.wait()
         if job.status is JobStatus.DONE:
             coordinates = projection_result(job).coordinates
