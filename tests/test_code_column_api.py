@@ -126,6 +126,18 @@ def test_a_code_outside_the_dictionary_is_a_422_naming_the_row_and_file(serve, t
         assert "row 2500 holds code 9" in answer.text and "kind" in answer.text
 
 
+def test_a_broken_stored_column_is_named_and_the_points_stay_usable(serve, tmp_path):
+    path, _ = _data(tmp_path)
+    write_code_column(path, "short", np.zeros(10, np.int32), ["x"], 10)
+    base = serve(path)
+    embedding = httpx.get(f"{base}/api/runs").json()[0]["embeddings"][0]
+    assert embedding["status"] == "ready" and embedding["metadata_columns"] == []
+    assert "short" in embedding["error"] and f"{N} integer codes" in embedding["error"]
+    pca = httpx.post(f"{base}/api/projections?wait=true", json={**NAMES, "method": "pca"},
+                     timeout=120)
+    assert pca.status_code == 200
+
+
 def test_the_default_view_counts_a_stored_column_ahead_of_the_page(tmp_path):
     path, codes = _data(tmp_path)
     catalog = Catalog(path, cache_dir=tmp_path / "cache")
