@@ -11,6 +11,10 @@ column from the browser's cache instead of 4N bytes again.
 ``GET /api/metadata/column/counts`` answers the same dictionary with
 how many rows hold each value and no per-row array: what a page showing tiles (which carry the
 codes) needs to colour by the column and draw its legend, at any N.
+A chunked embedding's columns stored as int32 codes (``formats/code_columns.py``; the
+embedding decides which answers a name) are answered from those codes a zarr chunk at a
+time: counted, searched, streamed; ``/api/metadata`` spells them out only for a set not
+shown from tiles.
 """
 
 from __future__ import annotations
