@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import Error as PlaywrightError
 
 from bench.frontend_scale import write_scale_logdir
 from projector_core.projection.default_view import shown_from_tiles
@@ -99,7 +100,13 @@ def first_picture(page: Page, url: str, region: dict, timeout: float) -> tuple[f
     page.goto(url, wait_until="commit")
     shots = 0
     while time.perf_counter() - start < timeout:
-        png = page.screenshot(clip=region, timeout=timeout * 1000)
+        try:
+            png = page.screenshot(clip=region, timeout=timeout * 1000)
+        except PlaywrightError as error:  # a frame the compositor could not give yet: ask again
+            if "Unable to capture screenshot" not in str(error):
+                raise
+            time.sleep(0.03)
+            continue
         shots += 1
         if drawn_pixels(png) > DRAWN_PIXELS:
             return time.perf_counter() - start, shots
