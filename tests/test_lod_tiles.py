@@ -20,6 +20,7 @@ from projector_core.projection.default_view import default_request, prepare_defa
 from projector_core.projection.jobs import ProjectionJobs
 from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
+from tests.builders import write_pbtxt_run
 from tests.test_lod import blobs, write_points
 
 
@@ -197,3 +198,30 @@ def test_early_tiles_of_a_level_split_one_random_sample_by_cell():
     for (x, y), rows in zip([(0, 0), (0, 1), (1, 0), (1, 1)], quadrants, strict=True):
         assert ((coords[rows, 0] >= mid[0]) == bool(x)).all()
         assert ((coords[rows, 1] >= mid[1]) == bool(y)).all()
+
+
+def test_tiles_and_their_queries_default_to_the_two_axes_of_the_quadtree(serve, tmp_path):
+    """A 3-D PCA's tiles asked without ``axes`` are over its first two columns (the quadtree's,
+    what a cluster's workers tile), not three; pick and search read the same tiles."""
+    rng = np.random.default_rng(1)
+    write_pbtxt_run(
+        tmp_path / "logs" / "run",
+        'embeddings { tensor_name: "points" tensor_path: "t.bytes" tensor_shape: 500 '
+        'tensor_shape: 8 metadata_path: "meta.tsv" }',
+        {"t.bytes": rng.normal(size=(500, 8)).astype("<f4").tobytes(),
+         "meta.tsv": "label\tgroup\n" + "".join(f"c{i % 3}\tg{i % 2}\n" for i in range(500))})
+    url = serve(tmp_path / "logs")
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 3}
+    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
+                        headers={"Accept": "application/octet-stream"}, timeout=60)
+    job = answer.headers["X-Job"]
+    coords = np.frombuffer(answer.content, "<f4").reshape(500, -1)
+    tile = httpx.get(f"{url}/api/jobs/{job}/tiles/0/0/0")
+    assert tile.headers["X-Axes"] == "0,1"
+    rows, xy, _ = read_tile(tile, 2)
+    np.testing.assert_array_equal(xy, coords[rows][:, :2])
+    x, y = coords[7, :2]
+    pick = httpx.get(f"{url}/api/jobs/{job}/pick", params={"x": x, "y": y, "radius": 1e-6})
+    assert pick.json()["row"] == 7
+    found = httpx.get(f"{url}/api/jobs/{job}/search", params={"column": "label", "query": "c1"})
+    assert found.json()["count"] == sum(1 for i in range(500) if i % 3 == 1)

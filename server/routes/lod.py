@@ -37,11 +37,12 @@ from projector_core.projection.jobs import layout_of, projection_result
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
 
-def parse_axes(text: str | None, cols: int) -> list[int]:
-    """The result columns a request's ``axes`` names (the first three, or two, by default);
-    shared by the LOD, tile, query and result routes so one spelling means one thing."""
+def parse_axes(text: str | None, cols: int, default: int = 3) -> list[int]:
+    """The result columns a request's ``axes`` names (the first ``default`` by default: three
+    for a layout, two for tiles, whose quadtree is over two); shared by the LOD, tile, query
+    and result routes so one spelling means one thing."""
     if not text:
-        return list(range(min(cols, 2 if cols < 3 else 3)))
+        return list(range(min(cols, default)))
     try:
         axes = [int(part) for part in text.split(",")]
     except ValueError:

@@ -102,7 +102,7 @@ def _job_axes(jobs: JobsDep, job_id: str, axes: str | list[int] | None) -> tuple
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
     text = ",".join(map(str, axes)) if isinstance(axes, list) else axes
-    return job, parse_axes(axes_as_shown(text, cols), cols)
+    return job, parse_axes(axes_as_shown(text, cols), cols, default=2)
 
 
 def _answer(ask: Any, *args: Any) -> Any:

@@ -51,7 +51,7 @@ async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
         raise not_done(job)
     cols = projection_result(job).coordinates.shape[1]
     try:
-        return service.tile_source(job, parse_axes(axes_as_shown(axes, cols), cols))
+        return service.tile_source(job, parse_axes(axes_as_shown(axes, cols), cols, default=2))
     except ValueError as error:  # a comparison: it has no layout
         raise HTTPException(422, str(error)) from None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.browser.test_ui_scale import N, screen_of_all, write_million
+from tests.browser.test_ui_scale import N, hover_nearest, screen_of_all, write_million
 from tests.builders import write_pbtxt_run
 
 pytestmark = [pytest.mark.browser]
@@ -87,15 +87,6 @@ def test_while_the_whole_set_streams_the_tiles_show_and_search_is_exact(serve, t
     assert page.evaluate("window.__projector.app.plot.preview.count") == 0
     # Hover over the whole set: the nearest of all million points to the cursor.
     projector.wait_settled()
-    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
-        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
-          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
     box = projector.by("plot").bounding_box()
     screen = screen_of_all(url, page)
-    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * 0.55)
-                           + np.abs(screen[:, 1] - box["height"] * 0.5)))
-    page.mouse.move(box["x"] + screen[target, 0], box["y"] + screen[target, 1])
-    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer")
-    hovered = page.evaluate("window.__projector.app.hover")
-    distance = np.hypot(*(screen - np.array(page.evaluate("window.__pointer"))).T)
-    assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
+    hover_nearest(page, screen, box, (0.55, 0.5))

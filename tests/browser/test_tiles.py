@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.browser.conftest import state_hash
-from tests.browser.test_ui_scale import VIEW, inside, screen_of_all
+from tests.browser.test_ui_scale import VIEW, hover_nearest, inside, screen_of_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,20 +38,10 @@ def test_million_points_from_tiles_alone_answer_exactly(million, projector):
     page.wait_for_function(f"{plot}.detailed.complete", timeout=120000)
     assert projector.drawn_pixels() > 5000
     box = projector.by("plot").bounding_box()
-    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
-        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
-          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
 
     # Hover: the nearest of all million points to the cursor.
     screen = screen_of_all(url, page)
-    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * 0.4)
-                           + np.abs(screen[:, 1] - box["height"] * 0.45)))
-    x, y = box["x"] + screen[target, 0], box["y"] + screen[target, 1]
-    page.mouse.move(x, y)
-    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer")
-    hovered = page.evaluate("window.__projector.app.hover")
-    distance = np.hypot(*(screen - np.array(page.evaluate("window.__pointer"))).T)
-    assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
+    hovered, (x, y) = hover_nearest(page, screen, box, (0.4, 0.45))
     assert projector.by("tooltip").inner_text() == labels[hovered]
 
     # Click: that point, and its neighbours over the whole set.
@@ -119,20 +109,10 @@ def test_beyond_the_tabs_budget_the_server_answers_exactly(million, projector):
     assert page.evaluate(f"{plot}.tiles.everyResident") is False
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
-    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
-        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
-          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
 
     # Hover: the server's nearest of all million (the tab holds far fewer).
     screen = screen_of_all(url, page)
-    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * 0.55)
-                           + np.abs(screen[:, 1] - box["height"] * 0.5)))
-    x, y = box["x"] + screen[target, 0], box["y"] + screen[target, 1]
-    page.mouse.move(x, y)
-    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer", timeout=60000)
-    hovered = page.evaluate("window.__projector.app.hover")
-    distance = np.hypot(*(screen - np.array(page.evaluate("window.__pointer"))).T)
-    assert distance[hovered] == pytest.approx(distance.min(), abs=1e-3)
+    hovered, (x, y) = hover_nearest(page, screen, box, (0.55, 0.5), tolerance=1e-3, timeout=60000)
     resident = page.evaluate(f"[...{plot}.tiles.resident.values()].flatMap((t) => [...t.rows])")
     assert len(resident) <= 400_000
     assert any("/pick?" in r for r in page.evaluate(REQUESTS))

@@ -57,6 +57,25 @@ def screen_of_all(url: str, page) -> np.ndarray:
     return np.stack([sx, sy], axis=1).astype(np.float32).astype(np.float64)
 
 
+def hover_nearest(page, screen: np.ndarray, box: dict, at: tuple[float, float], *,
+                  tolerance: float = 1e-4, timeout: float = 30000) -> tuple[int, tuple[float, float]]:
+    """Moves the mouse onto the point nearest ``at`` (fractions of the plot's width and
+    height), waits for the page's hover and checks that the hovered point is the nearest of
+    all points (``screen``) to where the cursor is: the row, and where the mouse is."""
+    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
+        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
+          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
+    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * at[0])
+                           + np.abs(screen[:, 1] - box["height"] * at[1])))
+    x, y = box["x"] + screen[target, 0], box["y"] + screen[target, 1]
+    page.mouse.move(x, y)
+    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer", timeout=timeout)
+    hovered = page.evaluate("window.__projector.app.hover")
+    distance = np.hypot(*(screen - np.array(page.evaluate("window.__pointer"))).T)
+    assert distance[hovered] == pytest.approx(distance.min(), abs=tolerance)
+    return hovered, (x, y)
+
+
 def inside(screen: np.ndarray, polygon: list[list[float]]) -> np.ndarray:
     """Even-odd test of every point against the polygon (its bounding box inclusive)."""
     x, y = screen[:, 0], screen[:, 1]
@@ -117,21 +136,9 @@ def test_million_points_pick_and_select_exactly(million, projector):
     difference = np.abs(frames["cpu"] - frames["gpu"]).sum(axis=2)
     assert difference.mean() < 1 and (difference > 90).mean() < 0.001
 
-    page.evaluate("""() => { window.__pointer = null; document.querySelector('[data-testid=plot]')
-        .addEventListener('pointermove', (e) => { const r = e.target.getBoundingClientRect();
-          window.__pointer = [e.clientX - r.left, e.clientY - r.top]; }); }""")
-
     # Hover: the point nearest to the cursor among all million.
     screen = screen_of_all(url, page)
-    target = int(np.argmin(np.abs(screen[:, 0] - box["width"] * 0.4)
-                           + np.abs(screen[:, 1] - box["height"] * 0.45)))
-    x, y = box["x"] + screen[target, 0], box["y"] + screen[target, 1]
-    page.mouse.move(x, y)
-    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer")
-    hovered = page.evaluate("window.__projector.app.hover")
-    cursor = np.array(page.evaluate("window.__pointer"))
-    distance = np.hypot(*(screen - cursor).T)
-    assert distance[hovered] == pytest.approx(distance.min(), abs=1e-4)
+    hovered, (x, y) = hover_nearest(page, screen, box, (0.4, 0.45))
     # Picked through the grid in the plane: nothing projected all million points.
     assert page.evaluate("window.__projector.app.plot.picking.stale")
     assert projector.by("tooltip").inner_text() == labels[hovered]
