@@ -175,6 +175,11 @@ class App {
     if (this.state.search.query) this.runSearch({ select: false });
   }
 
+  /** This view's address from the state as it is now (the address bar follows 250 ms later). */
+  viewUrl() {
+    return `${location.origin}${location.pathname}${location.search}${encodeState(this.state)}`;
+  }
+
   _saveUrl() {
     if (!this.ready || !this.dataset || this.dataset.local) return;
     const hash = encodeState(this.state);

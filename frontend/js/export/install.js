@@ -105,7 +105,7 @@ function installExportSelection(app) {
     if (!ds || !rows.length) return;
     await ds.ensureColumns(ds.columns); // a large set's columns come when asked for
     const sep = format.value;
-    const text = selectionTable(app, rows, sep, location.href);
+    const text = selectionTable(app, rows, sep, app.viewUrl());
     const ext = sep === ',' ? 'csv' : 'tsv';
     download(`${baseName(app)}-selection.${ext}`, text, ext === 'csv' ? 'text/csv' : 'text/tab-separated-values');
     app.setMessage(`Exported ${formatCount(rows.length)} selected rows`);
