@@ -49,8 +49,8 @@ def test_two_column_embedding_opens_in_2d_from_its_tiles(serve, tmp_path, projec
     assert projector.by("mode-badge").inner_text() == "2D"
     tiles = "performance.getEntriesByType('resource').map((e) => e.name)" \
         ".filter((n) => n.includes('/tiles/'))"
-    page.wait_for_function(f"{tiles}.length === 5")
-    assert "/tiles/0/0/0?" in page.evaluate(tiles)[0]  # level 0, then the four of level 1
+    page.wait_for_function(f"{tiles}.length >= 1")
+    assert ["/tiles/0/0/0?" in name for name in page.evaluate(tiles)] == [True]  # the root alone
 
 
 @pytest.mark.slow
@@ -69,9 +69,9 @@ def test_while_the_whole_set_streams_the_tiles_show_and_search_is_exact(serve, t
                            timeout=120000)
     assert page.evaluate("window.__projector.app.plot.n") == 0  # the tiles alone so far
     assert projector.drawn_pixels() > 1500
-    # The root tile first, then the four of level 1 beside each other.
-    page.wait_for_function("performance.getEntriesByType('resource').filter((e) =>"
-                           " e.name.includes('/tiles/')).length === 5", timeout=60000)
+    # The root tile alone: it holds more points than the first picture draws.
+    assert page.evaluate("performance.getEntriesByType('resource').filter((e) =>"
+                         " e.name.includes('/tiles/')).length") == 1
     projector.by("search-column").select_option("label")
     projector.by("search-input").fill("class7")
     expected = np.flatnonzero(labels == "class7")

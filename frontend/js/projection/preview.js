@@ -1,9 +1,9 @@
 // A large server projection's level of detail (methods of Projection, projection.js): its
-// first picture from its top LOD tiles before the whole result arrives, and the server's LOD
+// first picture from its top LOD tile before the whole result arrives, and the server's LOD
 // order the plot draws a large set in. `app` is the View (projection.js) it shows through.
 
 import { prepareDrawOrder } from '../draw_order.js';
-import { fetchLevel, fitSlice, mergeSlices, PREVIEW_ABOVE } from './lod.js';
+import { fetchLevel, fitSlice, PREVIEW_ABOVE } from './lod.js';
 
 export class ProjectionPreview {
   /**
@@ -31,14 +31,12 @@ export class ProjectionPreview {
     };
     let root;
     try {
-      root = await fetchLevel(this.api, this.jobId, axes, 0); // one tile: drawn at once
+      // One tile: more points than the picture draws (renderer/preview.js PREVIEW_POINTS).
+      root = await fetchLevel(this.api, this.jobId, axes, 0);
     } catch {
       return; // the whole result shows when it comes, as without a preview
     }
-    if (!show(root)) return;
-    this.lodOrder(app, root.axes, true);
-    const finer = await fetchLevel(this.api, this.jobId, axes, 1).catch(() => null);
-    if (finer && shows()) show(mergeSlices([root, finer]));
+    if (show(root)) this.lodOrder(app, root.axes, true);
   }
 
   /**

@@ -8,6 +8,13 @@ import { uniformColoring } from '../colors.js';
 import { sampleSize } from './lod.js';
 import { PointLayer } from './points.js';
 
+/**
+ * The most points the first picture draws. It comes while the server still prepares the
+ * tiles on the same cores; software GL then draws about 5 us a point, and the compositor's
+ * read of the canvas holds the main thread until the draw is done (120,000 points: 235 ms).
+ */
+const PREVIEW_POINTS = 16384;
+
 export class PreviewLayer {
   constructor() {
     this.points = new PointLayer();
@@ -28,8 +35,8 @@ export class PreviewLayer {
 
   render(view) {
     if (view.pass !== 'base' || !this.count || this.plot.n) return;
-    // Twice a moving frame's points at most (an even sample still), so no frame is long.
-    const count = Math.min(this.count, this.plot.budget * 2);
+    // The head of the slice is an even sample still, so fewer points keep the picture.
+    const count = Math.min(this.count, PREVIEW_POINTS, this.plot.budget * 2);
     this.points.drawRange(
       { ...view, start: 0, count, hover: -1, hasSelection: false, sampleSize: sampleSize(count / this.total) },
       null,
