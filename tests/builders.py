@@ -75,3 +75,13 @@ def write_pbtxt_run(folder: Path, body: str, files: dict[str, bytes | str] | Non
     config = folder / "projector_config.pbtxt"
     config.write_text(body)
     return config
+
+
+def write_points_run(folder: Path, coords: np.ndarray, metadata: str,
+                     name: str = "points") -> Path:
+    """A run of one float32 tensor ``coords`` (N x D, as ``.bytes``) and its metadata TSV text."""
+    n, d = coords.shape
+    return write_pbtxt_run(
+        folder, f'embeddings {{ tensor_name: "{name}" tensor_path: "t.bytes" tensor_shape: {n} '
+                f'tensor_shape: {d} metadata_path: "meta.tsv" }}',
+        {"t.bytes": coords.astype("<f4").tobytes(), "meta.tsv": metadata})

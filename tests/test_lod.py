@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from projector_core.kernels.lod import lod_order
-from tests.builders import write_pbtxt_run
+from tests.builders import write_points_run
 
 
 def blobs(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -68,17 +68,13 @@ def test_three_dimensions_and_one():
 
 def write_points(folder, n: int, labels: list[str]) -> None:
     rng = np.random.default_rng(0)
-    write_pbtxt_run(
-        folder,
-        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {n} '
-        'tensor_shape: 2 metadata_path: "meta.tsv" }',
-        {"t.bytes": rng.normal(size=(n, 2)).astype("<f4").tobytes(),
-         "meta.tsv": "label\tscore\n" + "".join(f"{lab}\t{i / 4}\n" for i, lab in enumerate(labels))})
+    write_points_run(folder, rng.normal(size=(n, 2)), "label\tscore\n" + "".join(
+        f"{lab}\t{i / 4}\n" for i, lab in enumerate(labels)))
 
 
-def pca_2d(url: str, n: int) -> tuple[str, np.ndarray]:
-    """A finished 2-D PCA job of the run's points: its id and its coordinates."""
-    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 2}
+def pca_job(url: str, n: int, dims: int = 2) -> tuple[str, np.ndarray]:
+    """A finished PCA job of the run's points: its id and its coordinates."""
+    request = {"run": "run", "embedding": "points", "method": "pca", "dims": dims}
     answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
                         headers={"Accept": "application/octet-stream"}, timeout=60)
     return answer.headers["X-Job"], np.frombuffer(answer.content, "<f4").reshape(n, -1)
@@ -88,7 +84,7 @@ def test_lod_route_serves_the_order_of_a_done_job(serve, tmp_path):
     labels = [f"c{i % 3}" for i in range(3000)]
     write_points(tmp_path / "logs" / "run", 3000, labels)
     url = serve(tmp_path / "logs")
-    job, coords = pca_2d(url, 3000)
+    job, coords = pca_job(url, 3000)
     lod = httpx.get(f"{url}/api/jobs/{job}/lod", params={"axes": "0,1"}, timeout=60)
     assert lod.status_code == 200 and lod.headers["content-type"] == "application/octet-stream"
     order = np.frombuffer(lod.content, "<i4")
@@ -135,7 +131,7 @@ def test_lod_points_route_serves_the_order_in_chunks_with_coordinates(serve, tmp
 def test_lod_points_early_answers_a_random_sample_until_the_order_is_computed(serve, tmp_path):
     write_points(tmp_path / "logs" / "run", 3000, ["a"] * 3000)
     url = serve(tmp_path / "logs")
-    job, coords = pca_2d(url, 3000)
+    job, coords = pca_job(url, 3000)
     params = {"axes": "0,1", "count": 400, "early": "true"}
     early = httpx.get(f"{url}/api/jobs/{job}/lod/points", params=params, timeout=60)
     assert early.headers["X-Order"] == "random" and early.headers["X-Count"] == "400"

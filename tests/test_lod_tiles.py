@@ -21,7 +21,7 @@ from projector_core.projection.jobs import ProjectionJobs
 from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
 from tests.builders import write_pbtxt_run
-from tests.test_lod import blobs, write_points
+from tests.test_lod import blobs, pca_job, write_points
 
 
 def cell_of(coords: np.ndarray, tiles, z: int) -> np.ndarray:
@@ -162,11 +162,7 @@ def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp
 def test_early_tiles_sample_their_cell_until_the_tiles_are_computed(serve, tmp_path):
     write_points(tmp_path / "logs" / "run", 3000, ["a"] * 3000)
     url = serve(tmp_path / "logs")
-    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 2}
-    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
-                        headers={"Accept": "application/octet-stream"}, timeout=60)
-    job = answer.headers["X-Job"]
-    coords = np.frombuffer(answer.content, "<f4").reshape(3000, -1)
+    job, coords = pca_job(url, 3000)
     early = httpx.get(f"{url}/api/jobs/{job}/tiles/1/1/0", params={"early": "true"})
     assert early.headers["X-Order"] == "random"
     rows, xy, _ = read_tile(early, 2)
@@ -211,11 +207,7 @@ def test_tiles_and_their_queries_default_to_the_two_axes_of_the_quadtree(serve, 
         {"t.bytes": rng.normal(size=(500, 8)).astype("<f4").tobytes(),
          "meta.tsv": "label\tgroup\n" + "".join(f"c{i % 3}\tg{i % 2}\n" for i in range(500))})
     url = serve(tmp_path / "logs")
-    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 3}
-    answer = httpx.post(f"{url}/api/projections?wait=true", json=request,
-                        headers={"Accept": "application/octet-stream"}, timeout=60)
-    job = answer.headers["X-Job"]
-    coords = np.frombuffer(answer.content, "<f4").reshape(500, -1)
+    job, coords = pca_job(url, 500, dims=3)
     tile = httpx.get(f"{url}/api/jobs/{job}/tiles/0/0/0")
     assert tile.headers["X-Axes"] == "0,1"
     rows, xy, _ = read_tile(tile, 2)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.browser.test_ui_scale import N, hover_nearest, screen_of_all, write_million
-from tests.builders import write_pbtxt_run
+from tests.builders import write_points_run
 
 pytestmark = [pytest.mark.browser]
 
@@ -33,11 +33,7 @@ def test_every_module_the_page_loads_is_preloaded(serve, projector):
 def write_plane(folder: Path, n: int) -> None:
     rng = np.random.default_rng(5)
     coords = rng.normal(0, 1, (n, 2)) + rng.integers(0, 4, (n, 1)) * 3
-    write_pbtxt_run(
-        folder, f'embeddings {{ tensor_name: "plane" tensor_path: "t.bytes" tensor_shape: {n} '
-                'tensor_shape: 2 metadata_path: "meta.tsv" }',
-        {"t.bytes": coords.astype("<f4").tobytes(),
-         "meta.tsv": "".join(f"k{i % 5}\n" for i in range(n))})
+    write_points_run(folder, coords, "".join(f"k{i % 5}\n" for i in range(n)), name="plane")
 
 
 def test_two_column_embedding_opens_in_2d_from_its_tiles(serve, tmp_path, projector):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.browser.conftest import state_hash
-from tests.builders import write_pbtxt_run
+from tests.builders import write_points_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,11 +38,7 @@ def write_set(logdir) -> np.ndarray:
     labels = np.array([f"class{i}" for i in range(8)])[rng.choice(8, N, p=weights / weights.sum())]
     labels[rng.choice(N, 500, replace=False)] = ""
     rows = "".join(f"{lab}\tg{b % 3}\n" for lab, b in zip(labels, blob, strict=True))
-    write_pbtxt_run(
-        logdir / "mid",
-        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {N} '
-        'tensor_shape: 2 metadata_path: "meta.tsv" }',
-        {"t.bytes": coords.astype("<f4").tobytes(), "meta.tsv": "label\tgroup\n" + rows})
+    write_points_run(logdir / "mid", coords, "label\tgroup\n" + rows)
     return labels
 
 

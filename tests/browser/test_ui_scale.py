@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.builders import write_pbtxt_run
+from tests.builders import write_points_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,11 +27,7 @@ def write_million(logdir: Path) -> np.ndarray:
     coords = rng.normal(0, 5, (20, 2))[blob] + rng.normal(0, 1, (N, 2))
     labels = np.array([f"class{b % 10}" for b in range(20)])[blob]
     rows = "".join(f"{lab}\tg{b % 3}\n" for lab, b in zip(labels, blob, strict=True))
-    write_pbtxt_run(
-        logdir / "big",
-        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {N} '
-        'tensor_shape: 2 metadata_path: "meta.tsv" }',
-        {"t.bytes": coords.astype("<f4").tobytes(), "meta.tsv": "label\tgroup\n" + rows})
+    write_points_run(logdir / "big", coords, "label\tgroup\n" + rows)
     return labels
 
 
