@@ -24,7 +24,15 @@ from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric
-from projector_core.kernels.tile_queries import Found, Pick, Region, pick, search_tiles, select
+from projector_core.kernels.tile_queries import (
+    Found,
+    Pick,
+    Region,
+    UnknownColumn,
+    pick,
+    search_column,
+    select,
+)
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import (
     NotDone,
@@ -235,10 +243,20 @@ class ProjectionService:
         """The points inside a box or polygon: count, first rows, counts of ``column``."""
         return select(self.tile_source(job, axes), region, limit, column)
 
-    def search_tiles(self, job: Job, axes: list[int], column: str, query: str, regex: bool,
-                     limit: int) -> Found:
-        """Points whose ``column`` matches ``query``: matching codes, count, first rows."""
-        return search_tiles(self.tile_source(job, axes), column, query, regex, limit)
+    def search_points(self, job: Job, axes: list[int], column: str, query: str, regex: bool,
+                      limit: int) -> Found:
+        """Points of the job whose ``column`` matches ``query``: matching codes, count, first
+        rows (the embedding's column answers; the job and axes are checked as tiles')."""
+        self.tile_source(job, axes)
+        embedding = job.source
+        try:
+            if embedding is None:
+                raise KeyError(f"unknown metadata column {column!r} (columns: none)")
+            dictionary, counts = embedding.column_counts(column)
+        except KeyError as error:
+            raise UnknownColumn(error.args[0]) from None
+        return search_column(dictionary, counts, embedding.code_blocks(column), query, regex,
+                             limit)
 
     # -- comparisons -------------------------------------------------------------------------------
     def compare(self, a: Embedding, b: Embedding, k: int, metric: Metric,

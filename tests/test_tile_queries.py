@@ -1,6 +1,7 @@
-"""Pick, region selection and search over tiles (``kernels/tile_queries.py``) equal a brute
-force over every point, and read only the tiles whose cells meet the question's part of the
-plane (counted through the TileSource, the one interface they read)."""
+"""Pick, region selection over tiles and search over a column (``kernels/tile_queries.py``)
+equal a brute force over every point; pick and selection read only the tiles whose cells
+meet the question's part of the plane (counted through the TileSource, the one interface
+they read), search only the column's blocks until its rows are listed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from projector_core.data.model import Embedding
 from projector_core.formats.metadata import Metadata
 from projector_core.jobs.engine import Job, JobManager
 from projector_core.kernels.search import search
-from projector_core.kernels.tile_queries import Region, pick, search_tiles, select
+from projector_core.kernels.tile_queries import Region, pick, search_column, select
 from projector_core.projection.compute import ProjectionResult
 from projector_core.storage.lod_store import LodStore
 from projector_core.storage.tile_source import MemoryTiles, Tile, TileSource
@@ -172,19 +173,29 @@ def test_bad_regions_are_refused():
         Region.box([0, 0, 1])
 
 
-def test_search_searches_the_dictionary_once_then_reads_each_tile_once(source: MemoryTiles):
+def test_search_counts_by_value_and_reads_blocks_only_until_its_rows_are_listed(done_job: Job):
     kinds = [f"kind {i * 5 % 11}" for i in range(N)]
-    tiles = {tuple(t[:3]) for t in source.manifest()["tiles"]}
-    counting = CountingTiles(source)
-    found = search_tiles(counting, "kind", "KIND 1", limit=100)  # kind 1 and kind 10
+    dictionary, counts = done_job.source.column_counts("kind")
+    codes = np.asarray(done_job.source.categorical("kind")[1])
+    read: list[int] = []
+
+    def blocks(size: int = 1000) -> Iterator[np.ndarray]:
+        for start in range(0, N, size):
+            read.append(start)
+            yield codes[start:start + size]
+
+    found = search_column(dictionary, counts, blocks(), "KIND 1", limit=100)  # kind 1, kind 10
     rows = search(kinds, "KIND 1")
     assert (found.count, found.rows, found.truncated) == (len(rows), rows[:100], True)
-    assert sorted(found.codes or []) == sorted(
-        source.codes_dictionary("kind").index(k) for k in ("kind 1", "kind 10"))
-    assert sorted(counting.reads) == sorted(tiles)  # every tile, once
-    counting = CountingTiles(source)
-    assert search_tiles(counting, "kind", "nothing like it").count == 0
-    assert counting.reads == []  # no value matches: no tile is read
+    assert sorted(found.codes or []) == sorted(dictionary.index(k) for k in ("kind 1", "kind 10"))
+    assert read == [0]  # 100 rows are in the first block: no other is read
+    read.clear()
+    everything = search_column(dictionary, counts, blocks(), "kind", limit=N)
+    assert everything.rows == list(range(N)) and not everything.truncated
+    assert len(read) == N // 1000
+    read.clear()
+    assert search_column(dictionary, counts, blocks(), "nothing like it").count == 0
+    assert read == []  # no value matches: nothing is read
 
 
 def test_select_counts_a_column_inside_the_region(source: MemoryTiles):

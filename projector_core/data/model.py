@@ -14,6 +14,7 @@ codes without a string per row ever held.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -151,6 +152,15 @@ class Embedding:
             return code.dictionary, code.counts
         dictionary, codes = self._file_column(column).categorical(column)
         return dictionary, np.bincount(codes, minlength=len(dictionary))
+
+    def code_blocks(self, column: str) -> Iterator[np.ndarray]:
+        """``column``'s int32 codes in row order, a block at a time (stored codes: a zarr
+        chunk each, so a search that stops early reads little)."""
+        code = self.code_column(column)
+        if code is not None:
+            yield from code.blocks()
+        else:
+            yield self._file_column(column).categorical(column)[1]
 
     def is_numeric(self, column: str) -> bool:
         """Whether ``column`` holds numbers (stored codes never do: they are categories)."""

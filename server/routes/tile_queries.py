@@ -159,6 +159,6 @@ def search_points(
 ) -> SearchOut:
     """Points whose ``column`` matches (case-insensitive; a blank query matches none)."""
     job, chosen = _job_axes(jobs, job_id, axes)
-    found = _answer(service.search_tiles, job, chosen, column, query, regex, limit)
+    found = _answer(service.search_points, job, chosen, column, query, regex, limit)
     return SearchOut(count=found.count, rows=found.rows, truncated=found.truncated,
                      codes=found.codes)
