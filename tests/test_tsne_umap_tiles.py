@@ -5,6 +5,7 @@ obey too; ``/api/runs`` tells it per embedding, and the job's stream can leave o
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import numpy as np
@@ -79,3 +80,45 @@ def test_runs_say_per_embedding_and_the_stream_leaves_frames_out(serve, tmp_path
     # The tiles then hold every point (what the page shows instead of the result).
     index = httpx.get(f"{url}/api/jobs/{job}/tiles", timeout=60).json()
     assert index["total"] == n
+
+
+def test_a_running_sampled_job_answers_early_tiles_of_the_points_placed_so_far(serve, tmp_path):
+    n, sample = 3000, 400
+    rng = np.random.default_rng(1)
+    write_pbtxt_run(
+        tmp_path / "logs" / "run",
+        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {n} '
+        'tensor_shape: 8 }', {"t.bytes": rng.normal(size=(n, 8)).astype("<f4").tobytes()})
+    url = serve(tmp_path / "logs")
+    request = {"run": "run", "embedding": "points", "method": "tsne", "dims": 2,
+               "params": {"n_iter": 100000, "seed": 0, "mode": "sample", "sample_size": sample}}
+    job = httpx.post(f"{url}/api/projections", json=request, timeout=60).json()["job"]
+    tile = f"{url}/api/jobs/{job}/tiles/0/0/0"
+    try:
+        deadline = 120
+        answer = None
+        for _ in range(deadline * 10):  # until the sample's fit has sent a frame
+            state = httpx.get(f"{url}/api/jobs/{job}", timeout=30).json()
+            assert state["status"] == "running", state
+            if (state["iteration"] or 0) > 0:
+                answer = httpx.get(tile, params={"early": "true"}, timeout=30)
+                if int(answer.headers["X-Count"]):
+                    break
+            time.sleep(0.1)
+        assert answer is not None and answer.status_code == 200
+        assert answer.headers["X-Order"] == "random"
+        assert answer.headers["Cache-Control"] == "no-store"
+        count = int(answer.headers["X-Count"])
+        assert 0 < count <= sample  # only placed points: the rest of the frame is NaN
+        assert int(answer.headers["X-Total"]) == n
+        rows = np.frombuffer(answer.content[:4 * count], "<u4")
+        coords = np.frombuffer(answer.content[4 * count:], "<f4").reshape(count, 2)
+        assert len(np.unique(rows)) == count and rows.max() < n
+        assert np.isfinite(coords).all()
+        bounds = json.loads(answer.headers["X-Bounds"])
+        assert np.all(coords >= np.array(bounds["lo"]) - 1e-6)
+        assert np.all(coords <= np.array(bounds["hi"]) + 1e-6)
+        # Still running: without early=true a tile would wait for the job (it is not asked).
+        assert httpx.get(f"{url}/api/jobs/{job}", timeout=30).json()["status"] == "running"
+    finally:
+        httpx.delete(f"{url}/api/jobs/{job}", timeout=30)

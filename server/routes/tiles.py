@@ -13,7 +13,10 @@ row ids in level-of-detail order, then count x k float32 coordinates over ``axes
 (``X-Count: 0``). Both wait for a running job. With ``early=true`` a tile does not wait for
 tiles still to be computed: it answers at once the points of its cell among one fixed random
 sample of ``budget * 4^z`` points (``X-Order: random``; else ``lod``), so a first picture
-never waits for them.
+never waits for them. Of a running job with frames (a t-SNE/UMAP on one machine, or a
+cluster's small one) ``early=true`` answers the same at once from its latest frame: the
+points placed so far (rows still NaN skipped), their bounds in ``X-Bounds``; a page showing
+the job from tiles asks again as its progress moves.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from projector.server.routes.lod import axes_as_shown, parse_axes
 from projector_core.jobs.engine import JobStatus
 from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.projection.jobs import projection_result
-from projector_core.storage.tile_source import MemoryTiles, TileSource
+from projector_core.storage.tile_source import FrameTiles, MemoryTiles, TileSource
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 # A job's id is random and its result never changes: its tiles and their index are immutable
@@ -91,7 +94,15 @@ async def get_tile(
 ) -> Response:
     if x >= 1 << z or y >= 1 << z:
         raise HTTPException(422, f"tile {z}/{x}/{y}: x and y run to {(1 << z) - 1} at level {z}")
-    source = await _source(jobs, service, job_id, axes)
+    job = find_job(jobs, job_id)
+    frame = job.frame if early and not job.status.finished else None
+    source: TileSource
+    if frame is not None:  # running: the points its latest frame has placed
+        cols = frame.coordinates.shape[1]
+        source = FrameTiles(service.lod, job, parse_axes(axes_as_shown(axes, cols), cols, 2),
+                            frame.coordinates)
+    else:
+        source = await _source(jobs, service, job_id, axes)
 
     def answer() -> Response:
         try:
