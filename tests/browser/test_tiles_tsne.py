@@ -1,7 +1,8 @@
 """A t-SNE shown from its tiles (issue 25): where its layout is too large to come to the page
 whole (``tsne_umap_tiles`` in ``/api/runs``; forced here with ``?tiles=always``), the page
 follows the job for status alone (progress, phase, pause), never downloads a frame or the
-result, draws the finished layout from its tiles, and answers hover and click through the
+result, shows the points placed so far from early tiles while it runs (asked again as its
+progress moves), draws the finished layout from its tiles, and answers hover and click through the
 server's pick over every point (``?tilePoints=`` keeps fewer in the tab)."""
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def test_a_tsne_too_large_to_come_whole_is_followed_then_shown_from_tiles(served
     assert httpx.get(f"{served}/api/jobs/{job}", timeout=30).json()["paused"] is True
     projector.by("tsne-pause").click()
     projector.wait_js("app.shown.paused === false")
+    # Meanwhile its picture: the points placed so far, the early root tile of its last frame.
+    projector.wait_js("app.shown.running && app.plot.preview.count > 1000")
 
     # Done: drawn from its tiles, the whole layout never in the tab.
     projector.wait_projection("tsne", "done", timeout=120000)
@@ -79,6 +82,8 @@ def test_a_tsne_too_large_to_come_whole_is_followed_then_shown_from_tiles(served
     requests = page.evaluate(REQUESTS)
     assert any(f"/api/jobs/{job}/tiles/" in r for r in requests)
     assert not [r for r in requests if "/result" in r or "wait=true" in r]
+    early = [r for r in requests if f"/api/jobs/{job}/tiles/0/0/0" in r and "early=true" in r]
+    assert len(early) >= 2  # asked again as the progress moved
     projector.wait_settled()
     assert projector.drawn_pixels() > 500
 
