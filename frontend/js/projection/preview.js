@@ -47,6 +47,7 @@ export class ProjectionPreview {
   preview(app) {
     const ds = app.dataset;
     if (this.previewLoad || ds.local || ds.n <= PREVIEW_ABOVE || app.state.isolated) return;
+    if (this.running && !isQuick(ds, this.method)) return; // a followed job: its frames are its picture
     this.previewLoad = this._loadPreview(app, ds);
   }
 
