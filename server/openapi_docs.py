@@ -73,5 +73,6 @@ def _add_stream_messages(schema: dict[str, Any], schemas: dict[str, Any]) -> Non
                        "by one binary message of shape[0] x shape[1] little-endian float32 "
                        "(NaN: no coordinates); at the end the final frame when done, then a "
                        "status message and a normal close (1000). An unknown job is closed "
-                       "with code 4404.",
+                       "with code 4404. With `?frames=false` the text messages alone (a page "
+                       "showing the result from tiles).",
         "messages": {"oneOf": refs, "discriminator": {"propertyName": "type"}}}}

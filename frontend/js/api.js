@@ -188,11 +188,12 @@ export class Api {
   /**
    * Follows a job over its WebSocket: `onStatus(json)` for its text messages (progress,
    * frame headers, the final status with the result's info), `onFrame(Float32Array)` for
-   * coordinate frames. Resolves with the last message when the server closes the stream;
-   * falls back to polling when WebSockets fail.
+   * coordinate frames (`frames: false`: the server sends none, for a job shown from tiles).
+   * Resolves with the last message when the server closes the stream; falls back to polling
+   * when WebSockets fail.
    */
-  follow(id, { onStatus = () => {}, onFrame = () => {} }) {
-    const url = this.url(`jobs/${encodeURIComponent(id)}/stream`);
+  follow(id, { onStatus = () => {}, onFrame = () => {}, frames = true }) {
+    const url = this.url(`jobs/${encodeURIComponent(id)}/stream`, frames ? {} : { frames: false });
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return new Promise((resolve) => {
       let last = null;

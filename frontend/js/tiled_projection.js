@@ -33,16 +33,21 @@ function budgets() {
   return { display: Math.min(DISPLAY_POINTS, resident / 2), resident };
 }
 
+/** The server's word per method on what comes as tiles (`/api/runs`, projection/default_view.py). */
+const TILES_FIELD = { pca: 'tiles', custom: 'tiles', tsne: 'tsne_umap_tiles', umap: 'tsne_umap_tiles' };
+
 /**
  * Whether a projection is shown from tiles: `?tiles=always|never` in the page's address,
- * else a 2-D view of a quick method (PCA, custom) of server data the server says is shown
- * from tiles (`/api/runs`: `tiles`, decided by the set's size in projection/default_view.py).
+ * else a 2-D view of server data the server says comes as tiles for its method (`/api/runs`:
+ * `tiles` for PCA and custom, `tsne_umap_tiles` for t-SNE and UMAP, decided by the set's
+ * size in projection/default_view.py).
  */
 export function showsTiles(dataset, method, threeD) {
-  if (dataset.local || threeD || (method !== 'pca' && method !== 'custom')) return false;
+  const field = TILES_FIELD[method];
+  if (dataset.local || threeD || !field) return false;
   const setting = new URLSearchParams(location.search).get('tiles');
   if (setting === 'always' || setting === 'never') return setting === 'always';
-  return Boolean(dataset.info?.tiles);
+  return Boolean(dataset.info?.[field]);
 }
 
 /**

@@ -37,6 +37,21 @@ test('tiles show large 2-D views of PCA and custom from the server, the rest com
   globalThis.location = { search: '' };
 });
 
+test('t-SNE and UMAP come as tiles where the server says their layout is too large to come whole', () => {
+  globalThis.location = { search: '' };
+  const huge = { local: false, n: 40000000, info: { tiles: true, tsne_umap_tiles: true } };
+  assert.equal(showsTiles(huge, 'tsne', false), true);
+  assert.equal(showsTiles(huge, 'umap', false), true);
+  assert.equal(showsTiles(huge, 'umap', true), false); // 3-D: the quadtree is over two axes
+  assert.equal(showsTiles({ ...huge, info: { tiles: true, tsne_umap_tiles: false } }, 'tsne', false), false);
+  assert.equal(showsTiles(huge, 'compare', false), false); // not a projection the tiles know
+  globalThis.location = { search: '?tiles=always' };
+  assert.equal(showsTiles({ local: false, n: 1000 }, 'umap', false), true); // small tests force it
+  globalThis.location = { search: '?tiles=never' };
+  assert.equal(showsTiles(huge, 'tsne', false), false);
+  globalThis.location = { search: '' };
+});
+
 test('the view takes whole levels, coarse first, as deep as fit the display budget', () => {
   const count = DISPLAY_POINTS / 16;
   const tiled = new TiledProjection(null, 'job', manifest(4, count));

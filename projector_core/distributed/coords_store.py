@@ -22,9 +22,9 @@ import numpy as np
 from projector_core.distributed.errors import TooLarge
 from projector_core.distributed.shard_tasks import HeldShard, held, shard_project
 from projector_core.formats.chunked import Shard
+from projector_core.projection.limits import WHOLE_BYTES
 
 STORES_KEPT = 16  # projections whose stores stay on disk
-WHOLE_BYTES = 256 * 2**20  # a stored result read whole up to this size (the page's 10M x 3 fits)
 
 
 def new_store(root: Path, name: str) -> Path:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from projector_core.distributed.coords_store import (
-    WHOLE_BYTES,
     ShardStats,
     StoredCoordinates,
     combine,
@@ -33,6 +32,7 @@ from projector_core.distributed.coords_store import (
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
 from projector_core.kernels.sampling import PLACE_BATCH, UmapMap
+from projector_core.projection.limits import WHOLE_BYTES
 from projector_core.projection.params import TsneRequest, UmapRequest
 
 if TYPE_CHECKING:

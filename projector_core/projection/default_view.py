@@ -22,6 +22,7 @@ from projector_core.data.model import Embedding
 from projector_core.jobs.engine import JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.jobs import ProjectionJobs, projection_result
+from projector_core.projection.limits import WHOLE_BYTES
 from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.storage.lod_store import LodStore
@@ -37,6 +38,16 @@ def shown_from_tiles(points: int) -> bool:
     in 2-D, the tiles' quadtree being over two axes), not as the whole set in LOD order. The
     one place this is decided: ``/api/runs`` says it per embedding (``tiles``) to the page."""
     return points > TILES_ABOVE
+
+
+def tsne_umap_from_tiles(points: int) -> bool:
+    """Whether this embedding's 2-D t-SNE and UMAP come to the page as tiles: followed for
+    progress alone (no frames, never ``/result``), then shown from their tiles, because their
+    N x 2 float32 is over the most a page takes whole (``WHOLE_BYTES``: 33.5M points). The
+    same figure stops a cluster's frames and whole reads (``distributed/coords_store.py``), so
+    a layout the page follows whole is one the server can send whole. ``/api/runs`` says it
+    per embedding (``tsne_umap_tiles``)."""
+    return points * 2 * 4 > WHOLE_BYTES
 
 
 def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:

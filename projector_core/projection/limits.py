@@ -21,6 +21,10 @@ from pydantic import BaseModel
 
 MIN_TSNE_POINTS = 4  # openTSNE's smallest data set: 3 x perplexity neighbours, perplexity >= 1
 DEFAULT_PERPLEXITY = 30.0  # openTSNE's; the one default of the API, the page and exports
+# The most of a projection's coordinates a page takes whole (frames, ``/result``): the page's
+# 10M x 3 fits; above it t-SNE/UMAP come as tiles (default_view.tsne_umap_from_tiles) and a
+# cluster's stored result is never read whole (distributed/coords_store.py).
+WHOLE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,8 @@ class LodStore:
 
     def bounds(self, job: Job, axes: list[int]) -> dict[str, list[float]]:
         """Per-axis min and max over the points finite on every chosen axis."""
-        def compute() -> dict[str, list[float]]:
-            columns = [projection_result(job).coordinates[:, a] for a in axes]  # views
-            finite = np.logical_and.reduce([np.isfinite(c) for c in columns])
-            if not finite.any():
-                return {"lo": [0.0] * len(axes), "hi": [0.0] * len(axes)}
-            whole = finite.all()  # then no copy of a column is made
-            return {"lo": [float((c if whole else c[finite]).min()) for c in columns],
-                    "hi": [float((c if whole else c[finite]).max()) for c in columns]}
-        return self._bounds.get_or_compute((job.id, tuple(axes)), compute)
+        return self._bounds.get_or_compute(
+            (job.id, tuple(axes)), lambda: finite_bounds(projection_result(job).coordinates, axes))
 
     def peek_tiles(self, job: Job, axes: list[int]) -> TileSet | None:
         return self._tiles.peek((job.id, tuple(axes)))
@@ -70,3 +63,14 @@ class LodStore:
             self.tiles(job, axes)
         else:
             self.order(job, axes)
+
+
+def finite_bounds(coordinates: np.ndarray, axes: list[int]) -> dict[str, list[float]]:
+    """Per-axis min and max over the rows finite on every chosen axis (0 when none is)."""
+    columns = [coordinates[:, a] for a in axes]  # views
+    finite = np.logical_and.reduce([np.isfinite(c) for c in columns])
+    if not finite.any():
+        return {"lo": [0.0] * len(axes), "hi": [0.0] * len(axes)}
+    whole = finite.all()  # then no copy of a column is made
+    return {"lo": [float((c if whole else c[finite]).min()) for c in columns],
+            "hi": [float((c if whole else c[finite]).max()) for c in columns]}

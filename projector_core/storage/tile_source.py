@@ -17,7 +17,7 @@ import numpy as np
 from projector_core.jobs.engine import Job
 from projector_core.kernels.lod_tiles import early_tile
 from projector_core.projection.jobs import projection_result
-from projector_core.storage.lod_store import LodStore
+from projector_core.storage.lod_store import LodStore, finite_bounds
 
 Tile = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # rows uint32, coords float32, codes int32
 
@@ -101,3 +101,27 @@ class MemoryTiles:
         coords = coords.astype(np.float32, copy=False)
         return rows, coords, codes
 
+
+
+class FrameTiles(MemoryTiles):
+    """Early tiles of a running job from its latest frame: the points placed so far (rows
+    still NaN skipped), so a sampled t-SNE/UMAP shown from tiles has a picture that fills in
+    as it places its points, long before its tiles can be built. Only ``read_early`` answers
+    (random samples of a cell, as :meth:`MemoryTiles.read_early`); bounds are the frame's.
+    Before a first frame (or where none is sent: a cluster's large result) ``coordinates``
+    has no row and every tile is empty; ``total`` is the points the job lays out."""
+
+    def __init__(self, store: LodStore, job: Job, axes: list[int], coordinates: np.ndarray,
+                 total: int) -> None:
+        self.store = store
+        self.job = job
+        self.axes = list(axes)
+        self.coordinates = coordinates
+        self._total = total
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def bounds(self) -> dict[str, list[float]]:
+        return finite_bounds(self.coordinates, self.axes)

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from projector_core.data.model import Embedding
 from projector_core.data.steps import timelines
 from projector_core.kernels.search import search
-from projector_core.projection.default_view import shown_from_tiles
+from projector_core.projection.default_view import shown_from_tiles, tsne_umap_from_tiles
 from projector_core.projection.methods import data_limits
 from projector_core.service import label_column
 from projector_core.storage.fingerprint import fingerprint
@@ -87,6 +87,11 @@ class EmbeddingOut(BaseModel):
     label_column: str | None  # the column that names points (``projector_core.data.label_column``)
     tiles: bool = Field(description="2-D PCA and custom views are shown from level-of-detail "
                                     "tiles (large sets), and the page opens in 2-D")
+    tsne_umap_tiles: bool = Field(description="2-D t-SNE and UMAP come as tiles too: their "
+                                              "N x 2 float32 is over the most a page takes "
+                                              "whole (256 MB, 33.5M points), so the page "
+                                              "follows the job for progress alone and shows "
+                                              "its tiles once done")
 
     @classmethod
     def of(cls, embedding: Embedding) -> EmbeddingOut:
@@ -109,6 +114,8 @@ class EmbeddingOut(BaseModel):
                 *embedding.shape)),
             label_column=label_column(embedding),
             tiles=embedding.shape is not None and shown_from_tiles(embedding.shape[0]),
+            tsne_umap_tiles=embedding.shape is not None
+            and tsne_umap_from_tiles(embedding.shape[0]),
         )
 
 
@@ -129,6 +136,10 @@ def health() -> Health:
 
 @router.get("/runs")
 def list_runs(catalog: CatalogDep) -> list[RunOut]:
+    """Every run and its embeddings. Per embedding, ``tiles`` and ``tsne_umap_tiles`` tell the
+    page what comes as level-of-detail tiles instead of whole (``projection/default_view.py``
+    decides both): 2-D PCA and custom views above 2M points; 2-D t-SNE and UMAP once their
+    N x 2 float32 is over 256 MB (followed for progress alone, without frames)."""
     return [
         RunOut(name=run.name, error=run.error,
                embeddings=[EmbeddingOut.of(e) for e in run.embeddings])

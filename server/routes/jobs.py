@@ -23,6 +23,10 @@ asks it the same way.
   ``{"type": "status", ...}`` (with the result's ``info`` when done) and a normal close
   (1000). A follower arriving after the end gets just these. An unknown job is closed with
   code 4404.
+
+``WS /api/jobs/ID/stream?frames=false`` sends the same text messages and no frame: how a page
+follows a t-SNE/UMAP it shows from tiles (``tsne_umap_tiles`` in ``/api/runs``), whose
+coordinates are too large to come whole.
 """
 
 from __future__ import annotations
@@ -285,14 +289,15 @@ async def stream_job(websocket: WebSocket, job_id: str) -> None:
     except KeyError:
         await websocket.close(code=UNKNOWN_JOB, reason=f"unknown job {job_id}")
         return
+    frames = websocket.query_params.get("frames", "true").lower() != "false"
     try:
         with websocket.app.state.followers.following(job):
-            await _follow(websocket, job)
+            await _follow(websocket, job, frames)
     except (WebSocketDisconnect, OSError):
         return  # the follower left; the job goes on unless a page started it and none is back
 
 
-async def _follow(websocket: WebSocket, job: Job) -> None:
+async def _follow(websocket: WebSocket, job: Job, frames: bool) -> None:
     seen = -1
     sent_seq = 0
     sent_at = -float("inf")
@@ -301,7 +306,7 @@ async def _follow(websocket: WebSocket, job: Job) -> None:
         if job.status.finished:
             break
         await websocket.send_json({"type": "progress", **job.snapshot()})
-        frame = job.frame
+        frame = job.frame if frames else None
         if frame is None:
             continue
         now = time.monotonic()
@@ -312,7 +317,8 @@ async def _follow(websocket: WebSocket, job: Job) -> None:
     final: dict[str, Any] = {"type": "status", **job.snapshot()}
     if job.status is JobStatus.DONE:
         result = projection_result(job)
-        await _send_frame(websocket, job, result.coordinates, final=True)
+        if frames:
+            await _send_frame(websocket, job, result.coordinates, final=True)
         final["info"] = result.info
     await websocket.send_json(final)
     await websocket.close(1000)

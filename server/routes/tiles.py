@@ -13,7 +13,10 @@ row ids in level-of-detail order, then count x k float32 coordinates over ``axes
 (``X-Count: 0``). Both wait for a running job. With ``early=true`` a tile does not wait for
 tiles still to be computed: it answers at once the points of its cell among one fixed random
 sample of ``budget * 4^z`` points (``X-Order: random``; else ``lod``), so a first picture
-never waits for them.
+never waits for them. Of a running t-SNE or UMAP ``early=true`` answers the same at once
+from its latest frame: the points placed so far (rows still NaN skipped), their bounds in
+``X-Bounds``; no point before its first frame, or where it sends none (a cluster's result
+over 256 MB). A page showing the job from tiles asks again as its progress moves.
 """
 
 from __future__ import annotations
@@ -29,16 +32,17 @@ from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job, not_done
 from projector.server.routes.lod import axes_as_shown, parse_axes
 
-from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.projection.jobs import projection_result
-from projector_core.storage.tile_source import MemoryTiles, TileSource
+from projector_core.storage.tile_source import FrameTiles, MemoryTiles, TileSource
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 # A job's id is random and its result never changes: its tiles and their index are immutable
 # (a second visit that finds the same job takes them from the browser's cache). Early tiles
 # are not: they become the computed ones.
 IMMUTABLE = {"Cache-Control": "private, max-age=31536000, immutable"}
+LAYOUTS = ("tsne", "umap")  # methods whose running jobs answer early tiles at once
 AxesQuery = Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")]
 
 
@@ -54,6 +58,18 @@ async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
         return service.tile_source(job, parse_axes(axes_as_shown(axes, cols), cols, default=2))
     except ValueError as error:  # a comparison: it has no layout
         raise HTTPException(422, str(error)) from None
+
+
+def _placed_so_far(service: ServiceDep, job: Job, axes: str | None) -> FrameTiles:
+    """A running t-SNE/UMAP's early tiles: the points its latest frame has placed; none
+    before its first frame, or where it sends none (a cluster's result over WHOLE_BYTES)."""
+    frame = job.frame
+    dims = int(job.about.get("dims") or 2)
+    coordinates = frame.coordinates if frame is not None else np.zeros((0, dims), np.float32)
+    cols = coordinates.shape[1]
+    shape = getattr(job.source, "shape", None)
+    return FrameTiles(service.lod, job, parse_axes(axes_as_shown(axes, cols), cols, 2),
+                      coordinates, shape[0] if shape else coordinates.shape[0])
 
 
 @router.get("/jobs/{job_id}/tiles",
@@ -91,7 +107,12 @@ async def get_tile(
 ) -> Response:
     if x >= 1 << z or y >= 1 << z:
         raise HTTPException(422, f"tile {z}/{x}/{y}: x and y run to {(1 << z) - 1} at level {z}")
-    source = await _source(jobs, service, job_id, axes)
+    job = find_job(jobs, job_id)
+    source: TileSource
+    if early and not job.status.finished and job.about.get("method") in LAYOUTS:
+        source = _placed_so_far(service, job, axes)
+    else:
+        source = await _source(jobs, service, job_id, axes)
 
     def answer() -> Response:
         try:

@@ -39,14 +39,21 @@ def screen_of_all(url: str, page) -> np.ndarray:
                               "params": {"spherize": False}},
                         headers={"Accept": "application/octet-stream"})
     cols = int(answer.headers["X-Shape"].split(",")[1])
-    coords = np.frombuffer(answer.content, "<f4").reshape(N, cols)[:, :2].astype(np.float64)
+    return screen_of(np.frombuffer(answer.content, "<f4").reshape(N, cols)[:, :2], page)
+
+
+def screen_of(xy: np.ndarray, page) -> np.ndarray:
+    """The screen positions (CSS px) of N x 2 projection coordinates as the page fits and
+    projects the whole set (or its tiles, fitted alike), in numpy."""
+    coords = xy.astype(np.float64)
+    n = len(coords)
     lo, hi = coords.min(0), coords.max(0)
     mid = (lo + hi) / 2
     scale = 1 / ((hi - lo) / 2).max()
     pos = ((coords - mid) * scale).astype(np.float32).astype(np.float64)
     m, width, height = page.evaluate("""() => { const p = window.__projector.app.plot;
         return [Array.from(p.matrix()), p.canvas.clientWidth, p.canvas.clientHeight]; }""")
-    x, y, z = pos[:, 0], pos[:, 1], np.zeros(N)
+    x, y, z = pos[:, 0], pos[:, 1], np.zeros(n)
     w = m[3] * x + m[7] * y + m[11] * z + m[15]
     sx = ((m[0] * x + m[4] * y + m[8] * z + m[12]) / w + 1) * 0.5 * width
     sy = (1 - (m[1] * x + m[5] * y + m[9] * z + m[13]) / w) * 0.5 * height

@@ -42,6 +42,8 @@ export class ProjectionDisplay {
       const first = !this.displayedOnce;
       app.plot.setMode(is3d(app.state) && (this.method !== 'pca' || this.cols >= 3));
       this.display(app, first);
+    } else if (this.placing(app)) {
+      this.earlyPicture(app);
     } else if (!this.data && this.jobId) {
       this.preview(app);
     }

@@ -3,9 +3,41 @@
 // order the plot draws a large set in. `app` is the View (projection.js) it shows through.
 
 import { prepareDrawOrder } from '../draw_order.js';
-import { fetchLevel, fitSlice, PREVIEW_ABOVE } from './lod.js';
+import { isQuick } from '../limits.js';
+import { fetchLevel, fetchTile, fitSlice, PREVIEW_ABOVE } from './lod.js';
+
+/** A running layout shown from tiles asks for its placed points again after this much progress. */
+const EARLY_STEP = 0.02;
 
 export class ProjectionPreview {
+  /** Whether it is a t-SNE/UMAP shown from tiles that still runs (its early tiles are its picture). */
+  placing(app) {
+    return Boolean(this.tileAxes) && this.running && Boolean(this.jobId) && !isQuick(app.dataset, this.method);
+  }
+
+  /**
+   * While a t-SNE/UMAP shown from tiles runs, a picture of the points it has placed so far:
+   * its early root tile (the server's random sample of its latest frame, tiles.py), asked
+   * again each time its progress moves by EARLY_STEP, one request at a time; its tiles
+   * replace it once it is done.
+   */
+  earlyPicture(app) {
+    if (this.earlyLoad || (this.earlyProgress !== null && this.progress - this.earlyProgress < EARLY_STEP)) return;
+    const progress = this.progress;
+    this.earlyLoad = fetchTile(this.api, this.jobId, this.tileAxes, 0, 0, 0, true)
+      .then((slice) => {
+        if (this !== app.shown || !this.running || slice.total !== app.dataset.n) return;
+        this.earlyProgress = progress;
+        if (!slice.indices.length) return;
+        if (app.plot.tiles || app.plot.n) app.plot.setPositions(new Float32Array(0)); // another projection's picture
+        app.plot.setPreview(fitSlice(slice), slice.indices, slice.total);
+      })
+      .catch(() => {}) // the next progress asks again; the tiles show once it is done
+      .finally(() => {
+        this.earlyLoad = null;
+      });
+  }
+
   /**
    * A first picture of a large server projection before its whole result arrives: its top
    * level-of-detail tiles (the server waits for the job; `projector serve` has them ready for
@@ -15,6 +47,7 @@ export class ProjectionPreview {
   preview(app) {
     const ds = app.dataset;
     if (this.previewLoad || ds.local || ds.n <= PREVIEW_ABOVE || app.state.isolated) return;
+    if (this.running && !isQuick(ds, this.method)) return; // a followed job: its frames are its picture
     this.previewLoad = this._loadPreview(app, ds);
   }
 

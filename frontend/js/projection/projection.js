@@ -83,6 +83,10 @@ export class Projection {
     this.tilesFor = null;
     /** @type {Promise<void> | null} the first picture from its top LOD tiles (preview.js) */
     this.previewLoad = null;
+    /** @type {Promise<void> | null} the placed points of a running layout shown from tiles, on their way (preview.js) */
+    this.earlyLoad = null;
+    /** @type {number | null} the progress its last early picture was asked at */
+    this.earlyProgress = null;
     /** @type {boolean} the first picture is in the LOD order: the whole set waits for it */
     this.previewInOrder = false;
     /** @type {{ key: string, order: Int32Array } | null} the server's LOD order over some axes */

@@ -1,6 +1,7 @@
 // Running a projection (methods of Projection, projection.js): a server job requested and
 // followed (t-SNE and UMAP frame by frame over the job's stream, with its progress, phases,
-// pause/resume and cancel; PCA and custom as one request, or opened as tiles), or PCA and
+// pause/resume and cancel, or for status alone and then opened as tiles when too large to
+// come whole; PCA and custom as one request, or opened as tiles), or PCA and
 // custom computed in the browser for an uploaded data set. Each update calls
 // `this.onChange(this)`.
 
@@ -87,8 +88,9 @@ export class ProjectionRunning {
   _runOnServer(dataset, after) {
     const { method, params, dims } = this;
     const request = { run: dataset.run, embedding: dataset.name, method, dims, params };
-    const work = this.tileAxes ? this._waitTiled(request)
-      : isQuick(dataset, method) ? this._wait(request, dataset.n) : this._follow(request, dataset.n);
+    const quick = isQuick(dataset, method);
+    const work = this.tileAxes ? (quick ? this._waitTiled(request) : this._followTiled(request))
+      : quick ? this._wait(request, dataset.n) : this._follow(request, dataset.n);
     this.finished = (async () => {
       try {
         await after;
@@ -135,25 +137,64 @@ export class ProjectionRunning {
     };
   }
 
+  /**
+   * A t-SNE/UMAP shown from tiles (too large to come whole: `tsne_umap_tiles` in /api/runs):
+   * its job followed for status alone (progress, phase, pause; the server sends no frame),
+   * then its tile index opened once it is done; neither a frame nor `/result` is fetched.
+   */
+  _followTiled(request) {
+    return async () => {
+      await this._startFollowed(request);
+      const final = await this.api.follow(this.jobId, { onStatus: (s) => this._heard(s), frames: false });
+      const status = await this._finalStatus(final);
+      if (status.status === 'done') {
+        const tiled = await TiledProjection.open(this.api, this.jobId, this.tileAxes);
+        Object.assign(this, { tiled, cols: tiled.manifest.columns, info: tiled.manifest.info ?? this.info });
+      }
+      this._ended(status);
+    };
+  }
+
+  async _startFollowed(request) {
+    this.jobId = await this.api.startProjection(request, { followed: true });
+    this.status = 'running';
+    this.onChange(this);
+  }
+
+  /** A followed job's message: its status, progress, phase, pause and info. */
+  _heard(s) {
+    // 'done' is said once the result is in hand (its coordinates or its tiles), never before.
+    if (s.status && s.status !== 'done') this.status = s.status;
+    if (typeof s.progress === 'number') this.progress = s.progress;
+    if (s.iteration !== undefined && s.iteration !== null) this.iteration = s.iteration;
+    if (s.phase !== undefined) this.phase = s.phase;
+    if (s.phase_progress !== undefined) this.phaseProgress = s.phase_progress;
+    if (s.error) this.error = s.error;
+    if (typeof s.paused === 'boolean') this.paused = s.paused;
+    if (s.info) this.info = s.info;
+    this.onChange(this);
+  }
+
+  /** The job's status once its stream closed (asked again when the stream ended early). */
+  async _finalStatus(final) {
+    return final?.status && final.status !== 'running' ? final : this.api.job(this.jobId);
+  }
+
+  /** Takes a followed job's final status, its result being in hand. */
+  _ended(status) {
+    this.status = status.status;
+    this.error = status.error ?? null;
+    if (status.iteration !== undefined && status.iteration !== null) this.iteration = status.iteration;
+    this.paused = false;
+    if (this.status === 'done') this.progress = 1;
+  }
+
   _follow(request, n) {
     return async () => {
-      this.jobId = await this.api.startProjection(request, { followed: true });
-      this.status = 'running';
-      this.onChange(this);
+      await this._startFollowed(request);
       let lastFrame = null;
       const final = await this.api.follow(this.jobId, {
-        onStatus: (s) => {
-          // 'done' is said once the result is in hand (below), never before its coordinates.
-          if (s.status && s.status !== 'done') this.status = s.status;
-          if (typeof s.progress === 'number') this.progress = s.progress;
-          if (s.iteration !== undefined && s.iteration !== null) this.iteration = s.iteration;
-          if (s.phase !== undefined) this.phase = s.phase;
-          if (s.phase_progress !== undefined) this.phaseProgress = s.phase_progress;
-          if (s.error) this.error = s.error;
-          if (typeof s.paused === 'boolean') this.paused = s.paused;
-          if (s.info) this.info = s.info;
-          this.onChange(this);
-        },
+        onStatus: (s) => this._heard(s),
         onFrame: (frame) => {
           if (frame.length % n !== 0 || frame.length === 0) return;
           lastFrame = frame;
@@ -170,14 +211,10 @@ export class ProjectionRunning {
           this.onChange(this);
         },
       });
-      const status = final?.status && final.status !== 'running' ? final : await this.api.job(this.jobId);
+      const status = await this._finalStatus(final);
       if (status.status === 'done' && (!lastFrame || !this.info)) await this._fetchResult(n);
       else if (status.status === 'done') this.data = lastFrame; // the finished picture, held or not
-      this.status = status.status;
-      this.error = status.error ?? null;
-      if (status.iteration !== undefined && status.iteration !== null) this.iteration = status.iteration;
-      this.paused = false;
-      if (this.status === 'done') this.progress = 1;
+      this._ended(status);
     };
   }
 
