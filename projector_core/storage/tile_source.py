@@ -102,7 +102,6 @@ class MemoryTiles:
         return rows, coords, codes
 
 
-
 class FrameTiles(MemoryTiles):
     """Early tiles of a running job from its latest frame: the points placed so far (rows
     still NaN skipped), so a sampled t-SNE/UMAP shown from tiles has a picture that fills in
