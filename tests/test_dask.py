@@ -36,6 +36,7 @@ from projector_core.formats import chunked
 from projector_core.formats.chunked import ChunkedVectors, open_chunked
 from projector_core.formats.chunked_writer import write_zarr
 from projector_core.kernels.knn import ExactIndex
+from tests.test_lod_tiles import read_tile
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -259,6 +260,41 @@ def test_a_cluster_job_streams_the_sample_then_the_placed_shards(apps, monkeypat
     result, _ = _binary(httpx.get(f"{with_cluster}/api/jobs/{job}/result", timeout=60,
                                   headers={"Accept": "application/octet-stream"}))
     np.testing.assert_array_equal(frames[-1][1], result)
+
+
+def test_a_layout_too_large_to_send_whole_fills_its_early_tiles_as_shards_finish(apps,
+                                                                                monkeypatch):
+    """Over ``WHOLE_BYTES`` (lowered here) a cluster's t-SNE publishes a thin frame, every
+    stride-th row as placing tasks end: its early tiles grow while it runs, hold only rows at
+    multiples of the stride, at their final coordinates, and carry no column."""
+    monkeypatch.setattr(chunked, "SHARD_BYTES", 1000 * 8 * 4)  # 4 shards of 1,000 rows
+    monkeypatch.setattr(sample_fit, "SAMPLE_ROWS", 600)
+    monkeypatch.setattr(sample_fit, "PLACE_ROWS", 250)  # 16 placing tasks
+    monkeypatch.setattr(sample_fit, "WHOLE_BYTES", 1)
+    monkeypatch.setattr(sample_fit, "EARLY_POINTS", 1000)  # stride 4 over 4,000 rows
+    base = apps[0]
+    job = httpx.post(f"{base}/api/projections", timeout=60, json={
+        "run": ".", "embedding": "small", "method": "tsne",
+        "params": {"n_iter": 100, "perplexity": 20}}).json()["job"]
+    early = []
+    deadline = time.monotonic() + 300  # only catches a hang
+    while time.monotonic() < deadline:
+        tile = httpx.get(f"{base}/api/jobs/{job}/tiles/0/0/0", params={"early": "true"},
+                         timeout=60)
+        if tile.headers["X-Order"] != "random":
+            break  # done: the computed tiles answer
+        early.append(read_tile(tile, 2)[:2])
+        time.sleep(0.05)
+    status = httpx.get(f"{base}/api/jobs/{job}").json()["status"]
+    assert status == "done"
+    result, _ = _binary(httpx.get(f"{base}/api/jobs/{job}/result", timeout=60,
+                                  headers={"Accept": "application/octet-stream"}))
+    counts = [rows.size for rows, _ in early]
+    assert counts and counts[0] == 0 and max(counts) > 0  # nothing placed, then shards
+    assert max(counts) <= SMALL // 4
+    for rows, xy in early:
+        assert (rows % 4 == 0).all()
+        np.testing.assert_array_equal(xy, result[rows])  # where the workers placed them
 
 
 def test_rest_neighbours_use_the_shards_approximate_index_above_the_budget(

@@ -7,7 +7,9 @@ which fits it; the fitted model goes to every worker (once: a Dask future every 
 reads), each places the shards it holds and writes their rows to the projection's
 ``coords`` store (``coords_store.py``), as PCA does, so the N x 2 coordinates never reach the
 server; the job's progress counts the shards placed, and while the result is small enough
-to read whole the browser gets a frame of the store as shards finish.
+to read whole the browser gets a frame of the store as shards finish; above that, each task
+sends back its rows at multiples of a stride, a thin frame (at most ``EARLY_POINTS`` rows)
+that the early tiles read, so a 100M-point layout fills in as its shards finish.
 t-SNE uses openTSNE directly, with the request's parameters. UMAP is the single-machine
 sampled fit's (:class:`~kernels.sampling.UmapMap`): the sample's neighbours and each placed
 point's come from one HNSW index over the sample, not umap-learn's NN-descent, so a cluster
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 SAMPLE_ROWS = 20_000  # fitted on one worker: t-SNE/UMAP of this many take well under a minute
 FIT_SHARE = 0.3  # progress reported once the sample is fitted
+EARLY_POINTS = 1 << 20  # rows of a thin frame at most (8 MB at 2-D): early tiles' picture
 # Rows a placing task places (8 batches, a few minutes on a loaded core): the progress steps
 # and the balance between workers when each holds few shards (10M x 8: 5 shards of 2M rows).
 PLACE_ROWS = 8 * PLACE_BATCH
@@ -122,10 +125,39 @@ def place_rows(item: HeldShard | Shard, fitted: FittedMap, lo: int, hi: int) -> 
     return out
 
 
-def place_into(item: HeldShard | Shard, fitted: FittedMap, path: str, lo: int, hi: int
-               ) -> ShardStats:
-    """:func:`place_rows`, written to the store by the worker holding the shard; stats back."""
-    return write_rows(path, held(item).start + lo, place_rows(item, fitted, lo, hi))
+@dataclass
+class Placed:
+    """What a placing task sends back: its rows' stats and, for a thin frame, the rows it
+    placed at multiples of the frame's stride (a few KB), never its coordinates."""
+
+    stats: ShardStats
+    start: int  # the first row it placed
+    thin: np.ndarray | None
+
+
+class ThinFrame:
+    """Every ``stride``-th row of a layout too large to send whole (``WHOLE_BYTES``), NaN
+    until placed: at most ``EARLY_POINTS`` rows, filled in as placing tasks end, so the early
+    tiles of a running 100M-point t-SNE/UMAP show the shards placed so far."""
+
+    def __init__(self, rows: int, dims: int) -> None:
+        self.stride = -(-rows // EARLY_POINTS)
+        self.coordinates = np.full((-(-rows // self.stride), dims), np.nan, np.float32)
+
+    def add(self, placed: Placed) -> None:
+        if placed.thin is not None:
+            first = -(-placed.start // self.stride)  # the first multiple of stride it placed
+            self.coordinates[first:first + placed.thin.shape[0]] = placed.thin
+
+
+def place_into(item: HeldShard | Shard, fitted: FittedMap, path: str, lo: int, hi: int,
+               stride: int) -> Placed:
+    """:func:`place_rows`, written to the store by the worker holding the shard; stats back,
+    and with a ``stride`` (0: none) its rows at multiples of it."""
+    start = held(item).start + lo
+    placed = place_rows(item, fitted, lo, hi)
+    stats = write_rows(path, start, placed)
+    return Placed(stats, start, placed[(-start) % stride::stride] if stride else None)
 
 
 def piece_rows(shard_rows: int) -> int:
@@ -171,17 +203,25 @@ def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVector
     path = create_coords(new_store(cluster.store_dir, request.method), n, request.dims, piece)
     unplaced = ShardStats(0, np.full(request.dims, np.inf), np.full(request.dims, -np.inf))
     stored = StoredCoordinates(path, (n, request.dims), unplaced)
-    # A frame is the whole N x dims array: sent while it is small, else the tiles show it.
-    frame = (lambda: np.asarray(stored)) if stored.nbytes <= WHOLE_BYTES else None
-    reporter.step(0, FIT_SHARE, frame)
-    tasks = [(future, model, path, lo, min(lo + piece, shard.stop - shard.start))
+    # A frame is the whole N x dims array while it is small; else a thin one for early tiles.
+    thin = None if stored.nbytes <= WHOLE_BYTES else ThinFrame(n, request.dims)
+    stride = thin.stride if thin is not None else 1
+
+    def frame() -> np.ndarray:
+        return np.asarray(stored) if thin is None else thin.coordinates.copy()
+
+    reporter.step(0, FIT_SHARE, frame, stride)
+    tasks = [(future, model, path, lo, min(lo + piece, shard.stop - shard.start),
+              0 if thin is None else stride)
              for future, shard in zip(holding, shards, strict=True)
              for lo in range(0, shard.stop - shard.start, piece)]
     stats = []
     placing = cluster.each_unordered(place_into, tasks, timeout_factor=10)
     for placed, (_number, part) in enumerate(placing, start=1):
-        stats.append(part)
-        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(tasks), frame)
+        stats.append(part.stats)
+        if thin is not None:
+            thin.add(part)
+        reporter.step(placed, FIT_SHARE + (1 - FIT_SHARE) * placed / len(tasks), frame, stride)
     stored.stats = combine(stats)
     info = {"sample_rows": fitted, "placed_by": "transform", "shards": len(shards),
             "placing_tasks": len(tasks)}

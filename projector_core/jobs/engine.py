@@ -55,9 +55,12 @@ class JobCancelled(Exception):
 
 @dataclass(frozen=True)
 class Frame:
-    coordinates: np.ndarray  # float32 [N, dims]
+    coordinates: np.ndarray  # float32 [N, dims], or with ``stride`` rows 0, stride, 2 stride...
     iteration: int | None
     seq: int  # increases with every published frame of the job
+    # Above 1: a thin frame, every stride-th row only (a layout too large to send whole):
+    # what early tiles read while it runs; followers are sent whole frames only.
+    stride: int = 1
 
 
 class Job:
@@ -241,13 +244,15 @@ class JobContext:
         self.job.checkpoint()
 
     def step(self, iteration: int | None, progress: float,
-             frame: Callable[[], np.ndarray] | None = None) -> None:
-        """Report progress; publish ``frame()`` if one is due. Cheap enough for every iteration."""
+             frame: Callable[[], np.ndarray] | None = None, stride: int = 1) -> None:
+        """Report progress; publish ``frame()`` (every ``stride``-th row, see :class:`Frame`)
+        if one is due. Cheap enough for every iteration."""
         self.job.checkpoint()
         now = time.monotonic()
         if frame is not None and now - self._last_frame >= self.frame_interval:
             self._last_frame = self._last_notify = now
-            self.job.report(iteration, progress, Frame(frame(), iteration, next(self._seq)))
+            self.job.report(iteration, progress,
+                            Frame(frame(), iteration, next(self._seq), stride))
         elif now - self._last_notify >= NOTIFY_INTERVAL:
             self._last_notify = now
             self.job.report(iteration, progress)

@@ -107,16 +107,31 @@ class FrameTiles(MemoryTiles):
     still NaN skipped), so a sampled t-SNE/UMAP shown from tiles has a picture that fills in
     as it places its points, long before its tiles can be built. Only ``read_early`` answers
     (random samples of a cell, as :meth:`MemoryTiles.read_early`); bounds are the frame's.
-    Before a first frame (or where none is sent: a cluster's large result) ``coordinates``
-    has no row and every tile is empty; ``total`` is the points the job lays out."""
+    Before a first frame ``coordinates`` has no row and every tile is empty; ``total`` is
+    the points the job lays out. A thin frame (``stride`` above 1: a cluster's layout too
+    large to send whole, ``distributed/sample_fit.ThinFrame``) holds every stride-th row:
+    its row ids are scaled back, and it carries no column (that would read every code)."""
 
     def __init__(self, store: LodStore, job: Job, axes: list[int], coordinates: np.ndarray,
-                 total: int) -> None:
+                 total: int, stride: int = 1) -> None:
         self.store = store
         self.job = job
         self.axes = list(axes)
         self.coordinates = coordinates
         self._total = total
+        self.stride = stride
+
+    def codes_dictionary(self, column: str) -> list[str]:
+        if self.stride != 1:
+            raise KeyError(f"early tiles of a layout this large carry no column ({column!r}): "
+                           "ask again without it")
+        return super().codes_dictionary(column)
+
+    def _tile(self, rows: np.ndarray, column: str | None) -> Tile:
+        if self.stride == 1:
+            return super()._tile(rows, column)
+        coords = self.coordinates[rows][:, self.axes].astype(np.float32, copy=False)
+        return rows.astype(np.int64) * self.stride, coords, None
 
     @property
     def total(self) -> int:

@@ -307,7 +307,7 @@ async def _follow(websocket: WebSocket, job: Job, frames: bool) -> None:
             break
         await websocket.send_json({"type": "progress", **job.snapshot()})
         frame = job.frame if frames else None
-        if frame is None:
+        if frame is None or frame.stride != 1:  # a thin frame is for early tiles only
             continue
         now = time.monotonic()
         gap = min(FRAME_REPEAT, frame.coordinates.nbytes / STREAM_BYTES_PER_SECOND)

@@ -15,8 +15,10 @@ tiles still to be computed: it answers at once the points of its cell among one 
 sample of ``budget * 4^z`` points (``X-Order: random``; else ``lod``), so a first picture
 never waits for them. Of a running t-SNE or UMAP ``early=true`` answers the same at once
 from its latest frame: the points placed so far (rows still NaN skipped), their bounds in
-``X-Bounds``; no point before its first frame, or where it sends none (a cluster's result
-over 256 MB). A page showing the job from tiles asks again as its progress moves.
+``X-Bounds``; no point before its first frame. A cluster's layout over 256 MB sends a thin
+frame instead (every stride-th row, at most about 1M, filled in as its shards are placed):
+its early tiles come from those rows and carry no ``column`` (422). A page showing the job
+from tiles asks again as its progress moves.
 """
 
 from __future__ import annotations
@@ -61,15 +63,16 @@ async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
 
 
 def _placed_so_far(service: ServiceDep, job: Job, axes: str | None) -> FrameTiles:
-    """A running t-SNE/UMAP's early tiles: the points its latest frame has placed; none
-    before its first frame, or where it sends none (a cluster's result over WHOLE_BYTES)."""
+    """A running t-SNE/UMAP's early tiles: the points its latest (whole or thin) frame has
+    placed; none before its first frame."""
     frame = job.frame
     dims = int(job.about.get("dims") or 2)
     coordinates = frame.coordinates if frame is not None else np.zeros((0, dims), np.float32)
     cols = coordinates.shape[1]
     shape = getattr(job.source, "shape", None)
     return FrameTiles(service.lod, job, parse_axes(axes_as_shown(axes, cols), cols, 2),
-                      coordinates, shape[0] if shape else coordinates.shape[0])
+                      coordinates, shape[0] if shape else coordinates.shape[0],
+                      frame.stride if frame is not None else 1)
 
 
 @router.get("/jobs/{job_id}/tiles",

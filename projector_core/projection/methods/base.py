@@ -30,14 +30,14 @@ Params = TypeVar("Params", bound=BaseModel)
 
 class Reporter(Protocol):
     def step(self, iteration: int | None, progress: float,
-             frame: Callable[[], np.ndarray] | None = None) -> None: ...
+             frame: Callable[[], np.ndarray] | None = None, stride: int = 1) -> None: ...
 
 
 class Silent:
     """A reporter for runs nobody follows (the MCP server, benchmarks)."""
 
     def step(self, iteration: int | None, progress: float,
-             frame: Callable[[], np.ndarray] | None = None) -> None:
+             frame: Callable[[], np.ndarray] | None = None, stride: int = 1) -> None:
         return None
 
 
