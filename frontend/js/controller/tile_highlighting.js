@@ -64,7 +64,7 @@ export class TileHighlighting {
     dataset.refused ??= new Set();
     if (this.dataset !== dataset || dataset.refused.has(column)) return;
     dataset.refused.add(column);
-    this.setMessage(`${dataset.n.toLocaleString('en-US')} points are shown from tiles: metadata column ${column} stays on the server, so what needs all its values (the inspector's row, charts, exports) is not available in this view`);
+    this.setMessage(`Shown from tiles: "${column}" stays on the server (no chart, inspector row or export of it here)`);
   }
 
   /** Colours the tiles by the state's colour-by column (or its label column's codes only). */
