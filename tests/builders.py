@@ -77,11 +77,16 @@ def write_pbtxt_run(folder: Path, body: str, files: dict[str, bytes | str] | Non
     return config
 
 
-def write_points_run(folder: Path, coords: np.ndarray, metadata: str,
+def write_points_run(folder: Path, coords: np.ndarray, metadata: str | None = None,
                      name: str = "points") -> Path:
-    """A run of one float32 tensor ``coords`` (N x D, as ``.bytes``) and its metadata TSV text."""
+    """A run of one float32 tensor ``coords`` (N x D, as ``.bytes``) and, when given, its
+    metadata TSV text."""
     n, d = coords.shape
+    files: dict[str, bytes | str] = {"t.bytes": coords.astype("<f4").tobytes()}
+    described = ""
+    if metadata is not None:
+        files["meta.tsv"] = metadata
+        described = ' metadata_path: "meta.tsv"'
     return write_pbtxt_run(
         folder, f'embeddings {{ tensor_name: "{name}" tensor_path: "t.bytes" tensor_shape: {n} '
-                f'tensor_shape: {d} metadata_path: "meta.tsv" }}',
-        {"t.bytes": coords.astype("<f4").tobytes(), "meta.tsv": metadata})
+                f'tensor_shape: {d}{described} }}', files)

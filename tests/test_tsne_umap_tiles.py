@@ -17,7 +17,7 @@ from projector_core.distributed.coords_store import ShardStats, StoredCoordinate
 from projector_core.distributed.errors import TooLarge
 from projector_core.projection.default_view import tsne_umap_from_tiles
 from projector_core.projection.limits import WHOLE_BYTES
-from tests.builders import write_pbtxt_run
+from tests.builders import write_points_run
 
 LAST_WHOLE = WHOLE_BYTES // 8  # the most points whose N x 2 float32 a page takes whole
 
@@ -50,10 +50,7 @@ def test_the_cluster_agrees_a_layout_the_page_takes_whole_can_be_read_whole():
 def test_runs_say_per_embedding_and_the_stream_leaves_frames_out(serve, tmp_path):
     n = 400
     rng = np.random.default_rng(0)
-    write_pbtxt_run(
-        tmp_path / "logs" / "run",
-        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {n} '
-        'tensor_shape: 8 }', {"t.bytes": rng.normal(size=(n, 8)).astype("<f4").tobytes()})
+    write_points_run(tmp_path / "logs" / "run", rng.normal(size=(n, 8)))
     url = serve(tmp_path / "logs")
     [embedding] = [e for run in httpx.get(f"{url}/api/runs", timeout=60).json()
                    for e in run["embeddings"]]
@@ -85,10 +82,7 @@ def test_runs_say_per_embedding_and_the_stream_leaves_frames_out(serve, tmp_path
 def test_a_running_sampled_job_answers_early_tiles_of_the_points_placed_so_far(serve, tmp_path):
     n, sample = 3000, 400
     rng = np.random.default_rng(1)
-    write_pbtxt_run(
-        tmp_path / "logs" / "run",
-        f'embeddings {{ tensor_name: "points" tensor_path: "t.bytes" tensor_shape: {n} '
-        'tensor_shape: 8 }', {"t.bytes": rng.normal(size=(n, 8)).astype("<f4").tobytes()})
+    write_points_run(tmp_path / "logs" / "run", rng.normal(size=(n, 8)))
     url = serve(tmp_path / "logs")
     request = {"run": "run", "embedding": "points", "method": "tsne", "dims": 2,
                "params": {"n_iter": 100000, "seed": 0, "mode": "sample", "sample_size": sample}}
