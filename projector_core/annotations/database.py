@@ -30,11 +30,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from projector_core.annotations.errors import (
-    StoreBusy,
     StoreError,
     StoreUnavailable,
     StoreWriteFailed,
+    busy,
 )
+from projector_core.annotations.turns import WriteTurns
 
 VERSION = 1
 BLOCK_ROWS = 1 << 16  # 256 KB of codes: a 10M-row column is 153 blocks, an edit rewrites few
@@ -124,9 +125,8 @@ def translate(error: sqlite3.Error, path: Path, opening: bool = False) -> StoreE
     name = getattr(error, "sqlite_errorname", "")
     where = f"annotation store {path}"
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(error):
-        text = f"{where}: is locked by another program (it held the write lock too long)"
-        return StoreUnavailable(text) if opening else StoreBusy(
-            f"{text}; nothing was written, try again")
+        refused = busy(path)
+        return StoreUnavailable(str(refused).split(";")[0]) if opening else refused
     if name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) and not opening:
         return StoreWriteFailed(f"{where}: the disk refused the write ({error}): the edit "
                                 "was not saved, nothing of it was written")
@@ -149,6 +149,11 @@ class StoreFile:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StoreUnavailable(f"annotation store {path}: cannot make its folder "
+                                   f"({error.strerror or error})") from None
+        try:
+            self.turns = WriteTurns(path, timeout)
+        except OSError as error:
+            raise StoreUnavailable(f"annotation store {path}: cannot make its lock file "
                                    f"({error.strerror or error})") from None
         try:
             prepare(self._connection(), path)
@@ -178,7 +183,7 @@ class StoreFile:
     def writing(self) -> Iterator[sqlite3.Connection]:
         """The write lock for the block: all of its changes are committed at its end, or none
         (an exception, a killed process, a full disk)."""
-        with self._transaction("BEGIN IMMEDIATE") as connection:
+        with self.turns.turn(), self._transaction("BEGIN IMMEDIATE") as connection:
             yield connection
 
     @contextmanager
@@ -206,3 +211,4 @@ class StoreFile:
         for connection in connections:
             connection.close()
         self._local = threading.local()
+        self.turns.close()

@@ -33,3 +33,8 @@ class StoreBusy(StoreError):
 class StoreWriteFailed(StoreError):
     """The disk (or the file system's size limit) refused the write: nothing of the edit was
     written, the store is as it was before."""
+
+
+def busy(path: object) -> StoreBusy:
+    return StoreBusy(f"annotation store {path}: is locked by another program (it held the "
+                     "write lock too long); nothing was written, try again")

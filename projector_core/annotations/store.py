@@ -69,11 +69,14 @@ class Edit:
 @dataclass(frozen=True)
 class Committed:
     """What an edit changed: the history entry, how many rows now hold another value than
-    before, and the column's values after it (its codes index into them)."""
+    before, the code of a set's value in the column (so a page recolours its rows at once)
+    and how many values the column's dictionary holds now (a page that knows fewer asks for
+    the column again)."""
 
     edit: Edit
     changed: int
-    dictionary: list[str]
+    code: int | None
+    values: int
 
 
 class UnknownColumn(LookupError):
@@ -155,7 +158,7 @@ class AnnotationStore:
             code = _codes(db, column_id, [text])[0]
             changed = write_codes(db, column_id, rows.n, rows.ids, code)
             edit = _record(db, column_id, "set", author, rows, text)
-            return Committed(self._entry(db, edit), changed, _dictionary(db, column_id))
+            return Committed(self._entry(db, edit), changed, code, _size(db, column_id))
 
     def import_codes(self, key: Key, column: str, kind: Kind, dictionary: list[str],
                      codes: np.ndarray, author: str) -> Committed:
@@ -167,7 +170,7 @@ class AnnotationStore:
             mapped = np.asarray(_codes(db, column_id, dictionary), np.int32)[codes]
             changed = write_codes(db, column_id, rows.n, rows.ids, mapped)
             edit = _record(db, column_id, "import", author, rows, None, mapped)
-            return Committed(self._entry(db, edit), changed, _dictionary(db, column_id))
+            return Committed(self._entry(db, edit), changed, None, _size(db, column_id))
 
     def undo(self, key: Key, author: str) -> Committed:
         """Undo ``author``'s last edit of the embedding that counts now."""
@@ -244,7 +247,7 @@ class AnnotationStore:
                           "VALUES (?, ?, ?, ?, ?, ?)",
                           (column_id, action, author, at, target, rows.count)).lastrowid
         assert edit is not None
-        return Committed(self._entry(db, edit), changed, _dictionary(db, column_id))
+        return Committed(self._entry(db, edit), changed, None, _size(db, column_id))
 
     def _entry(self, db: sqlite3.Connection, edit: int) -> Edit:
         return _edit(db.execute(f"{_EDIT} WHERE e.id = ?", (edit,)).fetchone())
@@ -265,16 +268,25 @@ def _dictionary(db: sqlite3.Connection, column_id: int) -> list[str]:
         "SELECT value FROM column_values WHERE column_id = ? ORDER BY code", (column_id,))]
 
 
+def _size(db: sqlite3.Connection, column_id: int) -> int:
+    """The column's number of values (codes are 0 to size - 1: read off the key's index)."""
+    return db.execute("SELECT MAX(code) + 1 FROM column_values WHERE column_id = ?",
+                      (column_id,)).fetchone()[0]
+
+
 def _codes(db: sqlite3.Connection, column_id: int, values: list[str]) -> list[int]:
-    """The column's code of each value, new values given the next codes."""
-    known = dict(db.execute("SELECT value, code FROM column_values WHERE column_id = ?",
-                            (column_id,)))
+    """The column's code of each value (looked up by value: a column of many notes is not
+    read whole for each edit), new values given the next codes."""
+    codes = []
     for value in values:
-        if value not in known:
-            known[value] = len(known)
+        found = db.execute("SELECT code FROM column_values WHERE column_id = ? AND value = ?",
+                           (column_id, value)).fetchone()
+        if found is None:
+            found = (_size(db, column_id),)
             db.execute("INSERT INTO column_values (column_id, code, value) VALUES (?, ?, ?)",
-                       (column_id, known[value], value))
-    return [known[value] for value in values]
+                       (column_id, found[0], value))
+        codes.append(found[0])
+    return codes
 
 
 def _record(db: sqlite3.Connection, column_id: int, action: Action, author: str, rows: RowSet,
