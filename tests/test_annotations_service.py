@@ -225,3 +225,18 @@ def test_unknown_names_are_lookup_errors(service):
         service.columns(".", "nope")
     with pytest.raises(UnknownColumn, match="columns: none"):
         service.values(".", "enc:00000", "label")
+
+
+def test_the_store_is_named_by_the_option_else_the_environment_else_the_user_data_folder(
+        monkeypatch, tmp_path):
+    from projector_core.annotations.location import ENVIRONMENT, default_store_path, store_path
+
+    monkeypatch.delenv(ENVIRONMENT, raising=False)
+    assert store_path(None) == default_store_path()
+    assert "projector" in str(default_store_path()) and default_store_path().name.endswith(".sqlite")
+    assert store_path("OFF") is None
+    monkeypatch.setenv(ENVIRONMENT, str(tmp_path / "env.sqlite"))
+    assert store_path(None) == tmp_path / "env.sqlite"
+    assert store_path(tmp_path / "given.sqlite") == tmp_path / "given.sqlite"
+    monkeypatch.setenv(ENVIRONMENT, "off")
+    assert store_path(None) is None
