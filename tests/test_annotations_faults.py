@@ -53,8 +53,14 @@ def test_a_process_killed_during_a_million_row_edit_leaves_all_of_it_or_none(tmp
             store.set_value(KEY, "label", f"v{i}", every, "writer")
     """, str(path))
     assert writer.stdout is not None
+    wal = Path(f"{path}-wal")
     for line in writer.stdout:
         if line.strip() == "begin 2":  # two edits committed, the third under way
+            # killed once the third writes to the log: a 4 MB edit spills its pages there
+            # before its commit record
+            written = wal.stat().st_mtime_ns
+            while wal.stat().st_mtime_ns == written and writer.poll() is None:
+                pass
             os.kill(writer.pid, signal.SIGKILL)
             break
     assert writer.wait() == -signal.SIGKILL

@@ -77,6 +77,7 @@ class Committed:
     changed: int
     code: int | None
     values: int
+    rule: str = RULE  # every answer to an edit says how two edits of a cell are resolved
 
 
 class UnknownColumn(LookupError):
