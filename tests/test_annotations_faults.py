@@ -197,3 +197,21 @@ def test_a_full_disk_refuses_the_edit_whole_and_the_store_goes_on(tmp_path):
     assert [e.value for e in store.history(KEY)] == ["before"]
     assert dictionary == ["", "before"] and np.flatnonzero(codes).tolist() == [1, 2]
     store.set_value(KEY, "label", "after", RowSet.of([3], BIG), "me")
+
+
+def test_sqlites_own_disk_full_error_is_a_refused_write_naming_the_store(tmp_path):
+    """SQLITE_FULL itself (a page limit reached), as a disk without room raises it."""
+    import sqlite3
+
+    from projector_core.annotations import StoreWriteFailed
+    from projector_core.annotations.database import translate
+
+    small = sqlite3.connect(tmp_path / "small.sqlite")
+    small.execute("CREATE TABLE t (x BLOB)")
+    small.execute("PRAGMA max_page_count = 4")
+    with pytest.raises(sqlite3.OperationalError) as raised:
+        small.execute("INSERT INTO t VALUES (?)", (bytes(64 * 1024),))
+    refused = translate(raised.value, tmp_path / "store.sqlite")
+    assert isinstance(refused, StoreWriteFailed)
+    assert f"{tmp_path / 'store.sqlite'}: the disk refused the write (database or disk is full)" \
+        in str(refused)
