@@ -44,9 +44,10 @@ def _jobs(http: httpx.Client) -> list[dict]:
 
 
 def _pca_job(http: httpx.Client) -> str:
-    job = http.post("/api/projections", json={"run": "iris", "embedding": "iris",
-                                              "method": "pca"}).json()["job"]
-    assert http.get(f"/api/jobs/{job}", params={"wait": "true"}).status_code == 200
+    """A done job (the second request waits for the first's, the same job)."""
+    pca = {"run": "iris", "embedding": "iris", "method": "pca"}
+    job = http.post("/api/projections", json=pca).json()["job"]
+    assert http.post("/api/projections", params={"wait": True}, json=pca).status_code == 200
     return job
 
 
