@@ -4,7 +4,7 @@ Python's decoder recurses once per level: a few megabytes of ``[`` end in a Recu
 inside it, which no caller expects. The depth is measured first, vectorised (numpy finds the
 quotes that open or close strings and the brackets outside them), and a document over the
 budget is refused naming the line where it goes too deep, before anything is built. Measured:
-a 16 MB bookmarks file in about a tenth of the time ``json.loads`` takes on it.
+a 16 MB bookmarks file in about half the time ``json.loads`` takes to decode it.
 """
 
 from __future__ import annotations
@@ -20,37 +20,32 @@ QUOTE, BACKSLASH = ord('"'), ord("\\")
 OPEN, CLOSE = ord("{"), ord("}")  # and, one bit (32) below each, [ and ]
 
 
-def _brackets(data: np.ndarray) -> np.ndarray:
-    """Where the brackets are (``[`` and ``{`` differ only in bit 5, as ``]`` and ``}``)."""
-    folded = data | 32
-    return np.flatnonzero((folded == OPEN) | (folded == CLOSE))
-
-
 def _outside_strings(data: np.ndarray) -> np.ndarray:
-    """The brackets outside strings."""
-    brackets = _brackets(data)
-    return brackets[np.searchsorted(_string_quotes(data), brackets) % 2 == 0]
+    """Positions of the brackets outside strings: those after an even number of the quotes
+    that open or close strings (``[`` and ``{`` differ only in bit 5, as ``]`` and ``}``)."""
+    quotes = (data == QUOTE).view(np.uint8)
+    quotes[_escaped_quotes(data)] = 0
+    outside = (np.cumsum(quotes, dtype=np.uint8) & 1) == 0  # the count's parity survives wrapping
+    folded = data | 32
+    return np.flatnonzero(((folded == OPEN) | (folded == CLOSE)) & outside)
 
 
-def _steps(data: np.ndarray, brackets: np.ndarray) -> np.ndarray:
-    return np.where((data[brackets] | 32) == OPEN, 1, -1)
-
-
-def _string_quotes(data: np.ndarray) -> np.ndarray:
-    """Positions of the quotes that open or close a string: not those after an odd run of
-    backslashes (``\\\\"`` closes a string, ``\\"`` does not)."""
-    quotes = np.flatnonzero(data == QUOTE)
-    after_slash = quotes[(quotes > 0) & (data[np.maximum(quotes - 1, 0)] == BACKSLASH)]
+def _escaped_quotes(data: np.ndarray) -> np.ndarray:
+    """Positions of the quotes inside strings: after an odd run of backslashes (``\\\\"``
+    closes a string, ``\\"`` does not)."""
+    after_slash = np.flatnonzero((data[1:] == QUOTE) & (data[:-1] == BACKSLASH)) + 1
     if not after_slash.size:
-        return quotes
+        return after_slash
     slashes = np.flatnonzero(data == BACKSLASH)
     first_of_run = np.ones(slashes.size, bool)
     first_of_run[1:] = np.diff(slashes) != 1
     run_start = slashes[np.maximum.accumulate(np.where(first_of_run, np.arange(slashes.size), 0))]
     run = after_slash - run_start[np.searchsorted(slashes, after_slash) - 1]
-    kept = np.ones(quotes.size, bool)
-    kept[np.searchsorted(quotes, after_slash[run % 2 == 1])] = False
-    return quotes[kept]
+    return after_slash[run % 2 == 1]
+
+
+def _steps(data: np.ndarray, brackets: np.ndarray) -> np.ndarray:
+    return np.where((data[brackets] | 32) == OPEN, 1, -1)
 
 
 def nesting(data: bytes) -> tuple[int, int]:

@@ -66,6 +66,9 @@ class ProjectorPage:
         self.page = page
         self.errors: list[str] = []
         page.on("pageerror", lambda error: self.errors.append(str(error)))
+        # What the server's Content-Security-Policy refused (a blocked image throws nothing).
+        page.on("console", lambda message: self.errors.append(message.text)
+                if "Content Security Policy" in message.text else None)
 
     def open(self, url: str, state: dict[str, Any] | None = None) -> ProjectorPage:
         self.page.goto(url + "/" + (state_hash(state) if state else ""))

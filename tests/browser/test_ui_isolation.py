@@ -1,7 +1,8 @@
 """Only the user's pages, in a real browser (issue 38): a page served from another origin
 (another port of 127.0.0.1, so the same site) embeds the costly reads as images and scripts;
 the server answers 403 and starts no job. The app's own page still computes them, a link from
-that other page still opens the app, and no Content-Security-Policy violation is reported."""
+that other page still opens the app, and no Content-Security-Policy violation is reported
+(the ``projector`` fixture counts them as page errors)."""
 
 from __future__ import annotations
 
@@ -86,9 +87,6 @@ def test_another_origins_page_cannot_make_the_server_work(serve, small_logdir, o
 
     page = projector.page
     answers = network_answers(page)
-    violations: list[str] = []
-    page.on("console", lambda m: violations.append(m.text)
-            if "Content Security Policy" in m.text else None)
     page.goto(other_origin(OTHER_PAGE.format(target=url, embeds=embeds)))
     page.wait_for_function("window.settled.length === 4")
     assert page.evaluate("window.settled") == ["failed"] * 4
@@ -103,5 +101,4 @@ def test_another_origins_page_cannot_make_the_server_work(serve, small_logdir, o
     assert projector.drawn_pixels() > 100
     own = page.evaluate("async (address) => (await fetch(address)).status", costly[1])
     assert own == 200, "the app's own page computes the quality"
-    assert not violations, violations
-    assert not projector.errors, projector.errors
+    assert not projector.errors, projector.errors  # Content-Security-Policy refusals included
