@@ -42,7 +42,8 @@ def _line_problem(line: bytes, expected_cols: int) -> str | None:
     most one cell past the width: a line of millions of cells is never split whole."""
     line = line.rstrip(b"\r")
     cells = line.split(b"\t", expected_cols)
-    for col, cell in enumerate(cells[:expected_cols], start=1):
+    whole = cells if b"\t" not in cells[-1] else cells[:-1]  # not the rest of a longer line
+    for col, cell in enumerate(whole, start=1):
         try:
             float(cell)
         except ValueError:
