@@ -103,5 +103,6 @@ def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Pa
                                      vector_column=vector_column)
         catalog.add_run(memory_run(RUN_NAME, [embedding]))
     app = create_app(catalog=catalog, refresh_seconds=2.0 if logdir is not None else 0,
-                     allowed_hosts=["*"] if behind_proxy() else None, token=token)
+                     allowed_hosts=["*"] if behind_proxy() else None, token=token,
+                     framed_by_any_page=True)  # the widget's iframe, in a notebook's page
     return LocalServer(app, token).start()

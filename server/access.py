@@ -1,10 +1,11 @@
-"""Who may drive the server: writes only from its own pages, and a token when one is set.
+"""Who may drive the server: only its own pages, and a token when one is set.
 
 A browser sends a request to any address a page names, with the user's network position: a
 page from another site could start jobs or upload data into a server on 127.0.0.1 (a
-``multipart/form-data`` POST needs no CORS preflight). And a server bound beyond loopback is
-open to everyone on the network. Jupyter answers both the same way: same-origin checks on
-state-changing requests, and a token. Both are pure ASGI middlewares so that the WebSocket
+``multipart/form-data`` POST needs no CORS preflight), or make it compute with an ``<img>``
+pointing at a costly GET (no answer needs to come back for the work to be done). And a server
+bound beyond loopback is open to everyone on the network. Jupyter answers both the same way:
+same-origin checks, and a token. Both are pure ASGI middlewares so that the WebSocket
 handshake passes through them too, which FastAPI's HTTP middlewares never see.
 """
 
@@ -22,24 +23,28 @@ from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-UNSAFE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+# A navigation the browser marks with these destinations opens a page: a link (document) or an
+# iframe (the notebook widget's); an <object> or <embed> navigates too, but is a resource.
+PAGE_DESTINATIONS = frozenset({"document", "iframe", "frame"})
 TOKEN_PARAMETER = "token"
 TOKEN_PATH = "/token/"  # /token/TOKEN/...: the app under a prefix that carries the token
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 def add_access_control(app: FastAPI, token: str | None = None,
-                       allowed_origins: Iterable[str] | None = None) -> None:
-    """Register both checks (the token one inside, so a foreign write is 403 either way).
+                       allowed_origins: Iterable[str] | None = None,
+                       pages: Iterable[str] = ()) -> None:
+    """Register both checks (the token one inside, so a foreign request is 403 either way,
+    refused before any work or token check).
 
-    ``allowed_origins``: origins other than the server's own whose pages may write, such as
+    ``allowed_origins``: origins other than the server's own whose pages may use it, such as
     a notebook proxy's; by default the origin of ``$PROJECTOR_PROXY_URL`` when it names one.
+    ``pages``: the paths of the app's pages, which a link or an iframe of another site may open.
     """
     if token:
         app.add_middleware(TokenRequired, token=token)
-    if allowed_origins is None:
-        allowed_origins = proxy_origins()
-    app.add_middleware(SameOriginWrites, allowed_origins=list(allowed_origins))
+    app.add_middleware(OwnPagesOnly, pages=frozenset(pages), allowed_origins=list(
+        proxy_origins() if allowed_origins is None else allowed_origins))
 
 
 def proxy_origins() -> list[str]:
@@ -75,26 +80,31 @@ def own_origin(scope: Scope, headers: dict[str, str]) -> str | None:
     return origin_of(f"{scope.get('scheme', 'http')}://{host}") if host else None
 
 
-class SameOriginWrites:
-    """403 for a state-changing request (POST, PUT, DELETE, PATCH) or a WebSocket from a page
-    of another site.
+class OwnPagesOnly:
+    """403, before any work starts, for a request a browser says a page of another origin
+    made (Fetch Metadata resource isolation), on every route and the WebSocket.
 
-    A browser always says where a write comes from: ``Origin`` (compared with the request's own
-    scheme, Host and port, and with ``allowed_origins``) and, in current browsers,
-    ``Sec-Fetch-Site``, which no page can forge. ``same-origin`` there is trusted even when
-    the Origin differs from Host: a proxy (Colab, jupyter-server-proxy, a TLS front) rewrote
-    the Host, but the browser saw one origin. Requests with neither header come from no
-    browser (curl, scripts, the Python client) and pass.
+    A browser says where a request comes from: ``Sec-Fetch-Site``, which no page can forge
+    (``same-site`` is another port of this host too: refused), and ``Origin`` on writes,
+    WebSockets and CORS reads (compared with the request's own scheme, Host and port, and
+    with ``allowed_origins``). ``same-origin`` is trusted even when the Origin differs from
+    Host: a proxy (Colab, jupyter-server-proxy, a TLS front) rewrote the Host, but the browser
+    saw one origin. One exception: a link or an iframe of another site (the notebook widget
+    inside Jupyter's page) may open one of the app's pages, whose own requests are then
+    same-origin; a navigation to anything else (``/api/export/site``) is refused too.
+    Requests with neither header come from no browser (curl, scripts, the Python client) and
+    pass.
     """
 
-    def __init__(self, app: ASGIApp, allowed_origins: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, pages: frozenset[str] = frozenset(),
+                 allowed_origins: Iterable[str] = ()) -> None:
         self.app = app
+        self.pages = pages
         self.allowed = {found for found in map(origin_of, allowed_origins) if found}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        guarded = scope["type"] == "websocket" or (
-            scope["type"] == "http" and scope["method"] in UNSAFE_METHODS)
-        reason = self.refusal(scope) if guarded else None
+        reason = (self.refusal(scope) if scope["type"] in ("http", "websocket")
+                  and not self._opens_a_page(scope) else None)
         if reason is None:
             await self.app(scope, receive, send)
             return
@@ -111,11 +121,31 @@ class SameOriginWrites:
             found = origin_of(origin)
             if found is not None and (found == own_origin(scope, headers) or found in self.allowed):
                 return None
-            return (f"cross-site request refused: a page of {origin[:100]} may not change this "
-                    "server's state")
+            return (f"cross-site request refused: a page of {origin[:100]} may not use this "
+                    "server; only its own pages may")
         if site is not None and site != "none":
-            return f"cross-site request refused (Sec-Fetch-Site: {site[:20]})"
+            return (f"cross-site request refused (Sec-Fetch-Site: {site[:20]}): only this "
+                    "server's own pages may use it")
         return None
+
+    def _opens_a_page(self, scope: Scope) -> bool:
+        """A link or an iframe opening one of the app's pages (see the class's docstring)."""
+        if scope["type"] != "http" or scope["method"] != "GET":
+            return False
+        headers = _headers(scope)
+        return (headers.get("sec-fetch-mode") == "navigate"
+                and headers.get("sec-fetch-dest", "document") in PAGE_DESTINATIONS
+                and route_path(scope) in self.pages)
+
+
+def route_path(scope: Scope) -> str:
+    """The path the router will see: without the server's root path and the token prefix."""
+    path, root = scope["path"], scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):]
+    if path.startswith(TOKEN_PATH):
+        path = "/" + path[len(TOKEN_PATH):].partition("/")[2]
+    return path or "/"
 
 
 class TokenRequired:
@@ -211,9 +241,7 @@ def _clean_location(scope: Scope) -> str:
 
 def _unauthorized(scope: Scope, message: str) -> Response:
     headers = {"WWW-Authenticate": "Bearer"}
-    path = scope["path"]
-    if path.startswith(TOKEN_PATH):
-        path = "/" + path[len(TOKEN_PATH):].partition("/")[2]
+    path = route_path(scope)
     if path.startswith("/api") or path == "/openapi.json":
         return JSONResponse({"detail": message}, status_code=401, headers=headers)
     return PlainTextResponse(f"401 Unauthorized: {message}\n", status_code=401, headers=headers)

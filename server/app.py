@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
-from projector.server.access import add_access_control
+from projector.server.access import add_access_control, origin_of, proxy_origins
 from projector.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.error_responses import add_error_handlers
 from projector.server.openapi_docs import document
@@ -31,6 +31,7 @@ from projector.server.routes import (
     ui,
     uploads,
 )
+from projector.server.security_headers import SecurityHeaders
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.uploads import Uploads
@@ -68,6 +69,7 @@ def create_app(
     allowed_origins: list[str] | None = None,
     unfollowed_grace: float = DEFAULT_GRACE,
     prepare_view: bool = False,
+    framed_by_any_page: bool = False,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -77,8 +79,10 @@ def create_app(
     ``Catalog``). ``warm_up``: import and compile the compute libraries in the background once
     the server is up, so the first projection does not wait for them (``warmup.py``). ``cluster``
     (``projector serve --dask``) computes on chunked embeddings' shards; its failures are 503.
-    ``token``: every request needs it (``access.py``); writes come only from the server's own
-    pages, or from ``allowed_origins``' (default: ``$PROJECTOR_PROXY_URL``'s).
+    ``token``: every request needs it (``access.py``); browsers' requests come only from the
+    server's own pages, or from ``allowed_origins``' (default: ``$PROJECTOR_PROXY_URL``'s),
+    which alone may frame them unless ``framed_by_any_page`` (the notebook widget's server,
+    ``security_headers.py``).
     ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
     more, is cancelled (``projector_core.jobs.followers``).
     ``prepare_view``: once loaded, compute what a first visit's default view asks for
@@ -122,8 +126,11 @@ def create_app(
     app.state.uploads = Uploads(catalog)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,
                        paths={uploads.UPLOAD_PATH: uploads.upload_limit(max_upload_bytes)})
-    add_access_control(app, token, allowed_origins)
+    origins = proxy_origins() if allowed_origins is None else allowed_origins
+    add_access_control(app, token, origins, pages=(ui.INDEX_PATH, ui.COMPARE_PATH, docs.DOCS_PATH))
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS)
+    app.add_middleware(SecurityHeaders, frame_ancestors=None if framed_by_any_page else [
+        "'self'", *filter(None, map(origin_of, origins))])  # outermost: on every answer
 
     add_error_handlers(app)  # every error's status: error_responses.py
     document(app)  # what /openapi.json adds to FastAPI's schema: openapi_docs.py

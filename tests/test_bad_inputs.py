@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from projector_core.formats import tensor_files
+from projector_core.formats.budgets import TENSOR_COLUMNS, Budget
 from tests.bad_input_corpus import (
     Case,
     Corpus,
@@ -240,11 +241,11 @@ def test_object_dtype_npy_is_refused_and_never_unpickled(corpus):
 
 
 def test_gigabyte_long_line_is_refused_without_reading_it_all(tmp_path, monkeypatch):
-    """The guard's limit is lowered (same code path) so the test writes 3 MiB, not 300."""
+    """The row budget is lowered (same code path) so the test writes 3 MiB, not 300."""
     monkeypatch.setattr(tensor_files, "CHUNK_BYTES", 64 * 1024)
-    monkeypatch.setattr(tensor_files, "MAX_LINE_BYTES", 1024 * 1024)
-    long_line = "\t".join(["0.5"] * (3 * 1024 * 1024 // 4))
-    text = f"1\t2\n3\t4\n{long_line}\n5\t6\n"
+    monkeypatch.setattr(tensor_files, "TENSOR_ROW_BYTES",
+                        Budget(2**20, "bytes", "per tensor TSV row"))
+    text = f"1\t2\n3\t4\n{'5' * 3 * 2**20}\n5\t6\n"
     server = serve_corpus(tmp_path, {"long-line": Case(
         embedding_config(tensor_name="t", tensor_path="t.tsv"), {"t.tsv": text})})
     served = Served(server.url, tmp_path)
@@ -253,4 +254,33 @@ def test_gigabyte_long_line_is_refused_without_reading_it_all(tmp_path, monkeypa
     finally:
         served.http.close()
         server.stop()
-    assert "longer than 1 MiB" in error
+    assert "more than 1,048,576 bytes, over the budget of 1 MiB per tensor TSV row" in error
+
+
+# -- what a parser would build (issue 38): refused by its budget before it is built -------------
+
+WIDE = TENSOR_COLUMNS.limit + 1
+WIDE_FIRST_LINE = case("wide-first-line", embedding_config(tensor_name="t", tensor_path="t.tsv"),
+                       {"t.tsv": "\n" + "\t".join(["0"] * WIDE) + "\n1\t2\n"})
+WIDE_LATER_LINE = case("wide-later-line", embedding_config(tensor_name="t", tensor_path="t.tsv"),
+                       {"t.tsv": "1\t2\n3\t4\n" + "\t".join(["0"] * 10 * WIDE) + "\n"})
+DEEP_CONFIG = case("deep-json-config", '{"embeddings": [],\n "modelCheckpointPath": '
+                   + "[" * 100_000 + "]" * 100_000 + "}", TENSOR_5x2,
+                   config_name="projector_config.json")
+
+
+def test_a_tsv_wider_than_the_budget_is_refused_by_its_first_line(corpus):
+    error = corpus.refused(WIDE_FIRST_LINE, "tensor", f"{WIDE_FIRST_LINE}/t.tsv line 2")
+    assert error.endswith(f"{WIDE:,} columns, over the budget of 65,536 columns per tensor TSV row")
+
+
+def test_a_later_line_far_wider_than_the_first_is_named_without_splitting_it(corpus):
+    error = corpus.refused(WIDE_LATER_LINE, "tensor", f"{WIDE_LATER_LINE}/t.tsv line 3")
+    assert f"has {10 * WIDE} values, expected 2 like the first row" in error
+
+
+def test_a_deep_nested_json_config_is_refused_naming_its_budget(corpus):
+    error = corpus.run(DEEP_CONFIG)["error"]
+    assert error == (f"{DEEP_CONFIG}/projector_config.json line 2: nested 100,001 levels deep, "
+                     "over the budget of 64 levels of nesting per JSON document")
+    corpus.assert_good_run_works()

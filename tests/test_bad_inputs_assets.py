@@ -187,3 +187,14 @@ def test_bookmarks_for_another_data_set_size_are_refused_with_the_reason(corpus)
     assert "saved for a data set of [1797, 64], this embedding is [5, 2]" in error
     assert corpus.embedding(run)["has_bookmarks"] is True
     corpus.tensor(run)
+
+
+BOOKMARKS_DEEP = bookmarks_case("bookmarks-deep", '[{"label": "a", "projections":\n'
+                                + "[" * 5000 + "]" * 5000 + "}]")
+
+
+def test_deep_nested_bookmarks_are_refused_and_the_embedding_still_serves(corpus):
+    run = BOOKMARKS_DEEP
+    error = corpus.refused(run, "bookmarks", f"{run}/b.json line 2")
+    assert "nested 5,002 levels deep, over the budget of 64 levels of nesting" in error
+    corpus.tensor(run)

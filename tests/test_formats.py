@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from projector_core.errors import DataError
+from projector_core.formats import json_text
 from projector_core.formats.config import parse_config, resolve_asset
 from projector_core.formats.metadata import parse_metadata
 from projector_core.formats.tensor_files import read_bytes, read_tsv
@@ -180,3 +182,30 @@ def test_a_pandas_table_with_its_header_says_to_drop_it(tmp_path, index):
     assert str(error.value).startswith("tensor.tsv line 1: column 1: ")
     assert "no header line or index column" in str(error.value)
     assert "header=False, index=False" in str(error.value)
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("text", [
+    '[{"a": "[[[[\\"[[", "b": [1, 2]}]',  # brackets and an escaped quote inside a string
+    '["\\\\", [[1]]]',  # an escaped backslash ends before the quote: the string closes
+    '["\\\\\\"[[["]',  # backslash, then an escaped quote: the string goes on
+    '{"k": "{{{"}', '"[[["', "[]", "3", '{"é": ["ü", {"x": []}]}',
+])
+def test_json_nesting_is_measured_outside_strings(text):
+    assert json_text.nesting(text.encode())[0] == _depth(json.loads(text))
+
+
+def test_json_over_the_nesting_budget_names_the_line_where_it_goes_too_deep():
+    text = '{"ok": "[[[[",\n"deep":\n' + "[" * 100 + "]" * 100 + "}"
+    with pytest.raises(DataError) as error:
+        json_text.loads(text, "b.json")
+    assert str(error.value) == ("b.json line 3: nested 101 levels deep, over the budget of 64 "
+                                "levels of nesting per JSON document")
+    assert json_text.loads("[" * 63 + "]" * 63, "b.json") is not None

@@ -11,7 +11,8 @@ import psutil
 import pytest
 
 from projector_core.errors import DataError
-from projector_core.formats.metadata import ROW_LIMIT_BYTES, parse_metadata, read_metadata
+from projector_core.formats.budgets import METADATA_COLUMNS, METADATA_ROW_BYTES
+from projector_core.formats.metadata import parse_metadata, read_metadata
 from tests.builders import vectors, write_pbtxt_run
 
 MB = 2**20
@@ -34,7 +35,7 @@ def test_a_1_gb_line_is_refused_with_its_number_without_reading_it(tmp_path: Pat
     with pytest.raises(DataError) as error:
         read_metadata(path, "m.tsv", 5)
     assert str(error.value).startswith("m.tsv line 5: line is over ")
-    assert "1 MB limit for one metadata row" in str(error.value)
+    assert "over the budget of 1 MiB per metadata row" in str(error.value)
     assert process.memory_info().rss - rss < 100 * MB
     # Only the first chunks are read: bytes read by this process, counted by the kernel.
     assert process.io_counters().read_chars - read < 20 * MB
@@ -42,10 +43,10 @@ def test_a_1_gb_line_is_refused_with_its_number_without_reading_it(tmp_path: Pat
 
 def test_a_line_just_over_the_limit_names_its_size(tmp_path: Path) -> None:
     path = tmp_path / "m.tsv"
-    sparse_long_line(path, ROW_LIMIT_BYTES + 10, rows_before=1)
+    sparse_long_line(path, METADATA_ROW_BYTES.limit + 10, rows_before=1)
     with pytest.raises(DataError, match=r"^m\.tsv line 3: line is 1,048,588 bytes, over"):
         read_metadata(path, "m.tsv", None)
-    fits = b"a\tb\n" + b"x" * (ROW_LIMIT_BYTES - 2) + b"\ty\n"
+    fits = b"a\tb\n" + b"x" * (METADATA_ROW_BYTES.limit - 2) + b"\ty\n"
     assert parse_metadata(fits, "m.tsv", 1).column("b") == ["y"]
 
 
@@ -81,3 +82,18 @@ def test_cells_are_kept_as_written() -> None:
     np.testing.assert_array_equal(metadata.numeric("score"), [1.5, -np.inf])
     one = parse_metadata(b"a b\n\nc\td\r\n", "m.tsv", 3)  # no header: a tab is part of a label
     assert one.column("label") == ["a b", "", "c\td"]
+
+
+def test_a_header_wider_than_the_budget_is_refused_before_a_column_is_built() -> None:
+    width = METADATA_COLUMNS.limit + 1
+    header = "\t".join(f"c{i}" for i in range(width)).encode()
+    process = psutil.Process()
+    rss = process.memory_info().rss
+    with pytest.raises(DataError) as error:
+        parse_metadata(header + b"\n" + b"x\t" * width + b"\n", "m.tsv", 1)
+    assert str(error.value) == (f"m.tsv line 1: its header names {width:,} columns, over the "
+                                "budget of 4,096 columns per metadata TSV")
+    assert process.memory_info().rss - rss < 20 * MB
+    fits = "\t".join(f"c{i}" for i in range(METADATA_COLUMNS.limit)).encode()
+    assert len(parse_metadata(fits + b"\n" + b"\tx" * (METADATA_COLUMNS.limit - 1) + b"\n", "m.tsv",
+                              1).names) == METADATA_COLUMNS.limit

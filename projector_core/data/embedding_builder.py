@@ -25,22 +25,12 @@ import numpy as np
 from projector_core.data.ingest import rows_with_nan_or_inf
 from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.formats.bookmarks import parse_bookmarks
+from projector_core.formats.bookmarks import read_bookmarks
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.formats.code_columns import CodeColumn, open_code_columns
 from projector_core.formats.metadata import Metadata, read_metadata
 from projector_core.sprites.sprite import Sprite, check_sprite
 from projector_core.storage.fingerprint import fingerprint
-
-
-def read_file(path: Path, display: str) -> bytes:
-    """A small asset's bytes; DataError names the file."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise DataError("file not found", file=display) from None
-    except OSError as exc:
-        raise DataError(f"cannot be read: {exc.strerror}", file=display) from None
 
 
 class EmbeddingBuilder:
@@ -124,7 +114,7 @@ class EmbeddingBuilder:
         self.files.append(path)
         shape = None if self._vectors is None else (int(self._vectors.shape[0]),
                                                     int(self._vectors.shape[1]))
-        self._bookmarks = parse_bookmarks(read_file(path, display), display, shape)
+        self._bookmarks = read_bookmarks(path, display, shape)
 
     def build(self) -> Embedding:
         digest = self._metadata.digest if self._metadata is not None else ""

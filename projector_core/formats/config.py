@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from projector_core.errors import DataError
+from projector_core.formats import json_text
+from projector_core.formats.budgets import CONFIG_BYTES, read_bounded
 from projector_core.formats.pbtxt import parse_pbtxt
 
 PBTXT_NAME = "projector_config.pbtxt"
@@ -92,13 +94,12 @@ def _embedding_from_pbtxt(fields: dict[str, list[Any]], index: int) -> Embedding
 
 
 def _read_text(path: Path, display: str) -> str:
+    raw = read_bounded(path, display, CONFIG_BYTES)
     try:
-        return path.read_text(encoding="utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise DataError("not valid UTF-8", file=display, line=line) from None
-    except OSError as exc:
-        raise DataError(f"cannot be read: {exc.strerror}", file=display) from None
+        raise DataError("not valid UTF-8", file=display,
+                        line=raw[: exc.start].count(b"\n") + 1) from None
 
 
 def parse_pbtxt_config(path: Path, display: str) -> ProjectorConfig:
@@ -135,7 +136,7 @@ def parse_json_config(path: Path, display: str) -> ProjectorConfig:
     """The standalone projector's config: camelCase names (snake_case accepted too)."""
     text = _read_text(path, display)
     try:
-        data = json.loads(text)
+        data = json_text.loads(text, display)
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON: {exc.msg}", file=display, line=exc.lineno) from None
     if not isinstance(data, dict):

@@ -4,8 +4,10 @@ If the first line contains a tab it is a header of column names; a file with one
 header and its column is called ``label``. Empty cells are missing values. A column whose
 present values all parse as numbers is numeric.
 
-Big files in bounded memory: the file is read in chunks, and a line over ``ROW_LIMIT_BYTES`` is
-refused (naming it) as soon as it is seen, without reading on; UTF-8 is checked chunk by chunk.
+Big files in bounded memory: the file is read in chunks, and a line over its budget
+(``budgets.METADATA_ROW_BYTES``) is refused (naming it) as soon as it is seen, without reading
+on; UTF-8 is checked chunk by chunk. A header naming more columns than
+``budgets.METADATA_COLUMNS`` is refused before a column is built.
 The rows are split by pyarrow's multi-threaded CSV reader (quoting off: a TSV cell is taken as
 written) into Arrow string columns, a few bytes a cell instead of a Python string each; the
 per-column checks run vectorised over those.
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from projector_core.errors import DataError
+from projector_core.formats.budgets import METADATA_COLUMNS, METADATA_ROW_BYTES
 from projector_core.storage.fingerprint import fingerprint
 
 if TYPE_CHECKING:
@@ -37,7 +40,6 @@ if TYPE_CHECKING:
 SEQUENCE_COLUMNS = ("__next__", "__seq_next__")
 RESERVED_COLUMNS = ("__index__",)
 DEFAULT_COLUMN = "label"
-ROW_LIMIT_BYTES = 2**20  # one metadata row; a longer one is refused with its line number
 READ_CHUNK_BYTES = 8 * 2**20
 _NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
 
@@ -196,7 +198,7 @@ class Metadata:
 
 def _scan(stream: BinaryIO, display: str) -> bytearray:
     """The stream's bytes, read a chunk at a time: a line over
-    ``ROW_LIMIT_BYTES`` or a byte sequence that is not UTF-8 is refused, naming the line, when
+    ``METADATA_ROW_BYTES`` or a byte sequence that is not UTF-8 is refused, naming the line, when
     its chunk is read, so a file with one enormous line costs one chunk of memory."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     out = bytearray()
@@ -211,12 +213,12 @@ def _scan(stream: BinaryIO, display: str) -> bytearray:
         newlines = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
         lengths = np.diff(newlines, prepend=-1 - run) - 1 if newlines.size else np.empty(0)
         tail = run + len(chunk) if not newlines.size else len(chunk) - 1 - int(newlines[-1])
-        over = np.flatnonzero(lengths > ROW_LIMIT_BYTES)
-        if over.size or tail > ROW_LIMIT_BYTES:
+        over = np.flatnonzero(lengths > METADATA_ROW_BYTES.limit)
+        if over.size or tail > METADATA_ROW_BYTES.limit:
             index = int(over[0]) if over.size else newlines.size
             size = f"{int(lengths[index]):,} bytes" if over.size else f"over {tail:,} bytes"
-            raise DataError(f"line is {size}, over the {ROW_LIMIT_BYTES // 2**20} MB limit for "
-                            "one metadata row", file=display, line=line + index)
+            raise METADATA_ROW_BYTES.exceeded(f"line is {size}", file=display,
+                                              line=line + index)
         line += newlines.size
         run = tail
         out += chunk
@@ -306,7 +308,8 @@ def _split_columns(body: memoryview, width: int, display: str,
 
     table = pacsv.read_csv(
         pa.py_buffer(body),
-        read_options=pacsv.ReadOptions(column_names=names, block_size=4 * ROW_LIMIT_BYTES),
+        read_options=pacsv.ReadOptions(column_names=names,
+                                       block_size=4 * METADATA_ROW_BYTES.limit),
         parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
                                          escape_char=False, newlines_in_values=False,
                                          ignore_empty_lines=False, invalid_row_handler=on_invalid),
@@ -343,6 +346,9 @@ def _parse(raw: bytes | bytearray, display: str, n_points: int | None) -> Metada
     first = bytes(raw[start:end if first_end < 0 else first_end])
     has_header = b"\t" in first
     if has_header:
+        if (width := first.count(b"\t") + 1) > METADATA_COLUMNS.limit:
+            raise METADATA_COLUMNS.exceeded(f"its header names {width:,} columns", file=display,
+                                            line=1)
         names = first.rstrip(b"\r").decode("utf-8").split("\t")
         seen: dict[str, int] = {}
         for col, name in enumerate(names, start=1):

@@ -29,25 +29,29 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from projector_core.errors import DataError
+from projector_core.formats.budgets import TENSOR_COLUMNS, TENSOR_ROW_BYTES
 
 CHUNK_BYTES = 32 * 2**20  # measured: 4 MiB blocks parsed at about half the speed (polars has a per-call cost)
-MAX_LINE_BYTES = 256 * 1024 * 1024  # one row of 20M+ floats: anything longer is not a tensor row
 PARSE_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
 
-def _line_problem(line: bytes, expected_cols: int | None) -> str | None:
-    """Say what is wrong with one TSV row, or None if it is a good row."""
-    cells = line.rstrip(b"\r").split(b"\t")
-    for col, cell in enumerate(cells, start=1):
+def _line_problem(line: bytes, expected_cols: int) -> str | None:
+    """Say what is wrong with one TSV row, or None if it is a good row. The row is split at
+    most one cell past the width: a line of millions of cells is never split whole."""
+    line = line.rstrip(b"\r")
+    cells = line.split(b"\t", expected_cols)
+    whole = cells if b"\t" not in cells[-1] else cells[:-1]  # not the rest of a longer line
+    for col, cell in enumerate(whole, start=1):
         try:
             float(cell)
         except ValueError:
             shown = cell[:40].decode("utf-8", "replace")
             return f"column {col}: {shown!r} is not a number{_cell_hint(cells, col)}"
-    if expected_cols is not None and len(cells) != expected_cols:
-        return f"has {len(cells)} values, expected {expected_cols} like the first row"
+    if len(cells) != expected_cols:
+        found = line.count(b"\t") + 1
+        return f"has {found} values, expected {expected_cols} like the first row"
     return None
 
 
@@ -78,8 +82,18 @@ HEADER_HINT = ("; a tensor TSV has no header line or index column (pandas: "
                "to_csv(path, sep='\\t', header=False, index=False))")
 
 
+def _lines(chunk: bytes) -> Iterator[bytes]:
+    """The lines of a block one at a time (a list of them all costs 33 bytes a line)."""
+    start = 0
+    while start < len(chunk):
+        end = chunk.find(b"\n", start)
+        end = len(chunk) if end < 0 else end
+        yield chunk[start:end]
+        start = end + 1
+
+
 def _diagnose(chunk: bytes, first_line: int, cols: int, display: str) -> DataError:
-    for offset, line in enumerate(chunk.split(b"\n")):
+    for offset, line in enumerate(_lines(chunk)):
         if not line.rstrip(b"\r"):  # blank, as the parser skips it (spaces are not blank)
             continue
         problem = _line_problem(line, cols)
@@ -181,10 +195,8 @@ def _line_chunks(handle: BinaryIO, display: str) -> Iterator[tuple[int, bytes, i
     while block := os.pread(fd, step, offset):
         size = block.rfind(b"\n") + 1
         if size == 0 and len(block) == step:  # a line longer than the block: read more at once
-            if step > MAX_LINE_BYTES:
-                raise DataError(f"a line is longer than {MAX_LINE_BYTES // 2**20} MiB; "
-                                "this is not a tensor TSV", file=display, line=line_no)
-            step *= 2
+            _check_long_line(block, line_no, display)
+            step = min(2 * step, TENSOR_ROW_BYTES.limit + 1)
             continue
         if size == 0:  # the last line, without a line break
             if block.strip():
@@ -193,6 +205,31 @@ def _line_chunks(handle: BinaryIO, display: str) -> Iterator[tuple[int, bytes, i
         lines = block.count(b"\n", 0, size)
         yield line_no, block, size, lines
         offset, line_no, step = offset + size, line_no + lines, CHUNK_BYTES
+
+
+def _check_long_line(start: bytes, line_no: int, display: str) -> None:
+    """Refuse a line whose start, read so far, is already over a budget: its columns (the
+    tabs in it) or its bytes."""
+    cells = start.count(b"\t") + 1
+    if cells > TENSOR_COLUMNS.limit:
+        raise TENSOR_COLUMNS.exceeded(f"at least {cells:,} columns in its first "
+                                      f"{len(start):,} bytes", file=display, line=line_no)
+    if len(start) > TENSOR_ROW_BYTES.limit:
+        raise TENSOR_ROW_BYTES.exceeded(f"more than {TENSOR_ROW_BYTES.limit:,} bytes",
+                                        file=display, line=line_no)
+
+
+def _width(chunk: bytes, line_no: int, display: str) -> int | None:
+    """The number of columns of the first non-blank line (None: only blank lines), refused
+    when it is over the budget: the width every later block is parsed with."""
+    for offset, line in enumerate(_lines(chunk)):
+        if line.strip():
+            cols = line.count(b"\t") + 1
+            if cols > TENSOR_COLUMNS.limit:
+                raise TENSOR_COLUMNS.exceeded(f"{cols:,} columns", file=display,
+                                              line=line_no + offset)
+            return cols
+    return None
 
 
 def tsv_blocks(path: Path, display: str, progress: Progress | None = None) -> Iterator[np.ndarray]:
@@ -217,9 +254,7 @@ def tsv_blocks(path: Path, display: str, progress: Progress | None = None) -> It
         try:
             for line_no, chunk, size, lines in _line_chunks(handle, display):
                 if cols is None:
-                    first = next((ln for ln in chunk[:size].split(b"\n", 1000) if ln.strip()),
-                                 None)
-                    cols = first.count(b"\t") + 1 if first is not None else None
+                    cols = _width(chunk[:size], line_no, display)
                 if cols is None:  # only blank lines so far
                     waiting.append((_done_future(np.empty((0, 0), np.float32)), size))
                 else:

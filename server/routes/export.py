@@ -19,6 +19,7 @@ from projector.server.routes.ui import site_page
 from starlette.background import BackgroundTask
 
 from projector_core.export.compute import METHODS
+from projector_core.formats import json_text
 
 router = APIRouter(prefix="/api", tags=["export"])
 
@@ -38,7 +39,7 @@ def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict]:
     if not text:
         return {}
     try:
-        value = json.loads(text)
+        value = json_text.loads(text, "requests")  # too deep: a DataError, so a 422
     except json.JSONDecodeError as error:
         raise HTTPException(422, f"requests is not JSON: {error}") from None
     if not isinstance(value, dict) or not all(

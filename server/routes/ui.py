@@ -25,6 +25,9 @@ TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "templates"
 
 router = APIRouter(include_in_schema=False)
 
+# The app's pages: what a link or an iframe of another site may open (``access.py``).
+INDEX_PATH, COMPARE_PATH = "/", "/compare"
+
 # Browsers refuse ES modules served with a non-JavaScript type; some systems map .js oddly.
 mimetypes.add_type("text/javascript", ".js")
 
@@ -46,7 +49,7 @@ def parameters() -> dict[str, Any]:
     return {name: entry["params"] for name, entry in parameter_table()["methods"].items()}
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.get(INDEX_PATH, response_class=HTMLResponse)
 def index(request: Request) -> HTMLResponse:
     """The single page of the app; everything else is fetched from /api by the front end."""
     return templates().TemplateResponse(
@@ -66,7 +69,7 @@ def site_page() -> SitePage:
     return SitePage(index_html(), FRONTEND_DIR)
 
 
-@router.get("/compare", response_class=HTMLResponse)
+@router.get(COMPARE_PATH, response_class=HTMLResponse)
 def compare_page(request: Request) -> HTMLResponse:
     """Two embeddings of the same points side by side (frontend/js/compare/)."""
     return templates().TemplateResponse(request, "compare.html")
