@@ -64,12 +64,18 @@ KEEP_MAPPED = 4  # step tensors kept mapped (the newest, its predecessor, a comp
 class _Entry:
     """A config entry as last read: what is listed for it and the files it was read from."""
 
-    listed: Embedding  # shown in the run: a loading placeholder while read or held
+    listed: Embedding  # shown in the run (a loading placeholder until a read of it is shown)
     where: str  # the config and entry, as duplicate names are reported
     files: Signature  # the files as they were when last read (a change reads it again)
     since: float  # monotonic: when the files were first seen as they are
+    shown: bool = False  # a read of it was listed: a new read replaces it once admitted
+    reading: Loading | None = None  # the read under way (cancelled when superseded)
     held: Embedding | None = None  # read, shown once its files stood still ``wait`` seconds
     wait: float = 0.0
+
+    def stop_reading(self) -> None:
+        if self.reading is not None:
+            self.reading.cancelled = True
 
 
 @dataclass
@@ -213,7 +219,8 @@ class Catalog:
                 elif old is not None:
                     runs[name] = old  # kept until its config settles
             for gone in set(self._read) - set(runs):
-                del self._read[gone]
+                for entry in self._read.pop(gone).entries.values():
+                    entry.stop_reading()
             self._due = {name: when for name, when in self._due.items() if name in found}
             configs = {str(path) for paths in found.values() for path in paths}
             self._configs_seen = {p: seen for p, seen in self._configs_seen.items() if p in configs}
@@ -269,8 +276,8 @@ class Catalog:
                 config = (ProjectorConfig(path=path) if path.name == CHECKPOINT_STATE
                           else parse_config(path, self.display(path)))
             except DataError as exc:
-                if live and self._young(name, path, signature([path]), self.completeness.quiet,
-                                        now):
+                wait = self.completeness.settle if old is not None else self.completeness.quiet
+                if live and self._young(name, path, signature([path]), wait, now):
                     return None  # perhaps half written: read again once it changes or settles
                 errors.append(str(exc))
                 continue
@@ -293,6 +300,9 @@ class Catalog:
                 read.entries[key] = self._entry(name, key, config, info, index, checkpoint,
                                                 previous.entries.get(key), now)
             self._say_unlisted_steps(run, config.path, config)
+        for key, entry in previous.entries.items():
+            if key not in read.entries:
+                entry.stop_reading()
         run.error = "; ".join(errors) or None
         return self._listing(run, read)
 
@@ -317,42 +327,43 @@ class Catalog:
                info: EmbeddingInfo, index: int, checkpoint: Path | None,
                previous: _Entry | None, now: float) -> _Entry:
         """The entry as last read when its files did not change; else read again: now at the
-        first scan (a big tensor in the background), in the background afterwards."""
+        first scan (a big tensor in the background), in the background afterwards, listed
+        meanwhile as loading, or as it was when a read of it was shown before."""
         if previous is not None and signature(p for p, _, _ in previous.files) == previous.files:
             if previous.held is not None and not self._wait_for(run, previous.since,
                                                                 previous.wait, now):
-                previous.listed, previous.held = previous.held, None
+                previous.listed, previous.held, previous.shown = previous.held, None, True
             return previous
-        if previous is not None and previous.listed.loading is not None:
-            previous.listed.loading.cancelled = True
-        where = f"{self.display(config.path)} {info.where}"
+        if previous is not None:
+            previous.stop_reading()
         named = self.files.named_files(config, info, checkpoint)
-        entry = _Entry(listed=Embedding(run=run, name=key[1], fingerprint=""), where=where,
-                       files=signature(named), since=now)
+        entry = _Entry(listed=Embedding(run=run, name=key[1], fingerprint=""),
+                       where=f"{self.display(config.path)} {info.where}",
+                       files=signature(named), since=now,
+                       shown=previous is not None and previous.shown)
         live = self._scanned
         slow = (None if self.background_bytes is None and not live
                 else self.files.slow_tensor(config, info, self.background_bytes or 0))
         if slow is None and not live:
             read: list[Path] = []
             embedding = self.files.load_entry(run, config, info, index, read, checkpoint)
-            entry.files = signature(read)
-            entry.listed = self._kept(embedding)
+            entry.files, entry.listed, entry.shown = signature(read), self._kept(embedding), True
             return entry
-        loading = slow[1] if slow is not None else Loading(
+        entry.reading = slow[1] if slow is not None else Loading(
             self.display(named[0]) if named else key[1], 0)
-        entry.listed = Embedding(run=run, name=key[1], fingerprint="", loading=loading,
-                                 sources={"config": self.display(config.path),
-                                          "tensor": loading.source})
-        self._loader.submit(partial(self._read_entry, run, entry, entry.listed, config, info,
-                                    index, checkpoint, live))
+        entry.listed = previous.listed if previous is not None and entry.shown else Embedding(
+            run=run, name=key[1], fingerprint="", loading=entry.reading,
+            sources={"config": self.display(config.path), "tensor": entry.reading.source})
+        self._loader.submit(partial(self._read_entry, run, key, entry, config, info, index,
+                                    checkpoint, live))
         return entry
 
-    def _read_entry(self, run: str, entry: _Entry, placeholder: Embedding,
+    def _read_entry(self, run: str, key: tuple[str, str, EmbeddingInfo], entry: _Entry,
                     config: ProjectorConfig, info: EmbeddingInfo, index: int,
                     checkpoint: Path | None, gate: bool) -> None:
-        """On the loader thread: read the entry, then list it in its placeholder's place (or
-        hold it there, ``gate``: until its files are whole)."""
-        loading = placeholder.loading
+        """On the loader thread: read the entry, then list it (or hold it, ``gate``: until its
+        files are whole), unless it was read again or dropped meanwhile."""
+        loading = entry.reading
         assert loading is not None
         shown = None
         try:
@@ -365,22 +376,23 @@ class Catalog:
             except (LoadCancelled, KeyboardInterrupt):
                 raise
             except Exception as exc:  # a reader's bug: reported, never "loading" for ever
-                fresh = Embedding(run=run, name=placeholder.name, fingerprint="",
-                                  sources=placeholder.sources,
+                fresh = Embedding(run=run, name=key[1], fingerprint="",
+                                  sources=entry.listed.sources,
                                   errors={"tensor": f"{loading.source}: could not be "
                                                     f"read: {exc!r}"})
-            if loading.cancelled:
-                raise LoadCancelled(loading.source)
             whole = pinned(info, fresh, read[0] if info.tensor_path and read else None)
             with self._lock:
+                files = self._read.get(run)
                 current = self._runs.get(run)
-                if entry.listed is not placeholder or current is None:
-                    return  # read again meanwhile, or gone
+                if (loading.cancelled or current is None or files is None
+                        or files.entries.get(key) is not entry):
+                    raise LoadCancelled(loading.source)
+                entry.reading = None
                 known = {p for p, _, _ in entry.files}  # as seen before the read: a write
                 entry.files = tuple(sorted(entry.files + signature(  # during it reads again
                     p for p in read if str(p) not in known)))
                 shown = self._admit(run, entry, self._kept(fresh), whole, gate)
-                self._set_runs({**self._runs, run: self._listing(current, self._read[run])})
+                self._set_runs({**self._runs, run: self._listing(current, files)})
         finally:
             loading.finished.set()
         if shown is not None and self.on_loaded is not None:
@@ -390,10 +402,13 @@ class Catalog:
                gate: bool) -> Embedding | None:
         """List ``fresh`` for ``entry`` (returned), or hold it while its files may still be
         being written (``completeness.py``); the caller holds the lock."""
-        wait = self.completeness.wait(fresh, whole) if gate else 0.0
+        wait = self.completeness.wait(fresh, whole, entry.shown) if gate else 0.0
         if not self._wait_for(run, entry.since, wait, time.monotonic()):
-            entry.listed, entry.held = fresh, None
+            entry.listed, entry.held, entry.shown = fresh, None, True
             return fresh
+        entry.held, entry.wait = fresh, wait
+        if entry.shown:
+            return None  # the read shown before stays listed meanwhile
         why = (f"not whole yet ({fresh.error}); shown as an error if its files stay as they "
                f"are for {wait:.0f} s" if fresh.errors else "its files are still changing")
         announced = entry.listed.loading.shape if entry.listed.loading is not None else None
@@ -401,7 +416,6 @@ class Catalog:
         waiting.finished.set()  # nothing reads it: it is shown once its files stood still
         entry.listed = Embedding(run=run, name=fresh.name, fingerprint="", loading=waiting,
                                  sources=fresh.sources)
-        entry.held, entry.wait = fresh, wait
         return None
 
     def _kept(self, embedding: Embedding) -> Embedding:

@@ -6,7 +6,8 @@ reads while the server runs (not at start: files at rest are shown as they are) 
 
 - read with an error: held, listed as ``loading``, until its files have stood still for
   ``quiet`` seconds (60 by default); then the error is shown, naming the file, as for any
-  broken input;
+  broken input. An entry shown before (a file rewritten, deleted, broken by hand) keeps its
+  last read listed meanwhile, and its error is shown after ``settle`` seconds;
 - read whole and **pinned**, its size stated by something written before it and matched (the
   config's ``tensor_shape``, the metadata's rows, a ``.npy`` header, a checkpoint's index; a
   TSV must also end in a line break, or its last number may be cut): shown at once;
@@ -78,8 +79,8 @@ class Completeness:
     settle: float = SETTLE_SECONDS
     quiet: float = QUIET_SECONDS
 
-    def wait(self, embedding: Embedding, is_pinned: bool) -> float:
+    def wait(self, embedding: Embedding, is_pinned: bool, shown_before: bool) -> float:
         """Seconds its files must stand still before ``embedding``, as read, is shown."""
-        if embedding.errors:
+        if embedding.errors and not shown_before:
             return self.quiet
-        return 0.0 if is_pinned else self.settle
+        return 0.0 if is_pinned and not embedding.errors else self.settle

@@ -14,6 +14,7 @@ codes without a string per row ever held.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -104,9 +105,9 @@ class Embedding:
         a training run lists hundreds of steps and reads a few; pages of a map once read
         would otherwise stay counted in its memory for as long as the step is listed."""
         vectors = self._vectors
-        if not isinstance(vectors, np.memmap) or not isinstance(vectors.filename, str):
+        if not isinstance(vectors, np.memmap) or vectors.filename is None:
             return
-        path, source = vectors.filename, self.sources.get("tensor", self.name)
+        path, source = os.fspath(vectors.filename), self.sources.get("tensor", self.name)
 
         def reopen() -> np.ndarray:
             return opened.get_or_compute(path, lambda: _map_again(path, source))

@@ -38,7 +38,12 @@ RETRY_MS = 1000  # how soon a browser's EventSource reconnects after the stream 
 @router.get("/events", response_class=StreamingResponse, responses={200: {
     "description": "Server-sent events: `open`, then `run`, `embedding`, `step` (and other "
                    "kinds) as they happen; `reset` when events were lost",
-    "content": {"text/event-stream": {"schema": {"type": "string"}}}}})
+    "content": {"text/event-stream": {"schema": {  # one event (OpenAPI 3.1 reads it so)
+        "type": "object", "required": ["data"],
+        "properties": {"event": {"type": "string"}, "id": {"type": "string"},
+                       "retry": {"type": "integer"},
+                       "data": {"type": "string", "description": "JSON: action, the kind's "
+                                                                 "fields, time"}}}}}}})
 async def events(request: Request, hub: EventsDep, catalog: CatalogDep,
                  last_event_id: Annotated[str | None, Header(
                      description="The last event id seen: the stream resumes after it")] = None,
