@@ -36,12 +36,14 @@ class ProbeLogger:
     ``probe_batch``: what ``model`` is called with: a tensor, a tuple of positional arguments or
     a dict of keyword arguments (tensors are moved to the model's device). ``metadata`` and
     ``metadata_header``: one label (or row of cells) per probe example, as in
-    ``add_embedding``; ``tag`` defaults to the layer's name.
+    ``add_embedding``; ``tag`` defaults to the layer's name; ``format``: ``add_embedding``'s
+    (``"npy"`` for large probes in a run only this projector reads: no text to write).
     """
 
     def __init__(self, model: torch.nn.Module, layer: str | torch.nn.Module, probe_batch: Any,
                  logdir: str | Path, every: int = 100, metadata: Sequence[Any] | None = None,
-                 *, metadata_header: Sequence[Any] | None = None, tag: str | None = None) -> None:
+                 *, metadata_header: Sequence[Any] | None = None, tag: str | None = None,
+                 format: str = "tsv") -> None:
         if every < 1:
             raise ValueError(f"every must be a positive number of steps, got {every}")
         self.model = model
@@ -55,6 +57,7 @@ class ProbeLogger:
         self.every = every
         self.metadata = metadata
         self.metadata_header = metadata_header
+        self.format = format
         self.logged: list[int] = []  # the steps recorded so far
         self._next_step = 0
 
@@ -72,7 +75,7 @@ class ProbeLogger:
         """Record the probe's activations now, as step ``global_step``; they are returned."""
         activations = self.activations()
         add_embedding(self.logdir, activations, metadata=self.metadata, global_step=global_step,
-                      tag=self.tag, metadata_header=self.metadata_header)
+                      tag=self.tag, metadata_header=self.metadata_header, format=self.format)
         self.logged.append(global_step)
         return activations
 

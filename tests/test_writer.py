@@ -113,6 +113,17 @@ def test_projector_catalog_reads_what_the_writer_wrote(tmp_path: Path) -> None:
     assert pictured.sprite.single_image_dim == (8, 8)
 
 
+def test_npy_steps_are_read_back_as_written(tmp_path: Path) -> None:
+    add_embedding(tmp_path, MAT, metadata=LABELS, global_step=4, format="npy")
+    entry = parse_pbtxt_config(tmp_path / PBTXT_NAME, PBTXT_NAME).embeddings[0]
+    assert (entry.tensor_path, entry.tensor_shape) == ("00004/default/tensors.npy", (10, 5))
+    catalog = Catalog(tmp_path, cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    np.testing.assert_array_equal(catalog.embedding(".", "default:00004").vectors(), MAT)
+    with pytest.raises(ValueError, match="'tsv', 'npy' or 'zarr'"):
+        add_embedding(tmp_path, MAT, format="bytes")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -39,7 +39,7 @@ from projector_core.formats.config import (
     parse_pbtxt_config,
 )
 from projector_core.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
-from projector_core.storage.atomic_write import write_atomic
+from projector_core.storage.atomic_write import atomic_file, write_atomic
 
 __all__ = ["add_embedding", "make_sprite", "write_sprite"]
 
@@ -65,15 +65,17 @@ def add_embedding(
     takes: (N, C, H, W) as in PyTorch, (N, H, W), (N, H, W, C), or a list of PIL images or
     paths. ``format="zarr"`` writes the tensor as a row-chunked ``tensors.zarr`` instead of TSV
     (read lazily and by Dask workers; TensorBoard itself cannot read it); ``mat`` is then
-    sliced by rows, never converted whole.
+    sliced by rows, never converted whole. ``format="npy"`` writes float32 ``tensors.npy``:
+    no text to make or parse (a 100,000 x 128 step in a tenth of a second, where TSV takes
+    seconds), for a run only this projector reads (TensorBoard cannot).
     Thumbnails beyond one `sprite_max_px` image also go to sprite pages (`write_sprite`).
     """
     logdir = Path(logdir)
-    if format not in ("tsv", "zarr"):
-        raise ValueError(f"format must be 'tsv' or 'zarr', got {format!r}")
+    if format not in ("tsv", "npy", "zarr"):
+        raise ValueError(f"format must be 'tsv', 'npy' or 'zarr', got {format!r}")
     if format == "zarr":
         require_zarr()
-    vectors = to_numpy(mat) if format == "tsv" else mat
+    vectors = mat if format == "zarr" else to_numpy(mat)
     if len(vectors.shape) != 2:
         raise ValueError(f"mat should be 2-D (N, D), got shape {list(vectors.shape)}")
     step = 0 if global_step is None else int(global_step)
@@ -95,6 +97,9 @@ def add_embedding(
         sprite = SpriteInfo(f"{subdir}/{written.image_path}", written.single_image_dim)
     if format == "zarr":
         write_zarr(folder / "tensors.zarr", vectors)
+    elif format == "npy":
+        with atomic_file(folder / "tensors.npy") as handle:
+            np.save(handle, np.asarray(vectors, dtype="<f4"), allow_pickle=False)
     else:
         write_atomic(folder / "tensors.tsv", _tensor_tsv(vectors))
 
