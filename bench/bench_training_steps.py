@@ -15,7 +15,8 @@ the step's tensor file into the cache in this process. (b) writes float32 ``.npy
 (``format="npy"``: 50k x 128 as TSV would be 25 GB), the same labels at every step, waits for
 each ``ready``, then asks the server for every step's tensor, as a page stepping through them
 would, and reads the server's resident memory (psutil) after one step, after all, and after
-they were all read.
+they were all read; apart, the part that is mapped files (the few step tensors kept mapped,
+``catalog.KEEP_MAPPED``, which the kernel may drop at will).
 """
 
 from __future__ import annotations
@@ -135,8 +136,10 @@ def memory(tmp: Path, steps: int, n: int, dims: int) -> None:
                                                       "--wait", "--no-warm-up"), tmp / "b.log")
     server = psutil.Process(process.pid)
 
-    def rss() -> float:
-        return server.memory_info().rss / 2**20
+    def rss() -> tuple[float, float]:
+        """Resident MiB in all, and of it mapped files (the step tensors kept mapped)."""
+        info = server.memory_info()
+        return info.rss / 2**20, getattr(info, "shared", 0) / 2**20
 
     try:
         serving.until(process, time.perf_counter(), lambda: httpx.get(f"{url}/api/health")
@@ -161,9 +164,11 @@ def memory(tmp: Path, steps: int, n: int, dims: int) -> None:
         on_disk = steps * n * dims * 4 / 2**20
         print(f"\n(b) server resident memory, {steps} steps of {n:,} x {dims} "
               f"({on_disk:,.0f} MiB of tensors on disk)")
-        base = figures["after 1 step"]
-        for what, mib in figures.items():
-            print(f"{what:>24}: {mib:8.0f} MiB  ({mib / base:.2f} x after 1 step)")
+        base, base_files = figures["after 1 step"]
+        for what, (mib, files) in figures.items():
+            print(f"{what:>24}: {mib:6.0f} MiB ({mib / base:.2f} x after 1 step), of which "
+                  f"mapped files {files:4.0f} MiB; the rest {mib - files:4.0f} MiB "
+                  f"({(mib - files) / (base - base_files):.2f} x)")
     finally:
         serving.stop(process)
 
