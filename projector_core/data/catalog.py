@@ -1,9 +1,5 @@
-"""Finds runs under LOGDIR and keeps them current while the server runs.
-
-Discovery follows TensorBoard: every folder holding a ``projector_config.pbtxt`` (or the
-standalone ``projector_config.json``) at any depth is a run named by its path relative to LOGDIR
-(``.`` for LOGDIR itself); a config inside ``RUN/plugins/org_tensorflow_tensorboard_projector/``
-belongs to RUN. ``refresh()`` re-reads only what changed: a rewritten config (a training run's
+"""Finds runs under LOGDIR (``discovery.py``: TensorBoard's rule) and keeps them current while
+the server runs. ``refresh()`` re-reads only what changed: a rewritten config (a training run's
 writer rewrites it at every step) reads only its new or changed entries again.
 
 The first ``refresh()`` reads everything as it is. Later ones (``watching.py`` calls them when
@@ -17,11 +13,10 @@ metadata equal across steps is held once.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -36,27 +31,21 @@ from projector_core.data.completeness import (
     pinned,
     signature,
 )
+from projector_core.data.discovery import CHECKPOINT_STATE, find_configs
 from projector_core.data.embedding_files import EmbeddingFiles, PlainOptions, ProgressCallback, entry_name
 from projector_core.data.loading import BackgroundLoader, LoadCancelled, Loading
 from projector_core.data.model import Embedding, Metadata, Run
-from projector_core.data.steps import unlisted_steps
+from projector_core.data.steps import unlisted_steps_warning
 from projector_core.errors import DataError
 from projector_core.events import EventHub
 from projector_core.formats.arrays import plain_array_files
 from projector_core.formats.chunked import is_zarr
-from projector_core.formats.config import (
-    CONFIG_NAMES,
-    PLUGIN_DIR,
-    EmbeddingInfo,
-    ProjectorConfig,
-    parse_config,
-)
+from projector_core.formats.config import EmbeddingInfo, ProjectorConfig, parse_config
 from projector_core.storage.recent import Recent
 from projector_core.storage.tensor_cache import TensorCache, default_cache_dir
 
-__all__ = ["Catalog", "PlainOptions", "find_configs"]
+__all__ = ["Catalog", "PlainOptions"]
 
-CHECKPOINT_STATE = "checkpoint"  # TensorFlow's text file naming the latest checkpoint
 KEEP_MAPPED = 4  # step tensors kept mapped (the newest, its predecessor, a comparison)
 
 
@@ -82,31 +71,6 @@ class _Entry:
 class _RunFiles:
     configs: Signature
     entries: dict[tuple[str, str, EmbeddingInfo], _Entry] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _ConfigFile:
-    run: str
-    path: Path
-
-
-def _run_name(logdir: Path, folder: Path) -> str:
-    relative = folder.relative_to(logdir).parts
-    if relative[-len(PLUGIN_DIR):] == PLUGIN_DIR:
-        relative = relative[: -len(PLUGIN_DIR)]
-    return "/".join(relative) or "."
-
-
-def find_configs(logdir: Path) -> Iterator[_ConfigFile]:
-    """Every config under ``logdir``, in a stable order; symlinked folders are not followed."""
-    for folder, dirs, files in os.walk(logdir):
-        dirs.sort()
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        configs = [name for name in CONFIG_NAMES if name in files]
-        if not configs and CHECKPOINT_STATE in files:
-            configs = [CHECKPOINT_STATE]  # a TF checkpoint alone is a run, as in TensorBoard
-        for name in configs:
-            yield _ConfigFile(_run_name(logdir, Path(folder)), Path(folder) / name)
 
 
 class Catalog:
@@ -299,7 +263,9 @@ class Catalog:
                 key = next(keys_left)
                 read.entries[key] = self._entry(name, key, config, info, index, checkpoint,
                                                 previous.entries.get(key), now)
-            self._say_unlisted_steps(run, config.path, config)
+            unlisted = unlisted_steps_warning(config, self.display(config.path))
+            if unlisted and config.path.name != CHECKPOINT_STATE:
+                run.warnings.append(unlisted)
         for key, entry in previous.entries.items():
             if key not in read.entries:
                 entry.stop_reading()
@@ -423,18 +389,6 @@ class Catalog:
         embedding.keep_on_disk(self._mapped)
         embedding.share_metadata(self._metadata)
         return embedding
-
-    def _say_unlisted_steps(self, run: Run, path: Path, config: ProjectorConfig) -> None:
-        listed = {(config.folder / info.tensor_path).resolve()
-                  for info in config.embeddings if info.tensor_path}
-        unlisted = unlisted_steps(config.folder, listed)
-        if unlisted and path.name != CHECKPOINT_STATE:
-            shown = ", ".join(unlisted[:5]) + (f" and {len(unlisted) - 5} more" if len(unlisted) > 5
-                                               else "")
-            run.warnings.append(
-                f"{self.display(path)} does not list the tensors in {shown}: a SummaryWriter "
-                "opened again on this run rewrote the config with its own steps only "
-                "(TensorBoard does not show them either); write every step with one writer")
 
     def _load_plain_run(self, old: Run | None, now: float) -> Run | None:
         """Arrays given without a config (see ``EmbeddingFiles.load_plain``); None to keep
