@@ -54,7 +54,8 @@ class _Entry:
     """A config entry as last read: what is listed for it and the files it was read from."""
 
     listed: Embedding  # shown in the run (a loading placeholder until a read of it is shown)
-    where: str  # the config and entry, as duplicate names are reported
+    config: str  # the config as shown, and the entry in it: where a duplicate name is said
+    where: str
     files: Signature  # the files as they were when last read (a change reads it again)
     since: float  # monotonic: when the files were first seen as they are
     shown: bool = False  # a read of it was listed: a new read replaces it once admitted
@@ -279,8 +280,9 @@ class Catalog:
         for entry in read.entries.values():
             embedding = entry.listed
             if embedding.name in seen:
-                embedding.errors["config"] = (f"{entry.where}: duplicate tensor_name "
-                                              f"{embedding.name!r} (also {seen[embedding.name]})")
+                embedding.errors["config"] = (f"{entry.config} {entry.where}: duplicate "
+                                              f"tensor_name {embedding.name!r} (also "
+                                              f"{seen[embedding.name]})")
             seen.setdefault(embedding.name, entry.where)
             embeddings.append(embedding)
         files = dict((p, (size, mtime)) for p, size, mtime in read.configs)
@@ -304,7 +306,7 @@ class Catalog:
             previous.stop_reading()
         named = self.files.named_files(config, info, checkpoint)
         entry = _Entry(listed=Embedding(run=run, name=key[1], fingerprint=""),
-                       where=f"{self.display(config.path)} {info.where}",
+                       config=self.display(config.path), where=info.where,
                        files=signature(named), since=now,
                        shown=previous is not None and previous.shown)
         live = self._scanned
