@@ -124,6 +124,21 @@ def test_npy_steps_are_read_back_as_written(tmp_path: Path) -> None:
         add_embedding(tmp_path, MAT, format="bytes")
 
 
+def test_tensorboards_config_parser_reads_our_config(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    from google.protobuf import text_format
+    from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+
+    add_embedding(tmp_path, MAT, metadata=LABELS, label_img=IMAGES_NCHW, tag="words")
+    add_embedding(tmp_path, MAT[:4], global_step=12, format="npy")
+    parsed = text_format.Parse((tmp_path / PBTXT_NAME).read_text(), ProjectorConfig())
+    assert [(e.tensor_name, e.tensor_path, list(e.tensor_shape)) for e in parsed.embeddings] == [
+        ("words:00000", "00000/words/tensors.tsv", [10, 5]),
+        ("default:00012", "00012/default/tensors.npy", [4, 5])]
+    assert parsed.embeddings[0].metadata_path == "00000/words/metadata.tsv"
+    assert list(parsed.embeddings[0].sprite.single_image_dim) == [8, 8]
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
