@@ -67,6 +67,7 @@ def test_a_quiet_stream_sends_heartbeats(tmp_path: Path, serve, sample_logdir: P
         assert [m.event for m in stream.messages] == ["open"]
 
 
+@pytest.mark.slow
 def test_stopping_the_server_ends_open_streams(tmp_path: Path):
     """uvicorn's graceful shutdown waits for every open response; a stream never ends by
     itself, so the server ends them (``stopping.py``) or SIGTERM would hang."""

@@ -23,6 +23,7 @@ def _digits() -> tuple[torch.Tensor, torch.Tensor]:
             torch.tensor(digits.target, dtype=torch.long))
 
 
+@pytest.mark.slow
 def test_a_layer_is_logged_every_n_steps_while_the_server_follows(tmp_path: Path, serve):
     import projector
     from projector.torch import ProbeLogger

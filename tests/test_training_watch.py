@@ -35,6 +35,7 @@ def _tensor(url: str, run: str, embedding: str, dims: int) -> np.ndarray:
     return np.frombuffer(response.content, "<f4").reshape(-1, dims)
 
 
+@pytest.mark.slow
 def test_pytorch_and_tensorboardx_steps_arrive_as_loading_then_ready(tmp_path: Path, serve):
     pytest.importorskip("tensorboard")  # PyTorch's SummaryWriter needs it
     import tensorboardX
@@ -70,6 +71,7 @@ def test_pytorch_and_tensorboardx_steps_arrive_as_loading_then_ready(tmp_path: P
         writer.close()
 
 
+@pytest.mark.slow
 def test_a_step_written_slowly_is_never_shown_broken_or_partial(tmp_path: Path, serve):
     """Config first, then the tensors in pieces over about 5 s: a TSV beside its metadata (as
     PyTorch lays a step out) and a ``.bytes`` file growing to its ``tensor_shape``."""
