@@ -16,6 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from projector.server.app import create_app
+from projector.server.stopping import StoppingServer
 from projector_core.data.catalog import Catalog
 from projector_core.data.memory import memory_embedding, memory_run
 
@@ -47,7 +48,7 @@ class LocalServer:
         self.token = token
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                 timeout_graceful_shutdown=2)
-        self._server = uvicorn.Server(config)
+        self._server = StoppingServer(config, end_streams=app.state.events.close)
         self._thread = threading.Thread(target=self._server.run, name=f"projector-{self.port}",
                                         daemon=True)
 

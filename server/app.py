@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +17,7 @@ from projector.server.routes import (
     compare,
     data,
     docs,
+    events,
     export,
     jobs,
     lod,
@@ -35,6 +34,8 @@ from projector.server.security_headers import SecurityHeaders
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.uploads import Uploads
+from projector_core.data.watching import LogdirWatcher, WatchMode
+from projector_core.events import EventHub
 from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import DEFAULT_GRACE, Followers
 from projector_core.projection.default_view import start_preparing
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
-log = logging.getLogger("projector")
 
 
 def create_app(
@@ -58,7 +58,8 @@ def create_app(
     cache_dir: Path | None = None,
     device: str = "cpu",
     catalog: Catalog | None = None,
-    refresh_seconds: float = 2.0,
+    refresh_seconds: float = 1.0,
+    watch: WatchMode = "auto",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     allowed_hosts: list[str] | None = None,
     background_bytes: int | None = None,
@@ -70,6 +71,7 @@ def create_app(
     unfollowed_grace: float = DEFAULT_GRACE,
     prepare_view: bool = False,
     framed_by_any_page: bool = False,
+    heartbeat_seconds: float = events.HEARTBEAT_SECONDS,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -87,6 +89,10 @@ def create_app(
     more, is cancelled (``projector_core.jobs.followers``).
     ``prepare_view``: once loaded, compute what a first visit's default view asks for
     (``projector_core/projection/default_view.py``).
+    ``watch``: how LOGDIR's changes are learnt (``projector_core/data/watching.py``): told by
+    the system ("notify"), polled every ``refresh_seconds`` ("poll"), or "auto" (polled on
+    network file systems); ``refresh_seconds=0`` does not watch. Every change goes out on
+    ``GET /api/events`` (``routes/events.py``), a comment every ``heartbeat_seconds``.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -95,16 +101,20 @@ def create_app(
     if warm_up:
         use_numba_cache(catalog.cache.directory)
 
+    catalog.events = EventHub()  # the one stream: what the catalog (and others) publish
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
+        watcher = (LogdirWatcher(catalog, watch, refresh_seconds).start()
+                   if refresh_seconds and catalog.logdir is not None else None)
         if warm_up:
             start_warm_up(after=catalog.wait_loaded)
         if prepare_view and cluster is None:
             start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
         yield
-        if task is not None:
-            task.cancel()
+        app.state.events.close()
+        if watcher is not None:
+            watcher.stop()
         app.state.jobs.shutdown()
         app.state.followers.stop()
 
@@ -116,6 +126,8 @@ def create_app(
         docs_url=None,  # routes/docs.py serves /docs with its own copy of Swagger UI (offline)
     )
     app.state.catalog = catalog
+    app.state.events = catalog.events
+    app.state.heartbeat_seconds = heartbeat_seconds
     app.state.device = device
     app.state.cluster = cluster
     app.state.jobs = JobManager()
@@ -146,17 +158,9 @@ def create_app(
     app.include_router(compare.router)
     app.include_router(export.router)  # GET /api/export/site: the UI's "Export site"
     app.include_router(session.router)
+    app.include_router(events.router)  # GET /api/events: what changes, as server-sent events
     app.include_router(uploads.router)
     app.include_router(ui.router)
     app.include_router(docs.router)
     return app
 
-
-async def _keep_fresh(catalog: Catalog, every: float) -> None:
-    """Live logdirs: re-scan in a worker thread so new runs and rewritten configs appear."""
-    while True:
-        await asyncio.sleep(every)
-        try:
-            await asyncio.to_thread(catalog.refresh)
-        except Exception:  # a scan must never stop the server; the next one retries
-            log.exception("refreshing %s failed", catalog.logdir)

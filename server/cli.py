@@ -187,7 +187,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
               "who can reach this port can read every tensor and upload data", file=sys.stderr)
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
-                     prepare_view=True, cluster=cluster, token=token)
+                     prepare_view=True, cluster=cluster, token=token, watch=args.watch)
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     if host in ("0.0.0.0", "::"):
         host = socket.gethostname()  # an address colleagues can use, as Jupyter prints
@@ -197,7 +197,8 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if token and not generated:
         print("  the server needs its token: add ?token=YOUR_TOKEN to the URL", flush=True)
     server = StoppingServer(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30),
-                            on_stop=app.state.jobs.shutdown)  # an open ?wait=true answers
+                            on_stop=app.state.jobs.shutdown,  # an open ?wait=true answers
+                            end_streams=app.state.events.close)
     try:
         server.run(sockets=[sock])
     finally:
@@ -272,6 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
     serve.add_argument("--wait", action="store_true",
                        help="serve even when LOGDIR holds no runs yet, and watch for them")
+    serve.add_argument("--watch", choices=("auto", "notify", "poll"), default="auto",  # WATCH_MODES
+                       help="how changes in LOGDIR are learnt: told by the operating system "
+                       "(notify), or by polling it every second (poll: for file systems that "
+                       "tell nothing of changes made elsewhere); auto (default) polls network "
+                       "file systems (NFS, SMB, sshfs...) and is told elsewhere")
     plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet/.tsv given instead of a LOGDIR)")
     plain.add_argument("--metadata", help="metadata TSV for the array (TensorBoard's header rule)")
     plain.add_argument("--sprite", help="sprite image for the array")

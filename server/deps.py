@@ -1,6 +1,6 @@
 """Every request dependency, in one place: what a route takes from the app (its catalog, jobs,
-projection service, level-of-detail store, session, uploads, followers) and the embedding a
-request names. ``create_app`` makes these objects; routes ask for them by type here."""
+projection service, level-of-detail store, session, uploads, followers, event stream) and the
+embedding a request names. ``create_app`` makes these objects; routes ask for them by type here."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fastapi import Depends, HTTPException, Query, Request
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.data.uploads import Uploads
+from projector_core.events import EventHub
 from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import Followers
 from projector_core.projection.jobs import ProjectionJobs
@@ -46,6 +47,11 @@ def get_followers(request: Request) -> Followers:
 
 def get_session(request: Request) -> SessionState:
     return request.app.state.session
+
+
+def get_events(request: Request) -> EventHub:
+    """The app's one event stream (``GET /api/events``; the catalog publishes on it)."""
+    return request.app.state.events
 
 
 def get_uploads(request: Request) -> Uploads:
@@ -104,3 +110,4 @@ FollowersDep = Annotated[Followers, Depends(get_followers)]
 SessionDep = Annotated[SessionState, Depends(get_session)]
 UploadsDep = Annotated[Uploads, Depends(get_uploads)]
 SpriteAtlasDep = Annotated[SpriteAtlas, Depends(get_sprite_atlas)]
+EventsDep = Annotated[EventHub, Depends(get_events)]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from projector.server.app import SAMPLE_DATA, create_app
+from projector.server.stopping import StoppingServer
 
 # The server imports openTSNE / scikit-learn on the first t-SNE request (or in its warm-up); the
 # test process does it once here, so that no test's HTTP timeout pays for the import.
@@ -32,7 +33,7 @@ class LiveServer:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
+        self.server = StoppingServer(config, end_streams=app.state.events.close)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def start(self) -> None:

@@ -20,7 +20,7 @@ def _wait_for(url: str, key: tuple[str, str], timeout: float = 15) -> list[int] 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         shapes = _shapes(url)
-        if key in shapes:
+        if shapes.get(key) is not None:  # listed, and read (listed as loading first)
             return shapes[key]
         time.sleep(0.2)
     raise AssertionError(f"{key} did not appear within {timeout} s")

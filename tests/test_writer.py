@@ -65,7 +65,14 @@ def test_same_files_as_pytorch_summary_writer(tmp_path: Path) -> None:
     assert files == written_files(ours)
     assert "00000/a%2fb%25c/sprite.png" in files
     for name in files:
-        assert filecmp.cmp(theirs / name, ours / name, shallow=False), name
+        if name == PBTXT_NAME:  # ours also states each tensor's shape
+            shapes = ["  tensor_shape: 10\n", "  tensor_shape: 5\n"] * 3
+            lines = (ours / name).read_text().splitlines(keepends=True)
+            assert [line for line in lines if "tensor_shape" in line] == shapes
+            assert "".join(line for line in lines if "tensor_shape" not in line) == (
+                theirs / name).read_text()
+        else:
+            assert filecmp.cmp(theirs / name, ours / name, shallow=False), name
 
 
 def test_config_accumulates_across_calls_and_replaces_the_same_tag(tmp_path: Path) -> None:
@@ -104,6 +111,32 @@ def test_projector_catalog_reads_what_the_writer_wrote(tmp_path: Path) -> None:
     assert pictured.error is None
     assert pictured.metadata().column("label") == LABELS
     assert pictured.sprite.single_image_dim == (8, 8)
+
+
+def test_npy_steps_are_read_back_as_written(tmp_path: Path) -> None:
+    add_embedding(tmp_path, MAT, metadata=LABELS, global_step=4, format="npy")
+    entry = parse_pbtxt_config(tmp_path / PBTXT_NAME, PBTXT_NAME).embeddings[0]
+    assert (entry.tensor_path, entry.tensor_shape) == ("00004/default/tensors.npy", (10, 5))
+    catalog = Catalog(tmp_path, cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    np.testing.assert_array_equal(catalog.embedding(".", "default:00004").vectors(), MAT)
+    with pytest.raises(ValueError, match="'tsv', 'npy' or 'zarr'"):
+        add_embedding(tmp_path, MAT, format="bytes")
+
+
+def test_tensorboards_config_parser_reads_our_config(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    from google.protobuf import text_format
+    from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+
+    add_embedding(tmp_path, MAT, metadata=LABELS, label_img=IMAGES_NCHW, tag="words")
+    add_embedding(tmp_path, MAT[:4], global_step=12, format="npy")
+    parsed = text_format.Parse((tmp_path / PBTXT_NAME).read_text(), ProjectorConfig())
+    assert [(e.tensor_name, e.tensor_path, list(e.tensor_shape)) for e in parsed.embeddings] == [
+        ("words:00000", "00000/words/tensors.tsv", [10, 5]),
+        ("default:00012", "00012/default/tensors.npy", [4, 5])]
+    assert parsed.embeddings[0].metadata_path == "00000/words/metadata.tsv"
+    assert list(parsed.embeddings[0].sprite.single_image_dim) == [8, 8]
 
 
 def free_port() -> int:

@@ -1,66 +1,77 @@
-"""Finds runs under LOGDIR and keeps them current while the server runs.
+"""Finds runs under LOGDIR (``discovery.py``: TensorBoard's rule) and keeps them current while
+the server runs. ``refresh()`` re-reads only what changed: a rewritten config (a training run's
+writer rewrites it at every step) reads only its new or changed entries again.
 
-Discovery follows TensorBoard: every folder holding a ``projector_config.pbtxt`` (or the
-standalone ``projector_config.json``) at any depth is a run named by its path relative to LOGDIR
-(``.`` for LOGDIR itself); a config inside ``RUN/plugins/org_tensorflow_tensorboard_projector/``
-belongs to RUN. ``refresh()`` re-reads only runs whose files changed, and leaves alone files
-modified in the last moment (they may still be being written).
+The first ``refresh()`` reads everything as it is. Later ones (``watching.py`` calls them when
+files change) list a new or changed entry as ``loading`` at once, read it in the background and
+show it only once its files are whole (``completeness.py``); a config that cannot be read yet,
+or that lost entries in a rewrite, leaves the run as it was until the config settles. Every
+change is published on ``events`` (``catalog_events.py``). Memory stays bounded as steps pile
+up: tensors stay in the cache's files, mapped when asked for (the few most recent kept), and
+metadata equal across steps is held once.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
+import numpy as np
+
+from projector_core.data.catalog_events import publish_changes
+from projector_core.data.completeness import (
+    Completeness,
+    Signature,
+    newest_write,
+    pinned,
+    signature,
+)
+from projector_core.data.discovery import CHECKPOINT_STATE, find_configs
 from projector_core.data.embedding_files import EmbeddingFiles, PlainOptions, ProgressCallback, entry_name
-from projector_core.data.loading import BackgroundLoader, LoadCancelled
-from projector_core.data.model import Embedding, Run
-from projector_core.data.steps import unlisted_steps
+from projector_core.data.loading import BackgroundLoader, LoadCancelled, Loading
+from projector_core.data.model import Embedding, Metadata, Run
+from projector_core.data.steps import unlisted_steps_warning
 from projector_core.errors import DataError
+from projector_core.events import EventHub
 from projector_core.formats.arrays import plain_array_files
 from projector_core.formats.chunked import is_zarr
-from projector_core.formats.config import (
-    CONFIG_NAMES,
-    PLUGIN_DIR,
-    EmbeddingInfo,
-    ProjectorConfig,
-    parse_config,
-)
+from projector_core.formats.config import EmbeddingInfo, ProjectorConfig, parse_config
+from projector_core.storage.recent import Recent
 from projector_core.storage.tensor_cache import TensorCache, default_cache_dir
 
-__all__ = ["Catalog", "PlainOptions", "find_configs"]
+__all__ = ["Catalog", "PlainOptions"]
 
-CHECKPOINT_STATE = "checkpoint"  # TensorFlow's text file naming the latest checkpoint
-SETTLE_SECONDS = 1.0  # a file younger than this may still be being written
-
-
-@dataclass(frozen=True)
-class _ConfigFile:
-    run: str
-    path: Path
+KEEP_MAPPED = 4  # step tensors kept mapped (the newest, its predecessor, a comparison)
 
 
-def _run_name(logdir: Path, folder: Path) -> str:
-    relative = folder.relative_to(logdir).parts
-    if relative[-len(PLUGIN_DIR):] == PLUGIN_DIR:
-        relative = relative[: -len(PLUGIN_DIR)]
-    return "/".join(relative) or "."
+@dataclass
+class _Entry:
+    """A config entry as last read: what is listed for it and the files it was read from."""
+
+    listed: Embedding  # shown in the run (a loading placeholder until a read of it is shown)
+    config: str  # the config as shown, and the entry in it: where a duplicate name is said
+    where: str
+    files: Signature  # the files as they were when last read (a change reads it again)
+    since: float  # monotonic: when the files were first seen as they are
+    shown: bool = False  # a read of it was listed: a new read replaces it once admitted
+    reading: Loading | None = None  # the read under way (cancelled when superseded)
+    held: Embedding | None = None  # read, shown once its files stood still ``wait`` seconds
+    wait: float = 0.0
+
+    def stop_reading(self) -> None:
+        if self.reading is not None:
+            self.reading.cancelled = True
 
 
-def find_configs(logdir: Path) -> Iterator[_ConfigFile]:
-    """Every config under ``logdir``, in a stable order; symlinked folders are not followed."""
-    for folder, dirs, files in os.walk(logdir):
-        dirs.sort()
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        configs = [name for name in CONFIG_NAMES if name in files]
-        if not configs and CHECKPOINT_STATE in files:
-            configs = [CHECKPOINT_STATE]  # a TF checkpoint alone is a run, as in TensorBoard
-        for name in configs:
-            yield _ConfigFile(_run_name(logdir, Path(folder)), Path(folder) / name)
+@dataclass
+class _RunFiles:
+    configs: Signature
+    entries: dict[tuple[str, str, EmbeddingInfo], _Entry] = field(default_factory=dict)
 
 
 class Catalog:
@@ -72,25 +83,36 @@ class Catalog:
     ``logdir=None`` they are the only runs.
 
     With ``background_bytes`` set, a tensor file at least that big and not yet cached is read
-    on a background thread (``loading.py``): its embedding is listed at once as loading, and
-    ``on_loaded`` is called with the finished embedding. Reading an embedding's files is
-    ``embedding_files.py``'s; the catalog decides which runs to read and when.
+    on a background thread (``loading.py``) at the first refresh: its embedding is listed at
+    once as loading, and ``on_loaded`` is called with the finished embedding (as for every
+    entry read after the first refresh). ``completeness`` says how long files read while the
+    server runs must stand still. Reading an embedding's files is ``embedding_files.py``'s;
+    the catalog decides which runs and entries to read and when.
     """
 
     def __init__(self, logdir: Path | str | None, cache_dir: Path | None = None,
                  progress: ProgressCallback | None = None, plain: PlainOptions | None = None,
                  background_bytes: int | None = None,
-                 on_loaded: Callable[[Embedding], None] | None = None) -> None:
+                 on_loaded: Callable[[Embedding], None] | None = None,
+                 events: EventHub | None = None,
+                 completeness: Completeness | None = None) -> None:
         self.logdir = Path(logdir).resolve() if logdir is not None else None
         self.plain = plain or PlainOptions()
         self.cache = TensorCache(cache_dir if cache_dir is not None else default_cache_dir())
         self.files = EmbeddingFiles(self.cache, self.display, progress)
         self.background_bytes = background_bytes
         self.on_loaded = on_loaded
+        self.events = events  # where changes are published (the server's stream)
+        self.completeness = completeness or Completeness()
         self._runs: dict[str, Run] = {}
         self._memory: dict[str, Run] = {}  # never re-scanned: they have no files
-        self._lock = threading.Lock()
-        self._scanned = False  # the first scan loads everything; later ones wait for writes to settle
+        self._read: dict[str, _RunFiles] = {}  # what each LOGDIR run was read from
+        self._due: dict[str, float] = {}  # run -> when (monotonic) to look at it again
+        self._configs_seen: dict[str, tuple[Signature, float]] = {}  # path -> (as seen, since)
+        self._mapped: Recent[str, np.ndarray] = Recent(KEEP_MAPPED)
+        self._metadata: weakref.WeakValueDictionary[str, Metadata] = weakref.WeakValueDictionary()
+        self._lock = threading.RLock()
+        self._scanned = False  # the first scan shows files as they are; later ones wait for writes
         self._loader = BackgroundLoader()
 
     # -- lookups -----------------------------------------------------------------------------
@@ -107,16 +129,22 @@ class Catalog:
         """Block until the background loads started so far are done; False on timeout."""
         return self._loader.wait_idle(timeout)
 
+    def due(self) -> bool:
+        """Whether something read earlier waits to be looked at again now (``refresh``):
+        files that must stand still a while before they are shown."""
+        now = time.monotonic()
+        return any(when <= now for when in list(self._due.values()))
+
     def add_run(self, run: Run) -> None:
         """Serve a run held in memory (it replaces a run of the same name)."""
         with self._lock:
             self._memory[run.name] = run
-            self._runs = {**self._runs, run.name: run}
+            self._set_runs({**self._runs, run.name: run})
 
     def remove_run(self, name: str) -> None:
         with self._lock:
             if self._memory.pop(name, None) is not None:
-                self._runs = {k: v for k, v in self._runs.items() if k != name}
+                self._set_runs({k: v for k, v in self._runs.items() if k != name})
 
     # -- loading -----------------------------------------------------------------------------
     def display(self, path: Path) -> str:
@@ -129,8 +157,9 @@ class Catalog:
             return str(path)
 
     def refresh(self) -> None:
-        """Re-scan LOGDIR; rebuild runs whose files changed, drop runs that disappeared."""
+        """Re-scan LOGDIR; re-read runs whose files changed, drop runs that disappeared."""
         with self._lock:
+            now = time.monotonic()
             found: dict[str, list[Path]] = {}
             if self.logdir is not None and self.logdir.is_dir():
                 for config in find_configs(self.logdir):
@@ -142,133 +171,239 @@ class Catalog:
             runs: dict[str, Run] = {}
             for name, paths in found.items():
                 old = self._runs.get(name)
-                signature = self._signature(paths, old)
-                if old is not None and old.signature == signature:
+                due = self._due.get(name)
+                if (old is not None and old.signature == self._signature(paths, old)
+                        and (due is None or due > now)):
                     runs[name] = old
                     continue
-                fresh = None if self._scanned and self._settling(signature) else self._load_run(name, paths)
-                if fresh is not None and self._scanned and self._settling(fresh.signature):
-                    fresh = None  # a file it read is still being written: try again next scan
+                self._due.pop(name, None)
+                fresh = (self._load_plain_run(old, now) if paths == [self.logdir]
+                         else self._load_run(name, paths, old, now))
                 if fresh is not None:
                     runs[name] = fresh
                 elif old is not None:
-                    runs[name] = old
-            for old in self._runs.values():
-                if runs.get(old.name) is not old:  # replaced or gone: stop its loads
-                    for embedding in old.embeddings:
-                        if embedding.loading is not None:
-                            embedding.loading.cancelled = True
-            self._runs = {**runs, **self._memory}
+                    runs[name] = old  # kept until its config settles
+            for gone in set(self._read) - set(runs):
+                for entry in self._read.pop(gone).entries.values():
+                    entry.stop_reading()
+            self._due = {name: when for name, when in self._due.items() if name in found}
+            configs = {str(path) for paths in found.values() for path in paths}
+            self._configs_seen = {p: seen for p, seen in self._configs_seen.items() if p in configs}
+            self._set_runs({**runs, **self._memory})
             self._scanned = True
 
-    def _signature(self, configs: list[Path], old: Run | None) -> tuple[tuple[str, int, int], ...]:
-        """Size and mtime of the configs and of every file the run read last time."""
-        paths = {str(p) for p in configs}
-        if old is not None:
-            paths.update(s[0] for s in old.signature)
-        entries = []
-        for path in sorted(paths):
-            try:
-                stat = os.stat(path)
-                entries.append((path, stat.st_size, stat.st_mtime_ns))
-            except OSError:
-                entries.append((path, -1, -1))
-        return tuple(entries)
+    def _set_runs(self, runs: dict[str, Run]) -> None:
+        """List ``runs``: stop the loads of embeddings no longer listed, publish the changes."""
+        listed = {id(e) for run in runs.values() for e in run.embeddings}
+        for old in self._runs.values():
+            for embedding in old.embeddings:
+                if embedding.loading is not None and id(embedding) not in listed:
+                    embedding.loading.cancelled = True
+        before, self._runs = self._runs, runs
+        if self.events is not None:
+            publish_changes(self.events, before, runs, self._written)
 
-    @staticmethod
-    def _settling(signature: tuple[tuple[str, int, int], ...]) -> bool:
-        newest = max(mtime for _, _, mtime in signature)
-        return time.time() - newest / 1e9 < SETTLE_SECONDS
+    def _written(self, run: str, name: str) -> float | None:
+        read = self._read.get(run)
+        for entry in read.entries.values() if read is not None else ():
+            if entry.listed.name == name:
+                return newest_write(entry.files)
+        return None
 
-    def _load_run(self, name: str, configs: list[Path]) -> Run:
-        if configs == [self.logdir]:
-            return self._load_plain_run()
-        run = Run(name=name, config=", ".join(self.display(p) for p in configs))
-        read: list[Path] = list(configs)
-        errors = []
+    def _signature(self, configs: list[Path], old: Run | None) -> Signature:
+        """The configs and every file the run read last time, as they are now."""
+        return signature([*configs, *(entry[0] for entry in old.signature)] if old else configs)
+
+    def _wait_for(self, run: str, since: float, wait: float, now: float) -> bool:
+        """Whether files seen unchanged since ``since`` must stand still longer; if so the run
+        is looked at again when they have stood ``wait`` seconds."""
+        if now - since >= wait:
+            return False
+        self._due[run] = min(self._due.get(run, since + wait), since + wait)
+        return True
+
+    def _young(self, run: str, path: Path, files: Signature, wait: float, now: float) -> bool:
+        """Whether ``files`` (a config, or plain arrays: ``path``) changed less than ``wait``
+        seconds ago, as far as the catalog saw them change."""
+        seen, since = self._configs_seen.get(str(path), ((), now))
+        if seen != files:
+            since = now
+        self._configs_seen[str(path)] = (files, since)
+        return self._wait_for(run, since, wait, now)
+
+    def _load_run(self, name: str, configs: list[Path], old: Run | None, now: float) -> Run | None:
+        """The run read from its configs; None to keep ``old`` while a config settles."""
+        live = self._scanned
+        errors: list[str] = []
+        parsed: list[tuple[ProjectorConfig, Path | None, list[EmbeddingInfo]]] = []
         for path in configs:
             try:
                 config = (ProjectorConfig(path=path) if path.name == CHECKPOINT_STATE
                           else parse_config(path, self.display(path)))
             except DataError as exc:
+                wait = self.completeness.settle if old is not None else self.completeness.quiet
+                if live and self._young(name, path, signature([path]), wait, now):
+                    return None  # perhaps half written: read again once it changes or settles
                 errors.append(str(exc))
                 continue
             checkpoint = self.files.checkpoint(config, errors)
-            seen: dict[str, str] = {}
-            for index, info in enumerate(self.files.entries(config, checkpoint)):
-                embedding = self._load_or_defer(run, config, info, index, read, checkpoint)
-                if embedding.name in seen:
-                    embedding.errors["config"] = (
-                        f"{self.display(path)} {info.where}: duplicate tensor_name "
-                        f"{embedding.name!r} (also {seen[embedding.name]})")
-                seen.setdefault(embedding.name, info.where)
-                run.embeddings.append(embedding)
-            self._say_unlisted_steps(run, path, config)
+            parsed.append((config, checkpoint, self.files.entries(config, checkpoint)))
+        keys = [(str(config.path), entry_name(info, index), replace(info, where=""))
+                for config, _, infos in parsed for index, info in enumerate(infos)]
+        previous = self._read.get(name, _RunFiles(()))
+        if live and set(previous.entries) - set(keys) and any(
+                self._young(name, path, signature([path]), self.completeness.settle, now)
+                for path in configs):
+            return None  # a config rewritten in place can be read with its end missing
+        read = _RunFiles(signature(configs))
+        self._read[name] = read
+        run = Run(name=name, config=", ".join(self.display(p) for p in configs))
+        keys_left = iter(keys)
+        for config, checkpoint, infos in parsed:
+            for index, info in enumerate(infos):
+                key = next(keys_left)
+                read.entries[key] = self._entry(name, key, config, info, index, checkpoint,
+                                                previous.entries.get(key), now)
+            unlisted = unlisted_steps_warning(config, self.display(config.path))
+            if unlisted and config.path.name != CHECKPOINT_STATE:
+                run.warnings.append(unlisted)
+        for key, entry in previous.entries.items():
+            if key not in read.entries:
+                entry.stop_reading()
         run.error = "; ".join(errors) or None
-        run.signature = self._signature(read, None)
-        return run
+        return self._listing(run, read)
 
-    def _say_unlisted_steps(self, run: Run, path: Path, config: ProjectorConfig) -> None:
-        listed = {(config.folder / info.tensor_path).resolve()
-                  for info in config.embeddings if info.tensor_path}
-        unlisted = unlisted_steps(config.folder, listed)
-        if unlisted and path.name != CHECKPOINT_STATE:
-            shown = ", ".join(unlisted[:5]) + (f" and {len(unlisted) - 5} more" if len(unlisted) > 5
-                                               else "")
-            run.warnings.append(
-                f"{self.display(path)} does not list the tensors in {shown}: a SummaryWriter "
-                "opened again on this run rewrote the config with its own steps only "
-                "(TensorBoard does not show them either); write every step with one writer")
+    def _listing(self, run: Run, read: _RunFiles) -> Run:
+        """``run`` listing its entries as they stand, its signature covering their files."""
+        embeddings: list[Embedding] = []
+        seen: dict[str, str] = {}
+        for entry in read.entries.values():
+            embedding = entry.listed
+            if embedding.name in seen:
+                embedding.errors["config"] = (f"{entry.config} {entry.where}: duplicate "
+                                              f"tensor_name {embedding.name!r} (also "
+                                              f"{seen[embedding.name]})")
+            seen.setdefault(embedding.name, entry.where)
+            embeddings.append(embedding)
+        files = dict((p, (size, mtime)) for p, size, mtime in read.configs)
+        for entry in read.entries.values():
+            files.update((p, (size, mtime)) for p, size, mtime in entry.files)
+        return replace(run, embeddings=embeddings,
+                       signature=tuple(sorted((p, *stat) for p, stat in files.items())))
 
-    def _load_plain_run(self) -> Run:
-        """Arrays given without a config (see ``EmbeddingFiles.load_plain``)."""
+    def _entry(self, run: str, key: tuple[str, str, EmbeddingInfo], config: ProjectorConfig,
+               info: EmbeddingInfo, index: int, checkpoint: Path | None,
+               previous: _Entry | None, now: float) -> _Entry:
+        """The entry as last read when its files did not change; else read again: now at the
+        first scan (a big tensor in the background), in the background afterwards, listed
+        meanwhile as loading, or as it was when a read of it was shown before."""
+        if previous is not None and signature(p for p, _, _ in previous.files) == previous.files:
+            if previous.held is not None and not self._wait_for(run, previous.since,
+                                                                previous.wait, now):
+                previous.listed, previous.held, previous.shown = previous.held, None, True
+            return previous
+        if previous is not None:
+            previous.stop_reading()
+        named = self.files.named_files(config, info, checkpoint)
+        entry = _Entry(listed=Embedding(run=run, name=key[1], fingerprint=""),
+                       config=self.display(config.path), where=info.where,
+                       files=signature(named), since=now,
+                       shown=previous is not None and previous.shown)
+        live = self._scanned
+        slow = (None if self.background_bytes is None and not live
+                else self.files.slow_tensor(config, info, self.background_bytes or 0))
+        if slow is None and not live:
+            read: list[Path] = []
+            embedding = self.files.load_entry(run, config, info, index, read, checkpoint)
+            entry.files, entry.listed, entry.shown = signature(read), self._kept(embedding), True
+            return entry
+        entry.reading = slow[1] if slow is not None else Loading(
+            self.display(named[0]) if named else key[1], 0)
+        entry.listed = previous.listed if previous is not None and entry.shown else Embedding(
+            run=run, name=key[1], fingerprint="", loading=entry.reading,
+            sources={"config": self.display(config.path), "tensor": entry.reading.source})
+        self._loader.submit(partial(self._read_entry, run, key, entry, config, info, index,
+                                    checkpoint, live))
+        return entry
+
+    def _read_entry(self, run: str, key: tuple[str, str, EmbeddingInfo], entry: _Entry,
+                    config: ProjectorConfig, info: EmbeddingInfo, index: int,
+                    checkpoint: Path | None, gate: bool) -> None:
+        """On the loader thread: read the entry, then list it (or hold it, ``gate``: until its
+        files are whole), unless it was read again or dropped meanwhile."""
+        loading = entry.reading
+        assert loading is not None
+        shown = None
+        try:
+            if loading.cancelled:
+                raise LoadCancelled(loading.source)
+            read: list[Path] = []
+            try:
+                with self.files.reporting_to(loading):
+                    fresh = self.files.load_entry(run, config, info, index, read, checkpoint)
+            except (LoadCancelled, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # a reader's bug: reported, never "loading" for ever
+                fresh = Embedding(run=run, name=key[1], fingerprint="",
+                                  sources=entry.listed.sources,
+                                  errors={"tensor": f"{loading.source}: could not be "
+                                                    f"read: {exc!r}"})
+            whole = pinned(info, fresh, read[0] if info.tensor_path and read else None)
+            with self._lock:
+                files = self._read.get(run)
+                current = self._runs.get(run)
+                if (loading.cancelled or current is None or files is None
+                        or files.entries.get(key) is not entry):
+                    raise LoadCancelled(loading.source)
+                entry.reading = None
+                known = {p for p, _, _ in entry.files}  # as seen before the read: a write
+                entry.files = tuple(sorted(entry.files + signature(  # during it reads again
+                    p for p in read if str(p) not in known)))
+                shown = self._admit(run, entry, self._kept(fresh), whole, gate)
+                self._set_runs({**self._runs, run: self._listing(current, files)})
+        finally:
+            loading.finished.set()
+        if shown is not None and self.on_loaded is not None:
+            self.on_loaded(shown)
+
+    def _admit(self, run: str, entry: _Entry, fresh: Embedding, whole: bool,
+               gate: bool) -> Embedding | None:
+        """List ``fresh`` for ``entry`` (returned), or hold it while its files may still be
+        being written (``completeness.py``); the caller holds the lock."""
+        wait = self.completeness.wait(fresh, whole, entry.shown) if gate else 0.0
+        if not self._wait_for(run, entry.since, wait, time.monotonic()):
+            entry.listed, entry.held, entry.shown = fresh, None, True
+            return fresh
+        entry.held, entry.wait = fresh, wait
+        if entry.shown:
+            return None  # the read shown before stays listed meanwhile
+        why = (f"not whole yet ({fresh.error}); shown as an error if its files stay as they "
+               f"are for {wait:.0f} s" if fresh.errors else "its files are still changing")
+        announced = entry.listed.loading.shape if entry.listed.loading is not None else None
+        waiting = Loading(fresh.sources.get("tensor", fresh.name), 0, shape=announced, waiting=why)
+        waiting.finished.set()  # nothing reads it: it is shown once its files stood still
+        entry.listed = Embedding(run=run, name=fresh.name, fingerprint="", loading=waiting,
+                                 sources=fresh.sources)
+        return None
+
+    def _kept(self, embedding: Embedding) -> Embedding:
+        """The embedding holding only what it must in memory (see the module's docstring)."""
+        embedding.keep_on_disk(self._mapped)
+        embedding.share_metadata(self._metadata)
+        return embedding
+
+    def _load_plain_run(self, old: Run | None, now: float) -> Run | None:
+        """Arrays given without a config (see ``EmbeddingFiles.load_plain``); None to keep
+        ``old`` while a file of it is still being written."""
         assert self.logdir is not None
         whole = self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
+        files = [self.logdir] if whole else plain_array_files(self.logdir)
+        if self._scanned and self._young(".", self.logdir, signature(files),
+                                         self.completeness.settle, now):
+            return old
         read: list[Path] = []
-        run = self.files.load_plain(self.logdir, [self.logdir] if whole
-                                    else plain_array_files(self.logdir), self.plain, read)
-        run.signature = self._signature(read, None)
+        run = self.files.load_plain(self.logdir, files, self.plain, read)
+        for embedding in run.embeddings:
+            self._kept(embedding)
+        run.signature = signature(read)
         return run
-
-    def _load_or_defer(self, run: Run, config: ProjectorConfig, info: EmbeddingInfo, index: int,
-                       read: list[Path], checkpoint: Path | None) -> Embedding:
-        """The embedding loaded now, or a loading placeholder for a big tensor not yet cached
-        that the background loader replaces with the loaded embedding."""
-        slow = (None if self.background_bytes is None
-                else self.files.slow_tensor(config, info, self.background_bytes))
-        if slow is None:
-            return self.files.load_entry(run.name, config, info, index, read, checkpoint)
-        path, loading = slow
-        read.append(path)
-        placeholder = Embedding(run=run.name, name=entry_name(info, index),
-                                fingerprint="", loading=loading,
-                                sources={"config": self.display(config.path),
-                                         "tensor": loading.source})
-
-        def load() -> None:
-            later: list[Path] = []
-            try:
-                try:
-                    with self.files.reporting_to(loading):
-                        fresh = self.files.load_entry(run.name, config, info, index, later,
-                                                      checkpoint)
-                except (LoadCancelled, KeyboardInterrupt):
-                    raise
-                except Exception as exc:  # a reader's bug: reported, never "loading" for ever
-                    fresh = Embedding(run=run.name, name=placeholder.name, fingerprint="",
-                                      sources=placeholder.sources,
-                                      errors={"tensor": f"{loading.source}: could not be "
-                                                        f"read: {exc!r}"})
-                if loading.cancelled:
-                    raise LoadCancelled(loading.source)
-                with self._lock:
-                    run.embeddings = [fresh if e is placeholder else e for e in run.embeddings]
-                    run.signature = self._signature(
-                        [Path(entry[0]) for entry in run.signature] + later, None)
-            finally:
-                loading.finished.set()
-            if self.on_loaded is not None:
-                self.on_loaded(fresh)
-
-        self._loader.submit(load)
-        return placeholder

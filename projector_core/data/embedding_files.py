@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -117,6 +117,22 @@ class EmbeddingFiles:
 
     def _asset(self, config: ProjectorConfig, asset: str, field: str) -> Path:
         return resolve_asset(config.folder, asset, self.display(config.path), field)
+
+    def named_files(self, config: ProjectorConfig, info: EmbeddingInfo,
+                    checkpoint: Path | None) -> list[Path]:
+        """The files a config entry names, tensor first, as far as they resolve: what tells
+        that the entry changed before it is read (reading may find more, a sprite's pages)."""
+        paths = []
+        if not info.tensor_path and checkpoint is not None:
+            paths.append(checkpoint.with_name(checkpoint.name + ".index"))
+        for asset, field in ((info.tensor_path, "tensor_path"),
+                             (info.metadata_path, "metadata_path"),
+                             (info.sprite.image_path if info.sprite else None, "sprite.image_path"),
+                             (info.bookmarks_path, "bookmarks_path")):
+            if asset:
+                with suppress(DataError):  # reading the entry reports it
+                    paths.append(self._asset(config, asset, field))
+        return paths
 
     def load_entry(self, run: str, config: ProjectorConfig, info: EmbeddingInfo, index: int,
                    read: list[Path], checkpoint: Path | None) -> Embedding:

@@ -31,6 +31,7 @@ class Loading:
     bytes_done: int = 0
     shape: tuple[int, int] | None = None
     cancelled: bool = False
+    waiting: str | None = None  # not read but waited for: why (a file still being written)
     finished: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -44,6 +45,8 @@ class Loading:
         self.bytes_done, self.bytes_total = done, total or self.bytes_total
 
     def describe(self) -> str:
+        if self.waiting is not None:
+            return f"{self.source} is still loading: {self.waiting}"
         return (f"{self.source} is still loading: {100 * self.fraction:.0f}% "
                 f"({self.bytes_done / 2**20:.0f} of {self.bytes_total / 2**20:.0f} MiB)")
 

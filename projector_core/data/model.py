@@ -14,7 +14,8 @@ codes without a string per row ever held.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ from projector_core.errors import DataError
 from projector_core.formats.code_columns import CodeColumn
 from projector_core.formats.metadata import Metadata
 from projector_core.sprites.sprite import Sprite
+from projector_core.storage.recent import Recent
 
 __all__ = ["CodeColumn", "Embedding", "Metadata", "Run"]
 
@@ -44,6 +46,8 @@ class Embedding:
     loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
     code_columns: dict[str, CodeColumn] = field(default_factory=dict)  # stored beside chunked data
     _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
+    _reopen: Callable[[], np.ndarray] | None = field(default=None, init=False, repr=False)
+    _shape: tuple[int, int] | None = field(default=None, init=False, repr=False)
     _metadata: Metadata | None = field(default=None, init=False, repr=False)
     _bookmarks: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
 
@@ -58,9 +62,11 @@ class Embedding:
 
     @property
     def shape(self) -> tuple[int, int] | None:
-        if self._vectors is None:
-            return self.loading.shape if self.loading is not None else None
-        return int(self._vectors.shape[0]), int(self._vectors.shape[1])
+        if self._vectors is not None:
+            return int(self._vectors.shape[0]), int(self._vectors.shape[1])
+        if self._shape is not None:
+            return self._shape
+        return self.loading.shape if self.loading is not None else None
 
     @property
     def status(self) -> Literal["loading", "ready", "error"]:
@@ -69,7 +75,8 @@ class Embedding:
         points usable: ``error`` names it)."""
         if self.loading is not None:
             return "loading"
-        return "error" if self._vectors is None or "tensor" in self.errors else "ready"
+        missing = self._vectors is None and self._reopen is None
+        return "error" if missing or "tensor" in self.errors else "ready"
 
     def raise_if_loading(self) -> None:
         if self.loading is not None:
@@ -87,8 +94,33 @@ class Embedding:
         """float32 [N, D], C-contiguous; may be a read-only memory map."""
         self.raise_if_loading()
         self._raise_if_broken("tensor")
-        assert self._vectors is not None
-        return self._vectors
+        if self._vectors is not None:
+            return self._vectors
+        assert self._reopen is not None
+        return self._reopen()
+
+    def keep_on_disk(self, opened: Recent[str, np.ndarray]) -> None:
+        """Let go of vectors that are a map of a file (our tensor cache's): mapped again when
+        asked for, ``opened`` keeping the few most recently used mapped. A server following
+        a training run lists hundreds of steps and reads a few; pages of a map once read
+        would otherwise stay counted in its memory for as long as the step is listed."""
+        vectors = self._vectors
+        if not isinstance(vectors, np.memmap) or vectors.filename is None:
+            return
+        path, source = os.fspath(vectors.filename), self.sources.get("tensor", self.name)
+
+        def reopen() -> np.ndarray:
+            return opened.get_or_compute(path, lambda: _map_again(path, source))
+
+        opened.put(path, vectors)  # just read: the likeliest to be asked for next
+        self._shape = (int(vectors.shape[0]), int(vectors.shape[1]))
+        self._vectors, self._reopen = None, reopen
+
+    def share_metadata(self, held: MutableMapping[str, Metadata]) -> None:
+        """Hold metadata equal to one already held (by digest) only once: the steps of a
+        training run usually carry the same labels, written again at every step."""
+        if self._metadata is not None:
+            self._metadata = held.setdefault(self._metadata.digest, self._metadata)
 
     def metadata(self) -> Metadata | None:
         self.raise_if_loading()
@@ -177,6 +209,14 @@ class Embedding:
         self.raise_if_loading()
         self._raise_if_broken("bookmarks")
         return list(self._bookmarks or [])
+
+
+def _map_again(path: str, source: str) -> np.ndarray:
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        raise DataError("its cached copy is gone; it is read again when the file changes or "
+                        "the server restarts", file=source) from None
 
 
 @dataclass

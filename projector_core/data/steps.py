@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from projector_core.data.model import Embedding, Run
+from projector_core.formats.config import ProjectorConfig
 
 _STEP_NAME = re.compile(r"^(?P<tag>.*):(?P<step>\d+)$")
 _STEP_FOLDER = re.compile(r"^\d{5,}$")
@@ -55,16 +55,29 @@ def timelines(run: Run) -> list[Timeline]:
     ]
 
 
-def unlisted_steps(folder: Path, listed: set[Path]) -> list[str]:
-    """The writers' ``STEP/TAG/`` folders beside a config that lists none of their tensors.
+def unlisted_steps_warning(config: ProjectorConfig, shown: str) -> str | None:
+    """What to say of the writers' ``STEP/TAG/`` folders beside ``config`` (``shown`` as the
+    user sees its path) that it does not list, or None.
 
     PyTorch's SummaryWriter holds the config in memory: a second writer on the same run (a
     resumed training) rewrites it with its own steps only, and the earlier ones stay on disk
-    unseen, by TensorBoard too. Said at start, so the user knows where they went."""
+    unseen, by TensorBoard too; the user is told where they went. A step written after the
+    config is not counted: its writer lists it next (it is being written while we look)."""
+    listed = {(config.folder / info.tensor_path).resolve()
+              for info in config.embeddings if info.tensor_path}
     try:
-        steps = sorted(p for p in folder.iterdir() if p.is_dir() and _STEP_FOLDER.match(p.name))
-        return [f"{step.name}/{tag.name}" for step in steps
-                for tag in sorted(p for p in step.iterdir() if p.is_dir())
-                if (tag / "tensors.tsv").is_file() and (tag / "tensors.tsv").resolve() not in listed]
+        written = config.path.stat().st_mtime_ns
+        steps = sorted(p for p in config.folder.iterdir()
+                       if p.is_dir() and _STEP_FOLDER.match(p.name))
+        unlisted = [f"{step.name}/{tag.name}" for step in steps
+                    for tag in sorted(p for p in step.iterdir() if p.is_dir())
+                    if (tensor := tag / "tensors.tsv").is_file()
+                    and tensor.resolve() not in listed and tensor.stat().st_mtime_ns <= written]
     except OSError:  # a folder that went away while it was read: nothing to say about it
-        return []
+        return None
+    if not unlisted:
+        return None
+    more = f" and {len(unlisted) - 5} more" if len(unlisted) > 5 else ""
+    return (f"{shown} does not list the tensors in {', '.join(unlisted[:5])}{more}: a "
+            "SummaryWriter opened again on this run rewrote the config with its own steps only "
+            "(TensorBoard does not show them either); write every step with one writer")

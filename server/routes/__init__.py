@@ -16,6 +16,7 @@
 ``/api/export/site``                                 ``export.py``
 ``/api/session/state``                               ``session.py``
 ``/api/uploads``                                     ``uploads.py``
+``/api/events`` (server-sent events)                 ``events.py``
 ``/``, ``/compare``, ``/static/...`` (the pages)     ``ui.py``
 ``/docs``, ``/openapi.json``                         ``docs.py`` (and FastAPI)
 ==================================================  ==============================
