@@ -25,7 +25,7 @@ from projector_core.projection.jobs import ProjectionJobs, projection_result
 from projector_core.projection.limits import WHOLE_BYTES
 from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
-from projector_core.storage.lod_store import LodStore
+from projector_core.tiles.store import LodStore
 
 log = logging.getLogger("projector")
 

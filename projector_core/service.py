@@ -24,15 +24,6 @@ from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric
-from projector_core.kernels.tile_queries import (
-    Found,
-    Pick,
-    Region,
-    UnknownColumn,
-    pick,
-    search_column,
-    select,
-)
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import (
     NotDone,
@@ -42,11 +33,20 @@ from projector_core.projection.jobs import (
 )
 from projector_core.projection.limits import neighbor_count
 from projector_core.projection.params import ProjectionRequest
-from projector_core.storage.lod_store import LodStore
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
-from projector_core.storage.tile_source import MemoryTiles, TileSource
-from projector_core.storage.zarr_tiles import stored_tile_source
+from projector_core.tiles.queries import (
+    Found,
+    Pick,
+    Region,
+    UnknownColumn,
+    pick,
+    search_column,
+    select,
+)
+from projector_core.tiles.source import MemoryTiles, TileSource
+from projector_core.tiles.store import LodStore
+from projector_core.tiles.stored import stored_tile_source
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster

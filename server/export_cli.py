@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from projector_core.export.compute import METHODS
+from projector_core.export.projections import METHODS
 
 
 class StageLine:
@@ -54,7 +54,7 @@ def _export(args: argparse.Namespace) -> int:
     from projector.server.routes.ui import site_page
 
     from projector_core.errors import DataError
-    from projector_core.export.compute import projection_service
+    from projector_core.export.projections import projection_service
     from projector_core.export.site import ExportOptions, export_site
 
     line = StageLine()
@@ -86,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     from projector_core.errors import DataError
-    from projector_core.export.compute import projection_service, run_projection
+    from projector_core.export.projections import projection_service, run_projection
     from projector_core.export.render import projection_picture, save_picture
     from projector_core.export.site import ExportOptions, chosen_embeddings
 

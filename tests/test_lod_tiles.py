@@ -9,17 +9,17 @@ import time
 import httpx
 import numpy as np
 
+from projector_core import default_view
 from projector_core.data.catalog import Catalog
+from projector_core.default_view import default_request, prepare_default_view
 from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
-from projector_core.kernels.lod import lod_order
-from projector_core.kernels.lod_tiles import build_tiles
-from projector_core.projection import default_view
 from projector_core.projection.compute import request_key
-from projector_core.projection.default_view import default_request, prepare_default_view
 from projector_core.projection.jobs import ProjectionJobs
-from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
+from projector_core.tiles.build import build_tiles
+from projector_core.tiles.order import lod_order
+from projector_core.tiles.store import LodStore
 from tests.builders import write_pbtxt_run
 from tests.test_lod import blobs, pca_job, write_points
 
@@ -177,7 +177,7 @@ def test_early_tiles_sample_their_cell_until_the_tiles_are_computed(serve, tmp_p
 
 
 def test_early_tiles_of_a_level_split_one_random_sample_by_cell():
-    from projector_core.kernels.lod_tiles import early_tile, plane_box
+    from projector_core.tiles.build import early_tile, plane_box
 
     coords, _ = blobs(20_000)
     lo, hi = plane_box(coords)

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from websockets.sync.client import connect
 
+from projector_core.default_view import tsne_umap_from_tiles
 from projector_core.distributed import coords_store, sample_fit
 from projector_core.distributed.coords_store import ShardStats, StoredCoordinates
 from projector_core.distributed.errors import TooLarge
-from projector_core.projection.default_view import tsne_umap_from_tiles
 from projector_core.projection.limits import WHOLE_BYTES
 from tests.builders import write_points_run
 

@@ -17,7 +17,6 @@ import numpy as np
 from projector_core.data.model import Embedding
 from projector_core.distributed.coords_store import StoredCoordinates
 from projector_core.distributed.knn import ShardedIndex
-from projector_core.distributed.tile_build import build_tile_store
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.kernels.ann import EXACT_BUDGET, neighbor_index
 from projector_core.kernels.backend import Backend
@@ -26,6 +25,7 @@ from projector_core.projection.compute import ProjectionResult, check, compute, 
 from projector_core.projection.methods import method_for
 from projector_core.projection.methods.base import Reporter
 from projector_core.projection.params import ProjectionRequest
+from projector_core.tiles.sharded_build import build_tile_store
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster

@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.export.compute import Progress, default_request, run_projection
 from projector_core.export.files import SiteFiles
 from projector_core.export.neighbors import CHUNK_ROWS, index_over, write_neighbors
+from projector_core.export.projections import Progress, default_request, run_projection
 from projector_core.export.sprite_pages import write_sprite
-from projector_core.kernels.lod import lod_order
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import ProjectionJobs
 from projector_core.projection.methods import data_limits, parameter_table
+from projector_core.tiles.order import lod_order
 
 TSV_UP_TO = 100_000  # columns.js's COLUMNS_ABOVE: above it the page reads column files only
 SAMPLE_COLUMN = "original_row"

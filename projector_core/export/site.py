@@ -28,9 +28,9 @@ from typing import Any
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.export.compute import METHODS, Progress
 from projector_core.export.embedding_data import EmbeddingExport, export_embedding
 from projector_core.export.files import SiteFiles
+from projector_core.export.projections import METHODS, Progress
 from projector_core.projection.jobs import ProjectionJobs
 
 MANIFEST = "static.json"

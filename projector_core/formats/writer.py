@@ -8,7 +8,7 @@ and the same files (`{step:05d}/{tag}/tensors.tsv`, `metadata.tsv`, `sprite.png`
 - a second call with the same tag and step replaces its entry instead of repeating it;
 - files are written whole and renamed into place, the config last, so a live reader never
   sees half a file or an entry whose files are not there yet;
-- a sprite holds images of any size and aspect (``sprite_writer.py``), with pages beyond
+- a sprite holds images of any size and aspect (``sprites/writer.py``), with pages beyond
   TensorBoard's 8192 px that this projector shows and TensorBoard ignores;
 - tabs and line breaks inside metadata cells become spaces, and a one-column header is not
   written (TensorBoard would read it as a data row).
@@ -34,7 +34,7 @@ from projector_core.formats.config import (
     SpriteInfo,
     parse_pbtxt_config,
 )
-from projector_core.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
+from projector_core.formats.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
 from projector_core.storage.atomic_write import write_atomic
 
 __all__ = ["add_embedding", "make_sprite", "write_sprite"]

@@ -18,7 +18,7 @@ from projector.server.deps import CatalogDep, lookup_embedding
 from projector.server.routes.ui import site_page
 from starlette.background import BackgroundTask
 
-from projector_core.export.compute import METHODS
+from projector_core.export.projections import METHODS
 
 router = APIRouter(prefix="/api", tags=["export"])
 

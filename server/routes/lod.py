@@ -2,7 +2,7 @@
 
 ``GET /api/jobs/ID/lod`` answers a done projection's level-of-detail order: N little-endian
 int32, a permutation of the points in which every prefix is an even sample of the picture
-(``projector_core.kernels.lod``). ``axes`` names the coordinate columns it is computed over
+(``projector_core.tiles.order``). ``axes`` names the coordinate columns it is computed over
 (default the first two, three for a 3D projection).
 
 ``GET /api/jobs/ID/lod/points`` answers a slice of the points in level-of-detail order with

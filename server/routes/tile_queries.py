@@ -1,5 +1,5 @@
 """Questions over every point of a tiled projection, answered by the server
-(``projector_core/kernels/tile_queries.py`` over the job's tiles), so a page that holds only
+(``projector_core/tiles/queries.py`` over the job's tiles), so a page that holds only
 the tiles on screen still picks, selects and searches exactly over all points.
 
 - ``GET /api/jobs/ID/pick?x=&y=&radius=&axes=``: the nearest point to (x, y) within
@@ -25,8 +25,8 @@ from projector.server.routes.lod import axes_as_shown, parse_axes
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.jobs.engine import Job
-from projector_core.kernels.tile_queries import LIMIT_MAX, POLYGON_MAX, Region, to_dict
 from projector_core.projection.jobs import NotDone, layout_of
+from projector_core.tiles.queries import LIMIT_MAX, POLYGON_MAX, Region, to_dict
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 LIMIT_DEFAULT = 10_000

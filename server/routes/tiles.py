@@ -1,4 +1,4 @@
-"""Level-of-detail tiles of a projection (``projector_core/kernels/lod_tiles.py``).
+"""Level-of-detail tiles of a projection (``projector_core/tiles/build.py``).
 
 ``GET /api/jobs/ID/tiles`` answers the tile index of a done projection over ``axes`` (default
 the first two columns, three for a 3D result): JSON ``{"budget", "total", "axes", "box":
@@ -35,9 +35,9 @@ from projector.server.job_responses import find_job, not_done
 from projector.server.routes.lod import axes_as_shown, parse_axes
 
 from projector_core.jobs.engine import Job, JobStatus
-from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.projection.jobs import projection_result
-from projector_core.storage.tile_source import FrameTiles, MemoryTiles, TileSource
+from projector_core.tiles.build import MAX_LEVEL
+from projector_core.tiles.source import FrameTiles, MemoryTiles, TileSource
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 # A job's id is random and its result never changes: its tiles and their index are immutable

@@ -8,7 +8,7 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.projection import default_view
+from projector_core import default_view
 from tests.builders import write_pbtxt_run
 
 pytestmark = pytest.mark.browser

@@ -24,7 +24,7 @@ from typing import Any
 
 from projector_core.errors import DataError
 from projector_core.formats.config import resolve_asset
-from projector_core.sprites.sprite import Sprite, SpriteImage, check_image, manifest_path
+from projector_core.formats.sprites.sprite import Sprite, SpriteImage, check_image, manifest_path
 
 MANIFEST_FORMAT = "projector-sprite-pages"
 MANIFEST_VERSION = 1

@@ -229,7 +229,7 @@ def check_image(path: Path, display: str, thumb: tuple[int, int], first: int, co
 def check_sprite(path: Path, display: str, single_image_dim: tuple[int, ...], n_points: int,
                  warnings: list[str]) -> Sprite:
     """Check the configured sprite image, and its page manifest when our writer left one."""
-    from projector_core.sprites.pages import read_pages
+    from projector_core.formats.sprites.pages import read_pages
 
     if len(single_image_dim) != 2 or 0 in single_image_dim:
         raise DataError("a sprite needs single_image_dim [width, height]", file=display,
