@@ -19,10 +19,10 @@ from pydantic import TypeAdapter
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
+from projector_core.distributed.coords_store import WHOLE_BYTES
 from projector_core.jobs.engine import JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.jobs import ProjectionJobs, projection_result
-from projector_core.projection.limits import WHOLE_BYTES
 from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.tiles.store import LodStore

@@ -1,11 +1,12 @@
 """The projection service: what every door (REST routes, MCP tools) asks, answered one way.
 
 One object over the catalogue and the job engine holds each decision a request needs: the
-backend, the projection job (shared by identical requests, answered from the result cache),
-the neighbour index (``distributed.dispatch``), the ``k`` limit, the clusters and quality of
-a finished projection, and comparisons. The doors only turn its answers and its errors into
-their protocol: ValueError (DataError included) is the request's or the data's fault (a 422),
-``LookupError`` an unknown name (a 404), :class:`NotDone` a job still running (a 409).
+backend, the projection job (shared by identical requests, answered from the result cache;
+a cluster's stored result gets its tiles built by the workers), the neighbour index
+(``distributed.dispatch``), the ``k`` limit, the clusters and quality of a finished projection,
+and comparisons. The doors only turn its answers and its errors into their protocol:
+ValueError (DataError included) is the request's or the data's fault (a 422), ``LookupError``
+an unknown name (a 404), :class:`NotDone` a job still running (a 409).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from projector_core.comparison.compare import check_comparable, compare_embeddin
 from projector_core.data.catalog import Catalog
 from projector_core.data.label_column import default_label_column
 from projector_core.data.model import Embedding
-from projector_core.distributed.dispatch import check_projection, neighbor_index_for
+from projector_core.distributed.dispatch import neighbor_index
 from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric
-from projector_core.projection.compute import ProjectionResult
+from projector_core.projection.compute import ProjectionResult, check
 from projector_core.projection.jobs import (
     NotDone,
     ProjectionJobs,
@@ -44,6 +45,7 @@ from projector_core.tiles.queries import (
     search_column,
     select,
 )
+from projector_core.tiles.sharded_build import with_stored_tiles
 from projector_core.tiles.source import MemoryTiles, TileSource
 from projector_core.tiles.store import LodStore
 from projector_core.tiles.stored import stored_tile_source
@@ -121,14 +123,14 @@ class ProjectionService:
         """ValueError for a request the data cannot satisfy (before any job is queued); the
         reference layout ``init_from_job``/``align_to_job`` names, checked."""
         self.backend(request.device)
-        check_projection(request, embedding, self.cluster)
+        check(request, embedding, self.cluster)
         return self.projection_jobs.reference(request, embedding)
 
     def start(self, request: ProjectionRequest, embedding: Embedding,
               reference: np.ndarray | None = None) -> Job:
         """The job answering a checked request: running, done, cached or new."""
         return self.projection_jobs.start(request, embedding, self.backend(request.device),
-                                          self.cluster, reference)
+                                          self.cluster, reference, finish=with_stored_tiles)
 
     def project(self, request: ProjectionRequest) -> Job:
         """check + start, from the names in the request."""
@@ -157,7 +159,8 @@ class ProjectionService:
             neighbor_count(n - 1).check(k)
         else:
             neighbor_count(n - len(exclude)).check(k)
-        found = neighbor_index_for(self.cluster, embedding, metric, self.backend())
+        found = neighbor_index(embedding.fingerprint, embedding.vectors, metric, self.backend(),
+                               self.cluster)
         if index is not None:
             return found.neighbors_of([index], k, metric)
         assert vector is not None

@@ -11,10 +11,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from projector_core.data.model import Embedding
-from projector_core.distributed.dispatch import check_projection
 from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
-from projector_core.projection.compute import ProjectionResult
+from projector_core.projection.compute import ProjectionResult, check
 from projector_core.projection.jobs import ProjectionJobs, projection_result
 from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
@@ -65,7 +64,7 @@ def run_projection(service: ProjectionJobs, embedding: Embedding, method: str,
     asked = request or default_request(embedding, method)
     body = TypeAdapter(ProjectionRequest).validate_python(
         {"run": embedding.run, "embedding": embedding.name, "method": method, **asked})
-    check_projection(body, embedding, None)
+    check(body, embedding)
     job = service.start(body, embedding, get_backend(device), None)
     while not job.wait(0.25):
         if progress is not None:

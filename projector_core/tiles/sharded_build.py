@@ -20,13 +20,17 @@ whole chunks. ``build_tiles`` over the keys' order gives exactly these tiles (te
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector_core.data.model import Embedding
 from projector_core.distributed.coords_store import StoredCoordinates
+from projector_core.formats.chunked import ChunkedVectors
+from projector_core.projection.compute import ProjectionResult
 from projector_core.tiles import shard_keys
 from projector_core.tiles.build import MAX_LEVEL, TILE_BUDGET, _unspread
 from projector_core.tiles.shard_keys import ShardPlan
@@ -237,3 +241,28 @@ def build_tile_store(coordinates: StoredCoordinates, shard_rows: int, axes: list
 def _cells(level: int, cells: np.ndarray) -> np.ndarray:
     x, y = _unspread(cells.astype(np.int64), level)
     return np.column_stack([np.full(cells.size, level), x, y]).astype(np.int32)
+
+
+def with_stored_tiles(result: ProjectionResult, embedding: Embedding, cluster: Cluster | None
+                      ) -> ProjectionResult:
+    """A result the workers wrote to disk, with its tiles over the first two axes built by
+    them too (part of its job: a page asks for them next), carrying the categorical columns
+    stored beside the embedding (``formats/code_columns.py``; the tiles' dictionary is the
+    column's, as the counts route answers it). Any other result as it is."""
+    coordinates = result.coordinates
+    if not isinstance(coordinates, StoredCoordinates):
+        return result
+    vectors = embedding.vectors()
+    assert cluster is not None and isinstance(vectors, ChunkedVectors)
+    shard = vectors.shards()[0]
+    coded = {name: (stored.path, stored.dictionary)
+             for name, stored in embedding.stored_columns().items()}
+    axes = list(range(min(coordinates.shape[1], 2)))
+    started = time.perf_counter()
+    coordinates.tiles = build_tile_store(coordinates, shard.stop - shard.start, axes, cluster,
+                                         coded)
+    took = round(time.perf_counter() - started, 3)
+    result.info.update({"tiles_seconds": took, "tile_columns": sorted(coded),
+                        "seconds": round(result.info["seconds"] + took, 3),
+                        "stored": {"coordinates": coordinates.path, "tiles": coordinates.tiles}})
+    return result
