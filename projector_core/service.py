@@ -49,6 +49,7 @@ from projector_core.tiles.sharded_build import with_stored_tiles
 from projector_core.tiles.source import MemoryTiles, TileSource
 from projector_core.tiles.store import LodStore
 from projector_core.tiles.stored import stored_tile_source
+from projector_core.tiles.view import chosen_axes
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -230,9 +231,7 @@ class ProjectionService:
         first two): :class:`NotDone` before the job is done, ValueError for a comparison or
         axes the result lacks."""
         coordinates = layout_of(job, "tiles").coordinates
-        cols = coordinates.shape[1]
-        if not 1 <= len(axes) <= 3 or any(not 0 <= a < cols for a in axes):
-            raise ValueError(f"axes {axes}: 1 to 3 columns of 0..{cols - 1}")
+        axes = chosen_axes(axes, coordinates.shape[1], tiles=True)
         # A cluster's result stays on disk with the tiles its workers wrote: served from there.
         stored = stored_tile_source(coordinates, axes)
         return stored if stored is not None else MemoryTiles(self.lod, job, axes)

@@ -100,7 +100,7 @@ def test_whole_column_routes_answer_the_stored_codes(serve, tmp_path):
 
 
 def test_a_set_shown_from_tiles_counts_its_stored_column_but_sends_no_tsv(serve, tmp_path):
-    from projector_core.default_view import TILES_ABOVE
+    from projector_core.tiles.view import TILES_ABOVE
 
     n = TILES_ABOVE + 1
     codes = (np.arange(n, dtype=np.int64) * 7 % 5).astype(np.int32)

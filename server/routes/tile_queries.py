@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query
 from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job
-from projector.server.routes.lod import axes_as_shown, parse_axes
+from projector.server.routes.lod import parse_axes
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.jobs.engine import Job
@@ -101,8 +101,7 @@ def _job_axes(jobs: JobsDep, job_id: str, axes: str | list[int] | None) -> tuple
         raise HTTPException(409, str(error)) from None
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-    text = ",".join(map(str, axes)) if isinstance(axes, list) else axes
-    return job, parse_axes(axes_as_shown(text, cols), cols, default=2)
+    return job, parse_axes(axes, cols, tiles=True, as_shown=True)
 
 
 def _answer(ask: Any, *args: Any) -> Any:
