@@ -66,7 +66,7 @@ class UnknownName(LookupError):
 
 
 def label_column(embedding: Embedding) -> str | None:
-    """The column that names the embedding's points (see :mod:`label_column`)."""
+    """The column that names the embedding's points (see :mod:`~projector_core.data.label_column`)."""
     if "metadata" in embedding.errors or embedding.loading is not None:
         return None
     return default_label_column(embedding.metadata_columns(), embedding.is_numeric)

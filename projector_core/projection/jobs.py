@@ -1,9 +1,10 @@
 """Projection jobs: one per distinct request, answered from the result cache when it can be.
 
 An identical request (same embedding version, method, dims, parameters, device) reuses the
-active or finished job, or the on-disk result cache (:mod:`result_cache`); then it is done at
-once. A finished job's layout can start or align another (``init_from_job``,
-``align_to_job``). The server only turns these answers into HTTP.
+active or finished job, or the on-disk result cache
+(:mod:`~projector_core.storage.result_cache`); then it is done at once. A finished job's
+layout can start or align another (``init_from_job``, ``align_to_job``). The server only
+turns these answers into HTTP.
 """
 
 from __future__ import annotations
