@@ -3,9 +3,9 @@
 A first visit opens the first readable embedding with the page's default view: PCA (3
 components asked; a 2-column embedding's PCA is its own plane, rotated), its bounds,
 level-of-detail order and tiles over the axes shown, and the colour and label columns as
-dictionary codes. Each
-is computed here, on a background thread, once the catalog has loaded, so the page's first
-requests find them ready instead of computing them one after another while the user waits.
+dictionary codes. Each is computed here, on a background thread, once the catalog has loaded,
+so the page's first requests find them ready instead of computing them one after another
+while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
 with the parameter table's defaults: ``projection/default_request.py``), so the two share one
 job and one cached result. Whether the view is shown from tiles, and over which axes, is
