@@ -16,7 +16,7 @@ NOT_SHIPPED = ["tests", "tests.*", "*__pycache__*"]
 DATA_FILES = {"projector.frontend": ["*.html", "*.css", "*.svg", "*.js"],
               "projector.server": ["*.html"], "projector.sample_data": ["*"]}
 
-packages = find_packages(include=["projector", "projector_core", "projector_core.*"])
+packages = find_packages(include=["projector", "projector.client", "projector_core", "projector_core.*"])
 package_data = {"projector": ["*.js", "py.typed"], "projector_core": ["py.typed"]}
 for name, folder in NAMESPACED.items():
     found = [name, *(f"{name}.{sub}" for sub in find_namespace_packages(folder, exclude=NOT_SHIPPED))]

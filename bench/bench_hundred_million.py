@@ -164,7 +164,7 @@ def queries(base: str, embedding: str, job: str, info: dict) -> dict[str, object
             root_rows = np.frombuffer(tile.content[:count * 4], "<u4")
     stored = (info.get("stored") or {}).get("tiles")
     if root_rows is None and stored:
-        from projector_core.storage.zarr_tiles import ZarrTileSource
+        from projector_core.tiles.stored import ZarrTileSource
 
         started = time.perf_counter()
         source = ZarrTileSource(stored)

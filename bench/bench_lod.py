@@ -1,4 +1,4 @@
-"""The level-of-detail order (projector_core.kernels.lod) on 2D projections of 1M and 10M points.
+"""The level-of-detail order (projector_core.tiles.order) on 2D projections of 1M and 10M points.
 
 Reference, same process, same data: one numpy argsort of N float64, the least any
 sort-based order costs; the order needs two sorts and a few passes, so about 2-4x of it.
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness import machine_info, timed_together
 
-from projector_core.kernels.lod import lod_order
+from projector_core.tiles.order import lod_order
 
 
 def main() -> None:

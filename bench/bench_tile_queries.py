@@ -1,4 +1,4 @@
-"""Pick and box selection answered over tiles, search over the column (kernels/tile_queries.py),
+"""Pick and box selection answered over tiles, search over the column (tiles/queries.py),
 on 2D projections of 1M points in the server's tiles (65,536 points each).
 
 Reference, same process, same data: the brute force over the whole coordinate array (and
@@ -24,10 +24,10 @@ from harness import machine_info, timed_together
 from projector_core.data.model import Embedding
 from projector_core.formats.metadata import Metadata
 from projector_core.jobs.engine import JobManager
-from projector_core.kernels.tile_queries import Region, pick, search_column, select
 from projector_core.projection.compute import ProjectionResult
-from projector_core.storage.lod_store import LodStore
-from projector_core.storage.tile_source import MemoryTiles
+from projector_core.tiles.queries import Region, pick, search_column, select
+from projector_core.tiles.source import MemoryTiles
+from projector_core.tiles.store import LodStore
 
 
 class Counted:

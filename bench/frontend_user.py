@@ -32,7 +32,7 @@ from playwright.sync_api import Browser, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from bench.frontend_scale import write_scale_logdir
-from projector_core.projection.default_view import shown_from_tiles
+from projector_core.tiles.view import shown_from_tiles
 
 AFTER_PICTURE_S = 10.0  # the window after the first picture whose long tasks count
 LONG_TASKS = """

@@ -25,10 +25,10 @@ def __getattr__(name: str) -> Any:
         import importlib
         return importlib.import_module("projector.torch")
     if name == "Client":
-        from projector_core.client.api import Client
+        from projector.client.api import Client
         return Client
     if name == "ProjectorError":  # what a refused Client call raises: caught beside Client
-        from projector_core.client.api import ProjectorError
+        from projector.client.api import ProjectorError
         return ProjectorError
     if name == "Projector":
         try:

@@ -119,7 +119,7 @@ class Projector(anywidget.AnyWidget):
         """The widget's projection, coloured as in the page, drawn as a picture at ``path``
         (``projector render``'s renderer; computed or reused through the server's jobs).
         ``options``: height, point_size, legend."""
-        from projector_core.export.compute import run_projection
+        from projector_core.export.projections import run_projection
         from projector_core.export.render import AUTO, projection_picture, save_picture
 
         if self.projection not in ("pca", "tsne", "umap"):

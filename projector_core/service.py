@@ -1,11 +1,12 @@
 """The projection service: what every door (REST routes, MCP tools) asks, answered one way.
 
 One object over the catalogue and the job engine holds each decision a request needs: the
-backend, the projection job (shared by identical requests, answered from the result cache),
-the neighbour index (``distributed.dispatch``), the ``k`` limit, the clusters and quality of
-a finished projection, and comparisons. The doors only turn its answers and its errors into
-their protocol: ValueError (DataError included) is the request's or the data's fault (a 422),
-``LookupError`` an unknown name (a 404), :class:`NotDone` a job still running (a 409).
+backend, the projection job (shared by identical requests, answered from the result cache;
+a cluster's stored result gets its tiles built by the workers), the neighbour index
+(``distributed.dispatch``), the ``k`` limit, the clusters and quality of a finished projection,
+and comparisons. The doors only turn its answers and its errors into their protocol:
+ValueError (DataError included) is the request's or the data's fault (a 422), ``LookupError``
+an unknown name (a 404), :class:`NotDone` a job still running (a 409).
 """
 
 from __future__ import annotations
@@ -19,21 +20,12 @@ from projector_core.comparison.compare import check_comparable, compare_embeddin
 from projector_core.data.catalog import Catalog
 from projector_core.data.label_column import default_label_column
 from projector_core.data.model import Embedding
-from projector_core.distributed.dispatch import check_projection, neighbor_index_for
+from projector_core.distributed.dispatch import neighbor_index
 from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric
-from projector_core.kernels.tile_queries import (
-    Found,
-    Pick,
-    Region,
-    UnknownColumn,
-    pick,
-    search_column,
-    select,
-)
-from projector_core.projection.compute import ProjectionResult
+from projector_core.projection.compute import ProjectionResult, check
 from projector_core.projection.jobs import (
     NotDone,
     ProjectionJobs,
@@ -42,11 +34,22 @@ from projector_core.projection.jobs import (
 )
 from projector_core.projection.limits import neighbor_count
 from projector_core.projection.params import ProjectionRequest
-from projector_core.storage.lod_store import LodStore
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
-from projector_core.storage.tile_source import MemoryTiles, TileSource
-from projector_core.storage.zarr_tiles import stored_tile_source
+from projector_core.tiles.queries import (
+    Found,
+    Pick,
+    Region,
+    UnknownColumn,
+    pick,
+    search_column,
+    select,
+)
+from projector_core.tiles.sharded_build import with_stored_tiles
+from projector_core.tiles.source import MemoryTiles, TileSource
+from projector_core.tiles.store import LodStore
+from projector_core.tiles.stored import stored_tile_source
+from projector_core.tiles.view import chosen_axes
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -63,7 +66,7 @@ class UnknownName(LookupError):
 
 
 def label_column(embedding: Embedding) -> str | None:
-    """The column that names the embedding's points (see :mod:`label_column`)."""
+    """The column that names the embedding's points (see :mod:`~projector_core.data.label_column`)."""
     if "metadata" in embedding.errors or embedding.loading is not None:
         return None
     return default_label_column(embedding.metadata_columns(), embedding.is_numeric)
@@ -121,14 +124,14 @@ class ProjectionService:
         """ValueError for a request the data cannot satisfy (before any job is queued); the
         reference layout ``init_from_job``/``align_to_job`` names, checked."""
         self.backend(request.device)
-        check_projection(request, embedding, self.cluster)
+        check(request, embedding, self.cluster)
         return self.projection_jobs.reference(request, embedding)
 
     def start(self, request: ProjectionRequest, embedding: Embedding,
               reference: np.ndarray | None = None) -> Job:
         """The job answering a checked request: running, done, cached or new."""
         return self.projection_jobs.start(request, embedding, self.backend(request.device),
-                                          self.cluster, reference)
+                                          self.cluster, reference, finish=with_stored_tiles)
 
     def project(self, request: ProjectionRequest) -> Job:
         """check + start, from the names in the request."""
@@ -157,7 +160,8 @@ class ProjectionService:
             neighbor_count(n - 1).check(k)
         else:
             neighbor_count(n - len(exclude)).check(k)
-        found = neighbor_index_for(self.cluster, embedding, metric, self.backend())
+        found = neighbor_index(embedding.fingerprint, embedding.vectors, metric, self.backend(),
+                               self.cluster)
         if index is not None:
             return found.neighbors_of([index], k, metric)
         assert vector is not None
@@ -227,9 +231,7 @@ class ProjectionService:
         first two): :class:`NotDone` before the job is done, ValueError for a comparison or
         axes the result lacks."""
         coordinates = layout_of(job, "tiles").coordinates
-        cols = coordinates.shape[1]
-        if not 1 <= len(axes) <= 3 or any(not 0 <= a < cols for a in axes):
-            raise ValueError(f"axes {axes}: 1 to 3 columns of 0..{cols - 1}")
+        axes = chosen_axes(axes, coordinates.shape[1], tiles=True)
         # A cluster's result stays on disk with the tiles its workers wrote: served from there.
         stored = stored_tile_source(coordinates, axes)
         return stored if stored is not None else MemoryTiles(self.lod, job, axes)

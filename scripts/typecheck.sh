@@ -8,7 +8,7 @@ root=$PWD
 tree=build/typecheck
 rm -rf "$tree"
 mkdir -p "$tree/projector"
-for entry in projector/*.py projector/py.typed; do ln -s "$root/$entry" "$tree/projector/"; done
+for entry in projector/*.py projector/py.typed projector/client; do ln -s "$root/$entry" "$tree/projector/"; done
 ln -s "$root/server" "$tree/projector/server"
 ln -s "$root/projector_core" "$tree/projector_core"
 cd "$tree"

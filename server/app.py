@@ -35,15 +35,15 @@ from projector.server.security_headers import SecurityHeaders
 from projector_core.data.catalog import Catalog
 from projector_core.data.uploads import Uploads
 from projector_core.data.watching import LogdirWatcher, WatchMode
+from projector_core.default_view import start_preparing
 from projector_core.events import EventHub
 from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import DEFAULT_GRACE, Followers
-from projector_core.projection.default_view import start_preparing
 from projector_core.projection.jobs import ProjectionJobs
 from projector_core.projection.warmup import start_warm_up, use_numba_cache
 from projector_core.session import SessionState
-from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
+from projector_core.tiles.store import LodStore
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -88,7 +88,7 @@ def create_app(
     ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
     more, is cancelled (``projector_core.jobs.followers``).
     ``prepare_view``: once loaded, compute what a first visit's default view asks for
-    (``projector_core/projection/default_view.py``).
+    (``projector_core/default_view.py``).
     ``watch``: how LOGDIR's changes are learnt (``projector_core/data/watching.py``): told by
     the system ("notify"), polled every ``refresh_seconds`` ("poll"), or "auto" (polled on
     network file systems); ``refresh_seconds=0`` does not watch. Every change goes out on

@@ -13,13 +13,13 @@ from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.data.uploads import Uploads
 from projector_core.events import EventHub
+from projector_core.formats.sprites.atlas import SpriteAtlas
 from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import Followers
 from projector_core.projection.jobs import ProjectionJobs
 from projector_core.service import ProjectionService
 from projector_core.session import SessionState
-from projector_core.sprites.atlas import SpriteAtlas
-from projector_core.storage.lod_store import LodStore
+from projector_core.tiles.store import LodStore
 
 _MAKING = threading.Lock()  # objects made on first use are made once
 

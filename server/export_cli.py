@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from projector_core.export.compute import METHODS
+from projector_core.projection.default_request import WITH_DEFAULTS
 
 
 class StageLine:
@@ -54,7 +54,7 @@ def _export(args: argparse.Namespace) -> int:
     from projector.server.routes.ui import site_page
 
     from projector_core.errors import DataError
-    from projector_core.export.compute import projection_service
+    from projector_core.export.projections import projection_jobs
     from projector_core.export.site import ExportOptions, export_site
 
     line = StageLine()
@@ -66,12 +66,12 @@ def _export(args: argparse.Namespace) -> int:
                                 metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
                                 max_points=args.max_points, gzip=args.gzip, device=args.device,
                                 cache_dir=catalog.cache.directory)
-        service = projection_service(catalog.cache.directory)
+        projections = projection_jobs(catalog.cache.directory)
         try:
-            summary = export_site(catalog, Path(args.out), site_page(), options, service, line)
+            summary = export_site(catalog, Path(args.out), site_page(), options, projections, line)
         finally:
             line.end()
-            service.jobs.shutdown()
+            projections.jobs.shutdown()
     except (ValueError, DataError) as error:
         print(f"projector export: {error}", file=sys.stderr)
         return 2
@@ -86,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     from projector_core.errors import DataError
-    from projector_core.export.compute import projection_service, run_projection
+    from projector_core.export.projections import projection_jobs, run_projection
     from projector_core.export.render import projection_picture, save_picture
     from projector_core.export.site import ExportOptions, chosen_embeddings
 
@@ -97,9 +97,9 @@ def _render(args: argparse.Namespace) -> int:
         if len(found) > 1:
             names = ", ".join(f"{e.run}/{e.name}" for e in found)
             raise ValueError(f"several embeddings ({names}): choose one with --run/--embedding")
-        service = projection_service(catalog.cache.directory)
+        projections = projection_jobs(catalog.cache.directory)
         try:
-            result = run_projection(service, found[0], args.projection, line, args.device)
+            result = run_projection(projections, found[0], args.projection, line, args.device)
             line("drawing", None)
             color_by = None if args.color_by == "none" else args.color_by
             image = projection_picture(found[0], result.coordinates, args.width, color_by,
@@ -108,7 +108,7 @@ def _render(args: argparse.Namespace) -> int:
             save_picture(image, Path(args.output))
         finally:
             line.end()
-            service.jobs.shutdown()
+            projections.jobs.shutdown()
     except (ValueError, DataError, OSError) as error:
         print(f"projector render: {error}", file=sys.stderr)
         return 2
@@ -125,7 +125,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("out", help="folder for the site (new, empty, or an earlier export)")
     export.add_argument("--run", help="only this run")
     export.add_argument("--embedding", help="only this embedding (tensor name)")
-    export.add_argument("--projection", action="extend", nargs="+", choices=METHODS,
+    export.add_argument("--projection", action="extend", nargs="+", choices=WITH_DEFAULTS,
                         help="projections to precompute (several, or repeated; default pca)")
     export.add_argument("--neighbors", type=int, default=30, metavar="K",
                         help="nearest neighbours kept per point (default 30)")
@@ -143,7 +143,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                  "components 1 and 2) as a picture without a browser")
     render.add_argument("logdir", help="log directory (or plain array file)")
     render.add_argument("-o", "--output", required=True, help="picture file (.png)")
-    render.add_argument("--projection", choices=METHODS, default="pca")
+    render.add_argument("--projection", choices=WITH_DEFAULTS, default="pca")
     render.add_argument("--run", help="the run (needed when there are several embeddings)")
     render.add_argument("--embedding", help="the embedding (tensor name)")
     render.add_argument("--width", type=int, default=3000, help="pixels (default 3000)")

@@ -17,8 +17,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from projector.client.api import ProjectorClient, ProjectorError
 from projector.local_server import memory_server
-from projector_core.client.api import ProjectorClient, ProjectorError
 from tests.test_cli import _free_port
 
 EVIL = "http://evil.example"

@@ -9,7 +9,7 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.neighbors import NearestNeighbors
 
-from projector_core.client.api import Projection, ProjectorClient, ProjectorError
+from projector.client.api import Projection, ProjectorClient, ProjectorError
 
 
 @pytest.fixture

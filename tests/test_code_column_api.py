@@ -17,13 +17,13 @@ from projector import Client
 pytest.importorskip("zarr")
 
 from projector_core.data.catalog import Catalog
+from projector_core.default_view import prepare_default_view
 from projector_core.formats.chunked_writer import write_zarr
 from projector_core.formats.code_columns import write_code_column
 from projector_core.jobs.engine import JobManager
-from projector_core.projection.default_view import prepare_default_view
 from projector_core.projection.jobs import ProjectionJobs
-from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
+from projector_core.tiles.store import LodStore
 
 N = 3000
 KINDS = ["cat", "dog", "bird", "fish", "cow"]
@@ -100,7 +100,7 @@ def test_whole_column_routes_answer_the_stored_codes(serve, tmp_path):
 
 
 def test_a_set_shown_from_tiles_counts_its_stored_column_but_sends_no_tsv(serve, tmp_path):
-    from projector_core.projection.default_view import TILES_ABOVE
+    from projector_core.tiles.view import TILES_ABOVE
 
     n = TILES_ABOVE + 1
     codes = (np.arange(n, dtype=np.int64) * 7 % 5).astype(np.int32)

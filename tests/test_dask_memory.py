@@ -31,12 +31,12 @@ pytest.importorskip("distributed")
 pytest.importorskip("zarr")
 psutil = pytest.importorskip("psutil")
 
-from projector_core.distributed import tile_keys  # noqa: E402
 from projector_core.formats.chunked import open_chunked  # noqa: E402
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
 from projector_core.formats.code_columns import write_code_column  # noqa: E402
-from projector_core.kernels.lod_tiles import build_tiles  # noqa: E402
-from projector_core.storage.zarr_tiles import ZarrTileSource  # noqa: E402
+from projector_core.tiles import shard_keys  # noqa: E402
+from projector_core.tiles.build import build_tiles  # noqa: E402
+from projector_core.tiles.stored import ZarrTileSource  # noqa: E402
 
 pytestmark = pytest.mark.slow
 # 1M x 64 (256 MB) by default: at 3M the workers' UMAP placement alone took over 10 minutes on
@@ -71,12 +71,12 @@ def _labels() -> np.ndarray:
 
 def _keys(coords: str, shard_rows: int, box: dict) -> np.ndarray:
     """The workers' LOD keys of every row, drawn again here by the same per-shard functions."""
-    plans = [tile_keys.ShardPlan(coords, start, min(ROWS, start + shard_rows), (0, 1),
+    plans = [shard_keys.ShardPlan(coords, start, min(ROWS, start + shard_rows), (0, 1),
                                  tuple(box["lo"]), tuple(box["hi"]), 0)
              for start in range(0, ROWS, shard_rows)]
-    leads = tile_keys.choose_leads([tile_keys.shard_leads(p) for p in plans])
-    keys = np.concatenate([tile_keys.keys(p, *leads).key for p in plans])
-    tile_keys.forget(coords)
+    leads = shard_keys.choose_leads([shard_keys.shard_leads(p) for p in plans])
+    keys = np.concatenate([shard_keys.keys(p, *leads).key for p in plans])
+    shard_keys.forget(coords)
     return keys
 
 

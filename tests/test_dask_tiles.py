@@ -24,18 +24,18 @@ import pytest
 pytest.importorskip("distributed")
 zarr = pytest.importorskip("zarr")
 
-from projector_core.distributed import tile_keys  # noqa: E402
 from projector_core.distributed.cluster import Cluster  # noqa: E402
 from projector_core.distributed.coords_store import StoredCoordinates  # noqa: E402
 from projector_core.distributed.errors import TooLarge  # noqa: E402
 from projector_core.distributed.pca import sharded_pca  # noqa: E402
-from projector_core.distributed.tile_build import build_tile_store  # noqa: E402
 from projector_core.formats import chunked  # noqa: E402
 from projector_core.formats.chunked import open_chunked  # noqa: E402
 from projector_core.formats.chunked_writer import write_zarr  # noqa: E402
-from projector_core.kernels.lod import lod_order  # noqa: E402
-from projector_core.kernels.lod_tiles import MAX_LEVEL, build_tiles  # noqa: E402
-from projector_core.storage.zarr_tiles import ZarrTileSource, stored_tile_source  # noqa: E402
+from projector_core.tiles import shard_keys  # noqa: E402
+from projector_core.tiles.build import MAX_LEVEL, build_tiles  # noqa: E402
+from projector_core.tiles.order import lod_order  # noqa: E402
+from projector_core.tiles.sharded_build import build_tile_store  # noqa: E402
+from projector_core.tiles.stored import ZarrTileSource, stored_tile_source  # noqa: E402
 
 pytestmark = pytest.mark.slow
 N, D = 120_000, 16
@@ -73,12 +73,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
 
 def _keys(coordinates: StoredCoordinates, shard_rows: int, box: dict) -> np.ndarray:
     """The workers' keys, drawn again here by the same per-shard functions."""
-    plans = [tile_keys.ShardPlan(coordinates.path, s, min(N, s + shard_rows), (0, 1),
+    plans = [shard_keys.ShardPlan(coordinates.path, s, min(N, s + shard_rows), (0, 1),
                                  tuple(box["lo"]), tuple(box["hi"]), 0)
              for s in range(0, N, shard_rows)]
-    leads = tile_keys.choose_leads([tile_keys.shard_leads(p) for p in plans])
-    keys = np.concatenate([tile_keys.keys(p, *leads).key for p in plans])
-    tile_keys.forget(coordinates.path)
+    leads = shard_keys.choose_leads([shard_keys.shard_leads(p) for p in plans])
+    keys = np.concatenate([shard_keys.keys(p, *leads).key for p in plans])
+    shard_keys.forget(coordinates.path)
     return keys
 
 

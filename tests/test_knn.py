@@ -7,8 +7,9 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.neighbors import NearestNeighbors
 
+from projector_core.distributed.dispatch import neighbor_index
 from projector_core.kernels import knn as knn_module
-from projector_core.kernels.ann import ApproximateIndex, approximate_indexes, neighbor_index
+from projector_core.kernels.ann import ApproximateIndex, approximate_indexes
 from projector_core.kernels.backend import DeviceUnavailableError, get_backend
 from projector_core.kernels.knn import ExactIndex, exact_index, knn
 

@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.kernels.lod import lod_order
+from projector_core.tiles.order import lod_order
 from tests.builders import write_points_run
 
 

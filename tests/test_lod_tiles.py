@@ -10,16 +10,17 @@ import httpx
 import numpy as np
 
 from projector_core.data.catalog import Catalog
+from projector_core.default_view import prepare_default_view
 from projector_core.jobs.engine import JobManager, JobStatus
 from projector_core.kernels.backend import get_backend
-from projector_core.kernels.lod import lod_order
-from projector_core.kernels.lod_tiles import build_tiles
-from projector_core.projection import default_view
 from projector_core.projection.compute import request_key
-from projector_core.projection.default_view import default_request, prepare_default_view
+from projector_core.projection.default_request import projection_request
 from projector_core.projection.jobs import ProjectionJobs
-from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
+from projector_core.tiles import view
+from projector_core.tiles.build import build_tiles
+from projector_core.tiles.order import lod_order
+from projector_core.tiles.store import LodStore
 from tests.builders import write_pbtxt_run
 from tests.test_lod import blobs, pca_job, write_points
 
@@ -118,7 +119,7 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
         embedding = catalog.embedding("run", "points")
         # The page's request (projecting.js requestFor('pca'): dims 3, spherize below 50
         # dims) finds the prepared job done, its order and tiles computed.
-        request = default_request("run", embedding)
+        request = projection_request(embedding, "pca")
         assert request.model_dump(include={"method", "dims"}) == {"method": "pca", "dims": 3}
         assert request.params.spherize is False
         job = jobs.find(request_key(request, embedding, get_backend("cpu")))
@@ -135,7 +136,7 @@ def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp
     default PCA job appears and finishes, and its tiles are built, which an early tile
     request shows (it never builds them: it answers the computed tile once they exist).
     The page shows sets above 2M points from tiles: here the bound is lowered to 1000."""
-    monkeypatch.setattr(default_view, "TILES_ABOVE", 1000)
+    monkeypatch.setattr(view, "TILES_ABOVE", 1000)
     write_points(tmp_path / "logs" / "run", 3000, [f"c{i % 3}" for i in range(3000)])
     url = serve(tmp_path / "logs", prepare_view=True)
     deadline = time.monotonic() + 120
@@ -177,7 +178,7 @@ def test_early_tiles_sample_their_cell_until_the_tiles_are_computed(serve, tmp_p
 
 
 def test_early_tiles_of_a_level_split_one_random_sample_by_cell():
-    from projector_core.kernels.lod_tiles import early_tile, plane_box
+    from projector_core.tiles.build import early_tile, plane_box
 
     coords, _ = blobs(20_000)
     lo, hi = plane_box(coords)

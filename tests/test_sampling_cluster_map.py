@@ -9,22 +9,21 @@ from sklearn.datasets import make_blobs
 
 from projector_core.distributed.sample_fit import (
     PLACE_ROWS,
+    UmapFit,
     fit_sample,
     piece_rows,
     sample_coordinates,
 )
 from projector_core.kernels.sampling import UmapMap
-from projector_core.projection.params import UmapParams, UmapRequest
 
 
 def test_a_worker_fits_the_same_map_as_one_machine_and_ships_it_whole():
     data, _ = make_blobs(1400, 16, centers=5, random_state=4)
     data = data.astype(np.float32)
     sample, rest = data[:1000], data[1000:]
-    request = UmapRequest(run="r", embedding="e", method="umap",
-                          params=UmapParams(n_neighbors=12, n_epochs=40, seed=3))
+    fit = UmapFit(dims=2, n_neighbors=12, min_dist=0.1, n_epochs=40, seed=3)
     # A worker fits from the shards' parts of the sample, in order.
-    fitted = fit_sample([sample[:400], sample[400:]], request)
+    fitted = fit_sample([sample[:400], sample[400:]], fit)
     assert isinstance(fitted.model, UmapMap)  # kernels.sampling's map, as one machine fits it
     assert fitted.model.index.n_samples == 1000 and fitted.model.n_neighbors == 12
     layout = sample_coordinates(fitted)

@@ -13,8 +13,8 @@ import psutil
 import pytest
 from PIL import Image
 
+from projector_core.formats.sprites.atlas import plan_atlas
 from projector_core.formats.writer import add_embedding, write_sprite
-from projector_core.sprites.atlas import plan_atlas
 from tests.builders import vectors, write_pbtxt_run
 
 MB = 2**20

@@ -1,4 +1,4 @@
-"""Pick, region selection over tiles and search over a column (``kernels/tile_queries.py``)
+"""Pick, region selection over tiles and search over a column (``tiles/queries.py``)
 equal a brute force over every point; pick and selection read only the tiles whose cells
 meet the question's part of the plane (counted through the TileSource, the one interface
 they read), search only the column's blocks until its rows are listed."""
@@ -14,10 +14,10 @@ from projector_core.data.model import Embedding
 from projector_core.formats.metadata import Metadata
 from projector_core.jobs.engine import Job, JobManager
 from projector_core.kernels.search import search
-from projector_core.kernels.tile_queries import Region, pick, search_column, select
 from projector_core.projection.compute import ProjectionResult
-from projector_core.storage.lod_store import LodStore
-from projector_core.storage.tile_source import MemoryTiles, Tile, TileSource
+from projector_core.tiles.queries import Region, pick, search_column, select
+from projector_core.tiles.source import MemoryTiles, Tile, TileSource
+from projector_core.tiles.store import LodStore
 
 N = 200_000
 BUDGET = 512  # small tiles: six levels over 200k points

@@ -15,11 +15,11 @@ import pytest
 from projector.server.app import create_app
 
 from projector import Client
-from projector_core.client.api import ProjectorError
-from projector_core.kernels.lod import lod_order
-from projector_core.kernels.lod_tiles import build_tiles
+from projector.client.api import ProjectorError
 from projector_core.kernels.search import search
-from projector_core.storage.lod_store import LodStore
+from projector_core.tiles.build import build_tiles
+from projector_core.tiles.order import lod_order
+from projector_core.tiles.store import LodStore
 from tests.builders import write_pbtxt_run
 from tests.conftest import LiveServer
 from tests.test_tile_queries import STAR, brute_pick, clustered, inside_polygon

@@ -8,13 +8,13 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.manifold import trustworthiness
 
+from projector_core.kernels.perplexity import max_perplexity
 from projector_core.kernels.tsne import (
     default_perplexity,
     early_exaggeration_iterations,
     gradient_method,
     tsne,
 )
-from projector_core.projection.limits import max_perplexity
 from projector_core.projection.methods.tsne import Tsne
 from projector_core.projection.params import TsneParams, TsneRequest
 

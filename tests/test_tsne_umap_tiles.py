@@ -13,10 +13,9 @@ import pytest
 from websockets.sync.client import connect
 
 from projector_core.distributed import coords_store, sample_fit
-from projector_core.distributed.coords_store import ShardStats, StoredCoordinates
+from projector_core.distributed.coords_store import WHOLE_BYTES, ShardStats, StoredCoordinates
 from projector_core.distributed.errors import TooLarge
-from projector_core.projection.default_view import tsne_umap_from_tiles
-from projector_core.projection.limits import WHOLE_BYTES
+from projector_core.tiles.view import tsne_umap_from_tiles
 from tests.builders import write_points_run
 
 LAST_WHOLE = WHOLE_BYTES // 8  # the most points whose N x 2 float32 a page takes whole

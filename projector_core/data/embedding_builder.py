@@ -29,7 +29,8 @@ from projector_core.formats.bookmarks import read_bookmarks
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.formats.code_columns import CodeColumn, open_code_columns
 from projector_core.formats.metadata import Metadata, read_metadata
-from projector_core.sprites.sprite import Sprite, check_sprite
+from projector_core.formats.sprites.pages import check_sprite
+from projector_core.formats.sprites.sprite import Sprite
 from projector_core.storage.fingerprint import fingerprint
 
 

@@ -23,9 +23,9 @@ from projector_core.data.model import Embedding, Run
 from projector_core.errors import DataError
 from projector_core.formats.arrays import embedding_from_table
 from projector_core.formats.metadata import Metadata
+from projector_core.formats.sprites.sprite import Sprite, SpriteImage
+from projector_core.formats.sprites.writer import make_sprite
 from projector_core.formats.tensor_files import as_vectors
-from projector_core.sprites.sprite import Sprite, SpriteImage
-from projector_core.sprites.writer import make_sprite
 from projector_core.storage.fingerprint import fingerprint
 
 Columns = dict[str, list[str]]

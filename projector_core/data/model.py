@@ -25,7 +25,7 @@ from projector_core.data.loading import Loading, StillLoading
 from projector_core.errors import DataError
 from projector_core.formats.code_columns import CodeColumn
 from projector_core.formats.metadata import Metadata
-from projector_core.sprites.sprite import Sprite
+from projector_core.formats.sprites.sprite import Sprite
 from projector_core.storage.recent import Recent
 
 __all__ = ["CodeColumn", "Embedding", "Metadata", "Run"]

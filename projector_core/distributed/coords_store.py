@@ -22,9 +22,12 @@ import numpy as np
 from projector_core.distributed.errors import TooLarge
 from projector_core.distributed.shard_tasks import HeldShard, held, shard_project
 from projector_core.formats.chunked import Shard
-from projector_core.projection.limits import WHOLE_BYTES
 
 STORES_KEPT = 16  # projections whose stores stay on disk
+# The most of a projection's coordinates read whole (a frame, ``/result``): the page's 10M x 3
+# fits. A stored result above it is never read whole here, a cluster's t-SNE/UMAP sends thin
+# frames instead (``sample_fit.py``), and the page is sent its tiles (``tiles/view.py``).
+WHOLE_BYTES = 256 * 2**20
 
 
 def new_store(root: Path, name: str) -> Path:

@@ -10,20 +10,22 @@ server; the job's progress counts the shards placed, and while the result is sma
 to read whole the browser gets a frame of the store as shards finish; above that, each task
 sends back its rows at multiples of a stride, a thin frame (at most ``EARLY_POINTS`` rows)
 that the early tiles read, so a 100M-point layout fills in as its shards finish.
-t-SNE uses openTSNE directly, with the request's parameters. UMAP is the single-machine
-sampled fit's (:class:`~kernels.sampling.UmapMap`): the sample's neighbours and each placed
-point's come from one HNSW index over the sample, not umap-learn's NN-descent, so a cluster
-draws the same map as one machine given the same sample.
+t-SNE uses openTSNE directly, with the parameters its method hands over (:class:`TsneFit`;
+nothing here reads a request). UMAP is the single-machine sampled fit's
+(:class:`~kernels.sampling.UmapMap`): the sample's neighbours and each placed point's come
+from one HNSW index over the sample, not umap-learn's NN-descent, so a cluster draws the same
+map as one machine given the same sample.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from projector_core.distributed.coords_store import (
+    WHOLE_BYTES,
     ShardStats,
     StoredCoordinates,
     combine,
@@ -33,13 +35,11 @@ from projector_core.distributed.coords_store import (
 )
 from projector_core.distributed.shard_tasks import HeldShard, held
 from projector_core.formats.chunked import ChunkedVectors, Shard
+from projector_core.jobs.reporter import Reporter, Silent
 from projector_core.kernels.sampling import PLACE_BATCH, UmapMap
-from projector_core.projection.limits import WHOLE_BYTES
-from projector_core.projection.params import TsneRequest, UmapRequest
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
-    from projector_core.projection.methods.base import Reporter
 
 SAMPLE_ROWS = 20_000  # fitted on one worker: t-SNE/UMAP of this many take well under a minute
 FIT_SHARE = 0.3  # progress reported once the sample is fitted
@@ -63,42 +63,66 @@ class FittedMap:
     iterations: int | None = None  # t-SNE: optimisation steps when placing new points
 
 
-def fit_sample(parts: list[np.ndarray], request: TsneRequest | UmapRequest) -> FittedMap:
-    """Fit the method on the gathered sample; the model stays on this worker until placed."""
+@dataclass(frozen=True)
+class TsneFit:
+    """A t-SNE as the method hands it to the cluster: its width and parameters."""
+
+    dims: int
+    perplexity: float | None
+    learning_rate: float | Literal["auto"]
+    n_iter: int
+    early_exaggeration: float
+    seed: int
+    name: ClassVar[str] = "tsne"
+
+
+@dataclass(frozen=True)
+class UmapFit:
+    """A UMAP as the method hands it to the cluster: its width and parameters."""
+
+    dims: int
+    n_neighbors: int
+    min_dist: float
+    n_epochs: int | None
+    seed: int
+    name: ClassVar[str] = "umap"
+
+
+def fit_sample(parts: list[np.ndarray], fit: TsneFit | UmapFit) -> FittedMap:
+    """Fit the layout on the gathered sample; the model stays on this worker until placed."""
     sample = np.ascontiguousarray(np.concatenate(parts), np.float32)
-    if isinstance(request, TsneRequest):
-        return _fit_tsne(sample, request)
+    if isinstance(fit, TsneFit):
+        return _fit_tsne(sample, fit)
     from projector_core.kernels.sampling import fit_umap_map
 
-    fit = request.params
-    fitted, _ = fit_umap_map(sample, request.dims, fit.n_neighbors, fit.min_dist,
-                             fit.n_epochs, fit.seed)
+    fitted, _ = fit_umap_map(sample, fit.dims, fit.n_neighbors, fit.min_dist, fit.n_epochs,
+                             fit.seed)
     return FittedMap(fitted)
 
 
-def _fit_tsne(sample: np.ndarray, request: TsneRequest) -> FittedMap:
+def _fit_tsne(sample: np.ndarray, fit: TsneFit) -> FittedMap:
     """As the single machine's sampled t-SNE (``kernels.sampling.sampled_tsne``): one HNSW
     index over the sample for the fit's neighbours and each placed point's, its PCA start,
     and its placement steps; the index ships with the map to every worker."""
     from openTSNE.initialization import pca as pca_layout
 
+    from projector_core.kernels.perplexity import default_perplexity
     from projector_core.kernels.sample_index import SampleIndex
     from projector_core.kernels.sampling import TSNE_PLACE_ITERATIONS
-    from projector_core.kernels.tsne import default_perplexity, tsne
+    from projector_core.kernels.tsne import tsne
 
-    params = request.params
     m = sample.shape[0]
-    perplexity = params.perplexity or default_perplexity(m)
+    perplexity = fit.perplexity or default_perplexity(m)
     index = SampleIndex(sample)
-    fitted = tsne(sample, request.dims, perplexity, params.learning_rate, params.n_iter,
-                  params.early_exaggeration, params.seed,
+    fitted = tsne(sample, fit.dims, perplexity, fit.learning_rate, fit.n_iter,
+                  fit.early_exaggeration, fit.seed,
                   neighbors=index.self_neighbors(min(m - 1, int(3 * perplexity))), n_jobs=1,
-                  init=pca_layout(sample, n_components=request.dims, random_state=params.seed))
+                  init=pca_layout(sample, n_components=fit.dims, random_state=fit.seed))
     reference = fitted.embedding
     assert reference is not None
     reference.affinities.knn_index = index  # transform's neighbour search: batched
     reference.gradient_descent_params["negative_gradient_method"] = \
-        "fft" if request.dims == 2 else "bh"  # as one machine: not Barnes-Hut for a last batch
+        "fft" if fit.dims == 2 else "bh"  # as one machine: not Barnes-Hut for a last batch
     return FittedMap(reference, TSNE_PLACE_ITERATIONS)
 
 
@@ -176,35 +200,29 @@ def sample_size(fitted: FittedMap) -> int:
     return int(sample_coordinates(fitted).shape[0])
 
 
-class _Quiet:
-    def step(self, *args: Any) -> None:
-        return None
-
-
-def sampled_embedding(request: TsneRequest | UmapRequest, vectors: ChunkedVectors,
-                      cluster: Cluster, reporter: Reporter | None
-                      ) -> tuple[np.ndarray, dict[str, Any]]:
-    """(coordinates [N, dims] in a store the workers wrote, info) of ``request`` over the
-    shards held by the workers."""
+def sampled_embedding(fit: TsneFit | UmapFit, vectors: ChunkedVectors, cluster: Cluster,
+                      reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """(coordinates [N, dims] in a store the workers wrote, info) of ``fit`` over the shards
+    held by the workers."""
     if reporter is None:
-        reporter = _Quiet()
+        reporter = Silent()
     n = vectors.shape[0]
     shards = vectors.shards()
     size = min(n, SAMPLE_ROWS)
-    chosen = np.sort(np.random.default_rng(request.params.seed).choice(n, size, replace=False))
+    chosen = np.sort(np.random.default_rng(fit.seed).choice(n, size, replace=False))
     local = [chosen[(chosen >= s.start) & (chosen < s.stop)] - s.start for s in shards]
     holding = cluster.held(vectors)
     parts = cluster.submit_each(take_rows, holding, local)
-    model = cluster.submit(fit_sample, parts, request)
+    model = cluster.submit(fit_sample, parts, fit)
     reporter.step(None, 0.0)
     fitted = cluster.result(cluster.submit(sample_size, model), timeout_factor=10)
     shard_rows = shards[0].stop - shards[0].start
     piece = piece_rows(shard_rows)
-    path = create_coords(new_store(cluster.store_dir, request.method), n, request.dims, piece)
-    unplaced = ShardStats(0, np.full(request.dims, np.inf), np.full(request.dims, -np.inf))
-    stored = StoredCoordinates(path, (n, request.dims), unplaced)
+    path = create_coords(new_store(cluster.store_dir, fit.name), n, fit.dims, piece)
+    unplaced = ShardStats(0, np.full(fit.dims, np.inf), np.full(fit.dims, -np.inf))
+    stored = StoredCoordinates(path, (n, fit.dims), unplaced)
     # A frame is the whole N x dims array while it is small; else a thin one for early tiles.
-    thin = None if stored.nbytes <= WHOLE_BYTES else ThinFrame(n, request.dims)
+    thin = None if stored.nbytes <= WHOLE_BYTES else ThinFrame(n, fit.dims)
     stride = thin.stride if thin is not None else 1
 
     def frame() -> np.ndarray:

@@ -1,13 +1,14 @@
 """Each point's k nearest neighbours in the original space, written in row chunks, so that a
 page with no server lists a clicked point's neighbours from one small file.
 
-The lists come from the index ``GET /api/neighbors`` asks (``neighbor_index_for``), so a
-shared site lists what the server would; a sampled export asks an index over its own rows.
-Above ``ALL_EXACT_ROWS`` rows the lists come from the k-means cells graph instead
-(``kernels/cells.py``, what a comparison uses: every row's neighbours at once, about 99 %
-of the true ones), ranked by exact distances: exact lists of every row cost N² distances,
-hours at a million rows. Chunk file: ``rows x k`` int32 neighbour rows (-1 where fewer
-exist), then ``rows x k`` float32 distances (NaN there), nearest first.
+The lists come from the index ``GET /api/neighbors`` asks (``distributed/dispatch.py``
+``neighbor_index``), so a shared site lists what the server would; a sampled export asks the
+same choice for an index over its own rows. Above ``ALL_EXACT_ROWS`` rows the lists come
+from the k-means cells graph instead (``kernels/cells.py``, what a comparison uses: every
+row's neighbours at once, about 99 % of the true ones), ranked by exact distances: exact lists
+of every row cost N² distances, hours at a million rows. Chunk file: ``rows x k`` int32
+neighbour rows (-1 where fewer exist), then ``rows x k`` float32 distances (NaN there),
+nearest first.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from collections.abc import Callable
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.distributed.dispatch import neighbor_index_for
+from projector_core.distributed.dispatch import neighbor_index
 from projector_core.export.files import SiteFiles
-from projector_core.kernels.ann import neighbor_index
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.cells import CellIndex
 from projector_core.kernels.knn import ExactIndex, exact_distances
@@ -35,7 +35,7 @@ def index_over(embedding: Embedding, rows: np.ndarray | None, metric: Metric,
     """The server's index for the whole embedding; for a sample, one over its rows."""
     backend = get_backend(device)
     if rows is None:
-        return neighbor_index_for(None, embedding, metric, backend)
+        return neighbor_index(embedding.fingerprint, embedding.vectors, metric, backend)
     vectors = np.ascontiguousarray(embedding.vectors()[rows], np.float32)
     key = fingerprint(embedding.fingerprint, rows.tobytes())
     return neighbor_index(key, lambda: vectors, metric, backend)

@@ -28,9 +28,10 @@ from typing import Any
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.export.compute import METHODS, Progress
 from projector_core.export.embedding_data import EmbeddingExport, export_embedding
 from projector_core.export.files import SiteFiles
+from projector_core.export.projections import Progress
+from projector_core.projection.default_request import WITH_DEFAULTS
 from projector_core.projection.jobs import ProjectionJobs
 
 MANIFEST = "static.json"
@@ -87,10 +88,10 @@ class ExportSummary:
 
 def check_options(options: ExportOptions) -> None:
     """ValueError naming the option that cannot be exported."""
-    unknown = [m for m in options.projections if m not in METHODS]
+    unknown = [m for m in options.projections if m not in WITH_DEFAULTS]
     if unknown or not options.projections:
         raise ValueError(f"--projection: {', '.join(unknown) or 'none given'}; choose from "
-                         f"{', '.join(METHODS)}")
+                         f"{', '.join(WITH_DEFAULTS)}")
     if options.neighbors < 0:
         raise ValueError(f"--neighbors must be 0 or more, not {options.neighbors}")
     if options.max_points is not None and options.max_points < 2:
@@ -151,7 +152,7 @@ def copy_front_end(frontend: Path, target: Path) -> None:
 
 
 def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOptions,
-                service: ProjectionJobs, progress: Progress) -> ExportSummary:
+                projections: ProjectionJobs, progress: Progress) -> ExportSummary:
     """Writes the site into ``out``; ValueError (or DataError) when it cannot."""
     check_options(options)
     embeddings = chosen_embeddings(catalog, options)
@@ -168,7 +169,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
     entries = []
     for i, embedding in enumerate(embeddings):
         try:
-            entries.append(export_embedding(embedding, files, f"data/{i}", what, service,
+            entries.append(export_embedding(embedding, files, f"data/{i}", what, projections,
                                             progress))
         except DataError:
             raise

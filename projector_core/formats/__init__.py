@@ -1,1 +1,2 @@
-"""Readers for every input format: configs, tensors, metadata, sprites, bookmarks."""
+"""Readers for every input format (configs, tensors, metadata, bookmarks, checkpoints, sprite
+images in ``sprites/``) and the writers that make a LOGDIR of them."""

@@ -11,7 +11,7 @@ files (`{step:05d}/{tag}/tensors.tsv`, `metadata.tsv`, `sprite.png`, entries in
   sees half a file or an entry whose files are not there yet; and each entry states its
   ``tensor_shape``, so a reader knows at once that a tensor is whole (a projector following
   a training run shows each step as soon as it is written: ``data/completeness.py``);
-- a sprite holds images of any size and aspect (``sprite_writer.py``), with pages beyond
+- a sprite holds images of any size and aspect (``sprites/writer.py``), with pages beyond
   TensorBoard's 8192 px that this projector shows and TensorBoard ignores;
 - tabs and line breaks inside metadata cells become spaces, and a one-column header is not
   written (TensorBoard would read it as a data row).
@@ -38,7 +38,7 @@ from projector_core.formats.config import (
     SpriteInfo,
     parse_pbtxt_config,
 )
-from projector_core.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
+from projector_core.formats.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
 from projector_core.storage.atomic_write import atomic_file, write_atomic
 
 __all__ = ["add_embedding", "make_sprite", "write_sprite"]

@@ -7,29 +7,25 @@ each query asks for a margin more than ``k`` and re-scores them exactly with the
 embedding's :class:`ExactIndex`. The distances returned are exact and recall@10 is
 >= 0.95 (0.997 cosine, 1.000 euclidean on the bench data).
 
-:func:`neighbor_index` chooses per request: the exact index below ``EXACT_BUDGET``
-values (N x D) or on a GPU, where a full scan is cheap; above it, the approximate
-index once it is built, in the background, while the exact path answers meanwhile.
+Which index answers a query (the exact one, this one once built in the background by
+:data:`approximate_indexes`, or a sharded scan) is chosen in one place:
+``distributed/dispatch.py`` ``neighbor_index``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from projector_core.kernels.backend import Backend, get_backend
-from projector_core.kernels.knn import ExactIndex, candidate_count, exact_index
-from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress, pad_columns
+from projector_core.kernels.knn import ExactIndex, candidate_count
+from projector_core.kernels.neighbor_index import Metric, Progress, pad_columns
 from projector_core.storage.recent import Recent
 
 log = logging.getLogger(__name__)
 
-# N x D above which a CPU query switches to the approximate index: 2**30 float32 values
-# are 4 GiB, an exact scan of well under a second even on 2 cores (bench/bench_knn.py).
-EXACT_BUDGET = 2**30
 # HNSW graph degree and build/search breadth; with the exact re-scoring these keep
 # recall@10 >= 0.997 on the bench data at the lowest build time measured.
 _CONNECTIVITY = 16
@@ -180,25 +176,6 @@ class _ApproximateIndexes:
 
 
 approximate_indexes = _ApproximateIndexes(capacity=2)
-
-
-def neighbor_index(
-    key: str,
-    load: Callable[[], np.ndarray],
-    metric: Metric,
-    backend: Backend | None = None,
-    exact_budget: int = EXACT_BUDGET,
-) -> NeighborIndex:
-    """The index to answer a neighbour query on the embedding ``key`` (its fingerprint).
-
-    Exact when N x D <= ``exact_budget`` or on a GPU backend; otherwise the approximate
-    index when built, the exact one while it builds in the background.
-    """
-    be = backend or get_backend("cpu")
-    exact = exact_index(key, load, be)
-    if not be.is_numpy or exact.n * exact.dim <= exact_budget:
-        return exact
-    return approximate_indexes.ready(key, exact, metric) or exact
 
 
 def graph_search(graph, queries: np.ndarray, width: int

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from projector_core.formats.metadata import Metadata
-from projector_core.projection.limits import data_dimensions
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,8 @@ def precomputed(
 ) -> PrecomputedResult:
     """The named numeric columns as coordinates, or ``data`` itself when ``columns`` is None.
 
-    Data of one dimension gets a second axis of zeros; data of more than three is refused.
+    Data of one dimension gets a second axis of zeros; data of more than three is not for
+    plotting as it is (the method checks that first: ``projection/limits.py`` ``data_dimensions``).
     """
     if columns:
         check_columns(metadata, columns)
@@ -46,7 +46,7 @@ def precomputed(
         coords = np.stack([n for n in numbers if n is not None], axis=1)  # all are: checked above
         return PrecomputedResult(coords.astype(np.float32), list(columns))
     dim = data.shape[1]
-    data_dimensions().check(dim)
+    assert dim <= 3, f"{dim}-D data is not plotted as it is"
     coords = np.array(data, dtype=np.float32)
     if dim == 1:
         coords = np.hstack([coords, np.zeros_like(coords)])

@@ -24,8 +24,8 @@ from openTSNE.nearest_neighbors import Annoy, KNNIndex, PrecomputedNeighbors
 from openTSNE.tsne import kl_divergence_bh, kl_divergence_fft
 
 from projector_core.jobs.phases import enter_phase
+from projector_core.kernels.perplexity import default_perplexity
 from projector_core.kernels.supervision import supervise_affinities
-from projector_core.projection.limits import default_perplexity
 
 StepCallback = Callable[[int, float, "np.ndarray | None"], None]
 """``(iteration, progress 0..1, embedding)``: the embedding is live, copy what you keep; it

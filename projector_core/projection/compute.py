@@ -1,7 +1,9 @@
 """What a projection request computes: an embedding in, coordinates and an info dict out.
 
-Each method is a class in :mod:`projector_core.projection.methods` that checks the request against the
-data and runs it; this module picks it from the registry and does what every method shares.
+Each method is a class in :mod:`projector_core.projection.methods` that checks the request
+against the data and runs it, here or, over a chunked embedding with ``--dask``, on the
+cluster's workers (``run_on_cluster``; ``distributed/dispatch.py`` says where the vectors
+are computed on); this module picks it from the registry and does what every method shares.
 Every method returns one row per point. Rows holding NaN or Inf are left out of the fit and
 get NaN coordinates (``null`` in JSON); ``info.invalid_rows`` counts the rows without
 coordinates. t-SNE and UMAP report each step to a :class:`Reporter` (the job's context),
@@ -12,16 +14,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from projector_core.data.model import Embedding
+from projector_core.distributed.coords_store import StoredCoordinates
+from projector_core.distributed.dispatch import on_cluster
+from projector_core.jobs.reporter import Reporter, Silent
 from projector_core.kernels.backend import Backend
 from projector_core.projection.methods import method_for
-from projector_core.projection.methods.base import Reporter, RunContext, Silent
+from projector_core.projection.methods.base import RunContext
 from projector_core.projection.params import ProjectionRequest
 from projector_core.storage.result_cache import result_key
+
+if TYPE_CHECKING:
+    from projector_core.distributed.cluster import Cluster
 
 
 @dataclass(frozen=True)
@@ -41,23 +49,40 @@ def request_key(request: ProjectionRequest, embedding: Embedding, backend: Backe
     return result_key(embedding.fingerprint, described)
 
 
-def check(request: ProjectionRequest, embedding: Embedding) -> None:
-    """Raise ValueError (a 422) for a request this embedding cannot satisfy, before queueing."""
+def check(request: ProjectionRequest, embedding: Embedding, cluster: Cluster | None = None
+          ) -> None:
+    """Raise ValueError (a 422) for a request this embedding cannot satisfy, before queueing;
+    ClusterUnavailable (a 503) when the cluster that would compute it is down."""
     method_for(request).check(embedding)
+    on_cluster(cluster, embedding.vectors())
 
 
 def compute(request: ProjectionRequest, embedding: Embedding, backend: Backend,
-            reporter: Reporter | None = None, reference: np.ndarray | None = None) -> ProjectionResult:
+            reporter: Reporter | None = None, reference: np.ndarray | None = None,
+            cluster: Cluster | None = None) -> ProjectionResult:
     """Run the projection; ValueError/DataError mean the request or data do not fit.
 
     ``reference``: the layout of the job named by ``init_from_job`` / ``align_to_job``
     (same rows); t-SNE and UMAP start from it, and every result is turned onto it.
+    With a ``cluster``, a chunked embedding's method that runs there does (t-SNE and UMAP: a
+    sample fitted, the rest placed by the workers; no alignment there).
     """
     method = method_for(request)
     started = time.perf_counter()
     data = embedding.vectors()
     info: dict[str, Any] = {"method": request.method, "n_points": int(data.shape[0]),
                             "device": backend.device}
+    vectors = on_cluster(cluster, data)
+    if vectors is not None and method.runs_on_cluster:
+        assert cluster is not None
+        info["cluster"] = cluster.address
+        if reporter is not None:
+            reporter.step(None, 0.0)
+        coordinates, details = method.run_on_cluster(embedding, vectors, cluster, reporter)
+        info.update(details)
+        if isinstance(coordinates, StoredCoordinates):
+            return stored(coordinates, info, started)
+        return finished(coordinates, info, started)
     coordinates, details = method.run(RunContext(embedding, data, backend, reporter or Silent(),
                                                  reference))
     info.update(details)
@@ -84,6 +109,16 @@ def finished(coordinates: np.ndarray, info: dict[str, Any], started: float) -> P
     info["invalid_rows"] = int(coordinates.shape[0] - placeable.sum())
     info["seconds"] = round(time.perf_counter() - started, 3)
     return ProjectionResult(coordinates, info)
+
+
+def stored(coordinates: StoredCoordinates, info: dict[str, Any], started: float
+           ) -> ProjectionResult:
+    """A result the workers wrote to disk (the server keeps a path and a few numbers, never
+    the N x c array); its tiles are built by them next (``tiles/sharded_build.py``)."""
+    n, columns = coordinates.shape
+    info.update({"dims": columns, "invalid_rows": n - coordinates.stats.finite,
+                 "seconds": round(time.perf_counter() - started, 3)})
+    return ProjectionResult(coordinates, info)  # type: ignore[arg-type]  # read by rows
 
 
 def check_reference(reference: np.ndarray, request: ProjectionRequest, rows: int) -> None:

@@ -1,27 +1,32 @@
 """Projection jobs: one per distinct request, answered from the result cache when it can be.
 
 An identical request (same embedding version, method, dims, parameters, device) reuses the
-active or finished job, or the on-disk result cache (:mod:`result_cache`); then it is done at
-once. A finished job's layout can start or align another (``init_from_job``,
-``align_to_job``). The server only turns these answers into HTTP.
+active or finished job, or the on-disk result cache
+(:mod:`~projector_core.storage.result_cache`); then it is done at once. A finished job's
+layout can start or align another (``init_from_job``, ``align_to_job``). The server only
+turns these answers into HTTP.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.distributed.dispatch import compute_projection
 from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend
-from projector_core.projection.compute import ProjectionResult, check_reference, request_key
+from projector_core.projection.compute import ProjectionResult, check_reference, compute, request_key
 from projector_core.projection.params import ProjectionRequest
 from projector_core.storage.result_cache import ResultCache
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
+
+# What a job does with its result before it is done (the service builds a stored result's
+# tiles on the workers: ``tiles/sharded_build.py``): (result, embedding, cluster) -> result.
+Finish = Callable[[ProjectionResult, Embedding, "Cluster | None"], ProjectionResult]
 
 
 def projection_result(job: Job) -> ProjectionResult:
@@ -82,8 +87,10 @@ class ProjectionJobs:
         return coordinates
 
     def start(self, request: ProjectionRequest, embedding: Embedding, backend: Backend,
-              cluster: Cluster | None, reference: np.ndarray | None = None) -> Job:
-        """The job answering ``request``: an active or done one, a cached result, or new."""
+              cluster: Cluster | None, reference: np.ndarray | None = None,
+              finish: Finish | None = None) -> Job:
+        """The job answering ``request``: an active or done one, a cached result, or new
+        (which computes it, then hands the result to ``finish``)."""
         key = request_key(request, embedding, backend)
         job = self.jobs.find(key)
         if job is None:
@@ -92,8 +99,9 @@ class ProjectionJobs:
                 job = self.jobs.completed(ProjectionResult(*cached), key=key)
             else:
                 def work(ctx: JobContext) -> ProjectionResult:
-                    result = compute_projection(request, embedding, backend, ctx, cluster,
-                                                reference)
+                    result = compute(request, embedding, backend, ctx, reference, cluster)
+                    if finish is not None:
+                        result = finish(result, embedding, cluster)
                     if not getattr(result.coordinates, "stored", False):  # on disk already
                         self.results.store(key, result.coordinates, result.info)
                     return result

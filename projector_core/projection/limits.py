@@ -1,12 +1,12 @@
 """Limits that the data puts on parameters, declared once and checked by one function.
 
-A parameter model (:mod:`projection_params`) bounds what any request may ask (perplexity 2 to
-1000); the data bounds it further (perplexity at most (N - 1) / 3 for N points). As in
-scikit-learn's declared ``_parameter_constraints``, each such limit is a value, a
-:class:`Limit`, made from the number of points by the method that needs it
-(:mod:`projector_core.projection.methods`), checked by :meth:`Limit.check`, and sent to the front end
-(``limits`` in ``GET /api/runs``, ``GET /api/projections/methods``) so that it clamps its
-sliders to the same numbers instead of working them out again.
+A parameter model (:mod:`projector_core.projection.params`) bounds what any request may ask
+(perplexity 2 to 1000); the data bounds it further (perplexity at most (N - 1) / 3 for N
+points). As in scikit-learn's declared ``_parameter_constraints``, each such limit is a value,
+a :class:`Limit`, made from the number of points by the method that needs it
+(:mod:`projector_core.projection.methods`), checked by :meth:`Limit.check`, and sent to the
+front end (``limits`` in ``GET /api/runs``, ``GET /api/projections/methods``) so that it
+clamps its sliders to the same numbers instead of working them out again.
 
 No numpy, no compute library: the server reads these before any of them is imported.
 """
@@ -19,12 +19,9 @@ from typing import Any
 from annotated_types import Ge, Gt, Le
 from pydantic import BaseModel
 
+from projector_core.kernels.perplexity import max_perplexity
+
 MIN_TSNE_POINTS = 4  # openTSNE's smallest data set: 3 x perplexity neighbours, perplexity >= 1
-DEFAULT_PERPLEXITY = 30.0  # openTSNE's; the one default of the API, the page and exports
-# The most of a projection's coordinates a page takes whole (frames, ``/result``): the page's
-# 10M x 3 fits; above it t-SNE/UMAP come as tiles (default_view.tsne_umap_from_tiles) and a
-# cluster's stored result is never read whole (distributed/coords_store.py).
-WHOLE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -72,18 +69,6 @@ def field_bounds(model: type[BaseModel], name: str) -> tuple[float | None, float
         elif isinstance(bound, Le):
             high = bound.le
     return low, high  # type: ignore[return-value]
-
-
-def max_perplexity(n_points: int) -> float:
-    """openTSNE uses 3 x perplexity neighbours, so it needs N - 1 >= 3 x perplexity."""
-    return (n_points - 1) / 3
-
-
-def default_perplexity(n_points: int) -> float:
-    """The perplexity a request that names none gets: 30, lowered to what ``n_points``
-    fitted points allow. The parameter table publishes it per embedding, so the page, an
-    export and the API use this one rule (TensorBoard's sqrt(N) / 4 is not used)."""
-    return min(DEFAULT_PERPLEXITY, max_perplexity(n_points))
 
 
 def tsne_points(n_points: int, points: str = "points") -> Limit:

@@ -7,7 +7,9 @@ the page, the client and the MCP tools read it instead of restating them.
 
 The models reject unknown names and out-of-range values (a 422 through FastAPI) and serve as
 the API's documented contract in /docs. Limits that depend on the data (perplexity against the
-number of points, metadata columns that must exist) are checked by :mod:`projections`.
+number of points, metadata columns that must exist) are declared in
+:mod:`projector_core.projection.limits` and checked by each method's ``check``
+(:mod:`projector_core.projection.methods`).
 """
 
 from __future__ import annotations

@@ -1,3 +1,3 @@
-"""What we keep outside LOGDIR: parsed tensors and finished projections on disk, level-of-detail
-answers in memory; every file written whole (``atomic_write``), every in-memory cache bounded
-(``recent``), every key from one fingerprint."""
+"""What we keep outside LOGDIR: parsed tensors and finished projections on disk; every file
+written whole (``atomic_write``), every in-memory cache bounded (``recent``), every key from
+one fingerprint."""

@@ -35,10 +35,10 @@ from pydantic import BaseModel, Field
 from projector_core.data.model import Embedding
 from projector_core.data.steps import timelines
 from projector_core.kernels.search import search
-from projector_core.projection.default_view import shown_from_tiles, tsne_umap_from_tiles
 from projector_core.projection.methods import data_limits
 from projector_core.service import label_column
 from projector_core.storage.fingerprint import fingerprint
+from projector_core.tiles.view import shown_from_tiles, tsne_umap_from_tiles
 
 router = APIRouter(prefix="/api", tags=["data"])
 
@@ -137,7 +137,7 @@ def health() -> Health:
 @router.get("/runs")
 def list_runs(catalog: CatalogDep) -> list[RunOut]:
     """Every run and its embeddings. Per embedding, ``tiles`` and ``tsne_umap_tiles`` tell the
-    page what comes as level-of-detail tiles instead of whole (``projection/default_view.py``
+    page what comes as level-of-detail tiles instead of whole (``tiles/view.py``
     decides both): 2-D PCA and custom views above 2M points; 2-D t-SNE and UMAP once their
     N x 2 float32 is over 256 MB (followed for progress alone, without frames)."""
     return [

@@ -18,8 +18,8 @@ from projector.server.deps import CatalogDep, lookup_embedding
 from projector.server.routes.ui import site_page
 from starlette.background import BackgroundTask
 
-from projector_core.export.compute import METHODS
 from projector_core.formats import json_text
+from projector_core.projection.default_request import WITH_DEFAULTS
 
 router = APIRouter(prefix="/api", tags=["export"])
 
@@ -81,8 +81,8 @@ async def export_site_zip(
 
     lookup_embedding(catalog, run, embedding)  # 404 naming what is unknown
     methods = tuple(m.strip() for m in projection.split(",") if m.strip())
-    if not methods or any(m not in METHODS for m in methods):
-        raise HTTPException(422, f"projection {projection!r}: choose from {', '.join(METHODS)}")
+    if not methods or any(m not in WITH_DEFAULTS for m in methods):
+        raise HTTPException(422, f"projection {projection!r}: choose from {', '.join(WITH_DEFAULTS)}")
     asked = _requests(requests, methods)
     state = request.app.state
     options = ExportOptions(run=run, embedding=embedding, projections=methods,

@@ -2,7 +2,7 @@
 
 ``GET /api/jobs/ID/lod`` answers a done projection's level-of-detail order: N little-endian
 int32, a permutation of the points in which every prefix is an even sample of the picture
-(``projector_core.kernels.lod``). ``axes`` names the coordinate columns it is computed over
+(``projector_core.tiles.order``). ``axes`` names the coordinate columns it is computed over
 (default the first two, three for a 3D projection).
 
 ``GET /api/jobs/ID/lod/points`` answers a slice of the points in level-of-detail order with
@@ -33,23 +33,28 @@ from projector.server.job_responses import find_job, not_done
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import layout_of, projection_result
+from projector_core.tiles.view import axes_as_shown, chosen_axes
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 
 
-def parse_axes(text: str | None, cols: int, default: int = 3) -> list[int]:
-    """The result columns a request's ``axes`` names (the first ``default`` by default: three
-    for a layout, two for tiles, whose quadtree is over two); shared by the LOD, tile, query
-    and result routes so one spelling means one thing."""
+def parse_axes(text: str | list[int] | None, cols: int, tiles: bool = False,
+               as_shown: bool = False) -> list[int]:
+    """The result columns a request's ``axes`` names, by the one rule (``tiles/view.py``
+    ``chosen_axes``: the first three by default, two for tiles); ``as_shown``: the axes the
+    page shows for them (``axes_as_shown``). Shared by the LOD, tile, query and result routes
+    so one spelling means one thing."""
     if not text:
-        return list(range(min(cols, default)))
-    try:
-        axes = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise HTTPException(422, f"axes must be comma-separated column numbers, not {text!r}") from None
-    if not 1 <= len(axes) <= 3 or any(not 0 <= a < cols for a in axes):
-        raise HTTPException(422, f"axes {text!r}: 1 to 3 columns of 0..{cols - 1}")
-    return axes
+        return chosen_axes(None, cols, tiles)
+    if isinstance(text, list):
+        asked = text
+    else:
+        try:
+            asked = [int(part) for part in text.split(",")]
+        except ValueError:
+            raise HTTPException(422, f"axes must be comma-separated column numbers, not "
+                                     f"{text!r}") from None
+    return chosen_axes(axes_as_shown(asked, cols) if as_shown else asked, cols)
 
 
 @router.get(
@@ -77,17 +82,6 @@ def _layout(job: Job) -> ProjectionResult:
     return layout_of(job, "level-of-detail order")
 
 
-def axes_as_shown(axes: str | None, cols: int) -> str | None:
-    """The axes the front end shows for `axes` over a result of `cols` columns: 2D when a
-    third is asked of fewer than three, an axis past the last column as the last."""
-    if not axes or not all(a.strip().isdigit() for a in axes.split(",")):
-        return axes  # parse_axes explains what is wrong
-    asked = [int(a) for a in axes.split(",")]
-    if len(asked) == 3 and cols < 3:
-        asked = asked[:2]
-    return ",".join(str(min(a, cols - 1)) for a in asked)
-
-
 @router.get(
     "/jobs/{job_id}/lod/points",
     response_class=Response,
@@ -111,7 +105,7 @@ async def get_lod_points(
     if job.status is not JobStatus.DONE:
         raise not_done(job)
     cols = _layout(job).coordinates.shape[1]
-    chosen = parse_axes(axes_as_shown(axes, cols), cols)
+    chosen = parse_axes(axes, cols, as_shown=True)
 
     def answer() -> Response:
         n = projection_result(job).coordinates.shape[0]

@@ -12,13 +12,13 @@ from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut
 from pydantic import BaseModel
 
 from projector_core.data.model import Embedding
-from projector_core.sprites.atlas import (
+from projector_core.formats.sprites.atlas import (
     DEFAULT_MAX_PX,
     MAX_MAX_PX,
     MIN_MAX_PX,
     plan_atlas,
 )
-from projector_core.sprites.sprite import Sprite, SpriteImage
+from projector_core.formats.sprites.sprite import Sprite, SpriteImage
 
 router = APIRouter(prefix="/api/sprite", tags=["data"])
 

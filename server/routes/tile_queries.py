@@ -1,5 +1,5 @@
 """Questions over every point of a tiled projection, answered by the server
-(``projector_core/kernels/tile_queries.py`` over the job's tiles), so a page that holds only
+(``projector_core/tiles/queries.py`` over the job's tiles), so a page that holds only
 the tiles on screen still picks, selects and searches exactly over all points.
 
 - ``GET /api/jobs/ID/pick?x=&y=&radius=&axes=``: the nearest point to (x, y) within
@@ -21,12 +21,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query
 from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job
-from projector.server.routes.lod import axes_as_shown, parse_axes
+from projector.server.routes.lod import parse_axes
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.jobs.engine import Job
-from projector_core.kernels.tile_queries import LIMIT_MAX, POLYGON_MAX, Region, to_dict
 from projector_core.projection.jobs import NotDone, layout_of
+from projector_core.tiles.queries import LIMIT_MAX, POLYGON_MAX, Region, to_dict
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 LIMIT_DEFAULT = 10_000
@@ -101,8 +101,7 @@ def _job_axes(jobs: JobsDep, job_id: str, axes: str | list[int] | None) -> tuple
         raise HTTPException(409, str(error)) from None
     except ValueError as error:
         raise HTTPException(422, str(error)) from None
-    text = ",".join(map(str, axes)) if isinstance(axes, list) else axes
-    return job, parse_axes(axes_as_shown(text, cols), cols, default=2)
+    return job, parse_axes(axes, cols, tiles=True, as_shown=True)
 
 
 def _answer(ask: Any, *args: Any) -> Any:

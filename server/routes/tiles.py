@@ -1,4 +1,4 @@
-"""Level-of-detail tiles of a projection (``projector_core/kernels/lod_tiles.py``).
+"""Level-of-detail tiles of a projection (``projector_core/tiles/build.py``).
 
 ``GET /api/jobs/ID/tiles`` answers the tile index of a done projection over ``axes`` (default
 the first two columns, three for a 3D result): JSON ``{"budget", "total", "axes", "box":
@@ -32,12 +32,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job, not_done
-from projector.server.routes.lod import axes_as_shown, parse_axes
+from projector.server.routes.lod import parse_axes
 
 from projector_core.jobs.engine import Job, JobStatus
-from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.projection.jobs import projection_result
-from projector_core.storage.tile_source import FrameTiles, MemoryTiles, TileSource
+from projector_core.tiles.build import MAX_LEVEL
+from projector_core.tiles.source import FrameTiles, MemoryTiles, TileSource
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
 # A job's id is random and its result never changes: its tiles and their index are immutable
@@ -57,7 +57,7 @@ async def _source(jobs: JobsDep, service: ServiceDep, job_id: str,
         raise not_done(job)
     cols = projection_result(job).coordinates.shape[1]
     try:
-        return service.tile_source(job, parse_axes(axes_as_shown(axes, cols), cols, default=2))
+        return service.tile_source(job, parse_axes(axes, cols, tiles=True, as_shown=True))
     except ValueError as error:  # a comparison: it has no layout
         raise HTTPException(422, str(error)) from None
 
@@ -70,7 +70,7 @@ def _placed_so_far(service: ServiceDep, job: Job, axes: str | None) -> FrameTile
     coordinates = frame.coordinates if frame is not None else np.zeros((0, dims), np.float32)
     cols = coordinates.shape[1]
     shape = getattr(job.source, "shape", None)
-    return FrameTiles(service.lod, job, parse_axes(axes_as_shown(axes, cols), cols, 2),
+    return FrameTiles(service.lod, job, parse_axes(axes, cols, tiles=True, as_shown=True),
                       coordinates, shape[0] if shape else coordinates.shape[0],
                       frame.stride if frame is not None else 1)
 

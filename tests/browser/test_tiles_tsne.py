@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from projector.server.app import create_app
 
-from projector_core.storage.lod_store import LodStore
+from projector_core.tiles.store import LodStore
 from tests.browser.conftest import state_hash
 from tests.browser.test_ui_scale import hover_nearest, screen_of
 from tests.builders import write_pbtxt_run

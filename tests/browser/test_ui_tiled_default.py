@@ -1,6 +1,6 @@
 """A set the server shows from tiles opens on them: 2-D PCA from its tiles, never the whole
 set in 3-D (whose download would not fit a tab at 100M). The size bound is the server's
-(``default_view.TILES_ABOVE``, lowered here), told to the page by ``/api/runs``."""
+(``tiles/view.py`` ``TILES_ABOVE``, lowered here), told to the page by ``/api/runs``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import httpx
 import numpy as np
 import pytest
 
-from projector_core.projection import default_view
+from projector_core.tiles import view
 from tests.builders import write_pbtxt_run
 
 pytestmark = pytest.mark.browser
@@ -17,7 +17,7 @@ N = 3000
 
 
 def test_a_set_shown_from_tiles_opens_in_2d_from_them(serve, projector, tmp_path, monkeypatch):
-    monkeypatch.setattr(default_view, "TILES_ABOVE", 1000)
+    monkeypatch.setattr(view, "TILES_ABOVE", 1000)
     rng = np.random.default_rng(0)
     write_pbtxt_run(
         tmp_path / "logs" / "run",

@@ -1,7 +1,8 @@
 """The projection method registry: one class per method, found by the request's ``method``.
 
-Adding a method is a new module with a :class:`~projector_core.projection.methods.base.ProjectionMethod`
-subclass, its request model in :mod:`projection_params`, and one line below.
+Adding a method is a new module with a
+:class:`~projector_core.projection.methods.base.ProjectionMethod` subclass, its request model
+in :mod:`projector_core.projection.params`, and one line below.
 """
 
 from __future__ import annotations

@@ -10,14 +10,14 @@ same values go to the front end, so nothing recomputes them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
 from projector_core.data.model import Embedding
+from projector_core.jobs.reporter import Reporter
 from projector_core.kernels.backend import Backend
 from projector_core.projection.limits import Limit
 
@@ -26,19 +26,6 @@ if TYPE_CHECKING:
     from projector_core.formats.chunked import ChunkedVectors
 
 Params = TypeVar("Params", bound=BaseModel)
-
-
-class Reporter(Protocol):
-    def step(self, iteration: int | None, progress: float,
-             frame: Callable[[], np.ndarray] | None = None, stride: int = 1) -> None: ...
-
-
-class Silent:
-    """A reporter for runs nobody follows (the MCP server, benchmarks)."""
-
-    def step(self, iteration: int | None, progress: float,
-             frame: Callable[[], np.ndarray] | None = None, stride: int = 1) -> None:
-        return None
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.distributed.custom import sharded_custom_projection
+from projector_core.jobs.reporter import Reporter
 from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.precomputed import check_columns
 from projector_core.kernels.search import search
-from projector_core.projection.methods.base import ProjectionMethod, Reporter, RunContext
+from projector_core.projection.methods.base import ProjectionMethod, RunContext
 from projector_core.projection.params import CustomParams
 
 if TYPE_CHECKING:

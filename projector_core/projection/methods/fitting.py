@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.distributed.sample_fit import sampled_embedding
+from projector_core.distributed.sample_fit import TsneFit, UmapFit, sampled_embedding
+from projector_core.jobs.reporter import Reporter
+from projector_core.kernels.backend import Backend
 from projector_core.kernels.finite import finite_rows
+from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sampling import SampledResult, sample_size
 from projector_core.projection.limits import Limit
-from projector_core.projection.methods.base import ProjectionMethod, Reporter, RunContext
+from projector_core.projection.methods.base import ProjectionMethod, RunContext
 from projector_core.projection.params import TsneParams, UmapParams
 
 if TYPE_CHECKING:
@@ -39,6 +42,18 @@ def fitted_points(params: TsneParams | UmapParams, n_points: int) -> int:
     the sample cannot be taken: :func:`kernels.sampling.sample_size`)."""
     m = sample_size(n_points, params.mode, params.sample_threshold, params.sample_size)
     return n_points if m is None else m
+
+
+def fit_neighbors(data: np.ndarray, k: int, backend: Backend
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The neighbour graph a full t-SNE or UMAP fit is handed, chosen here for both: each
+    row's ``k`` nearest other rows (euclidean; indices, float32 distances), scanned exactly on
+    a GPU, where a scan is cheap. None on the CPU: the kernel searches itself (t-SNE: openTSNE's
+    Annoy; UMAP: exact below 4,096 points, our HNSW graph above, never NN-descent). A sampled
+    fit's neighbours come from its sample index (``kernels/sampling.py``)."""
+    if backend.is_numpy:
+        return None
+    return ExactIndex(data, backend).neighbors_of(np.arange(data.shape[0]), k, "euclidean")
 
 
 def start_layout(reference: np.ndarray, valid: np.ndarray, dims: int, keep_scale: bool
@@ -151,7 +166,11 @@ class LayoutFit(ProjectionMethod[FitParams]):
         fitted, details = self.fit(data, valid, ctx, init, sample)
         return spread(valid, fitted), details
 
+    @abstractmethod
+    def sample_fit(self) -> TsneFit | UmapFit:
+        """This request as the cluster's sample fit takes it (its width and parameters)."""
+
     def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
                        reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
         """A sample fitted on one worker, the rest placed by all (:mod:`distributed.sample_fit`)."""
-        return sampled_embedding(self.request, vectors, cluster, reporter)
+        return sampled_embedding(self.sample_fit(), vectors, cluster, reporter)

@@ -8,8 +8,9 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.distributed.pca import sharded_pca
+from projector_core.jobs.reporter import Reporter
 from projector_core.kernels.pca import pca
-from projector_core.projection.methods.base import ProjectionMethod, Reporter, RunContext
+from projector_core.projection.methods.base import ProjectionMethod, RunContext
 from projector_core.projection.params import PcaParams
 
 if TYPE_CHECKING:

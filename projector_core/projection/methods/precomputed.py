@@ -32,5 +32,7 @@ class Precomputed(ProjectionMethod[PrecomputedParams]):
             data_dimensions().check((embedding.shape or (0, 0))[1])
 
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
+        if not self.params.columns:  # checked again: the file may have changed since
+            data_dimensions().check(ctx.data.shape[1])
         result = precomputed(ctx.data, ctx.embedding.metadata(), self.params.columns)
         return result.coordinates, {"columns": result.source}

@@ -7,13 +7,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.kernels.knn import ExactIndex
+from projector_core.distributed.sample_fit import TsneFit
+from projector_core.jobs.reporter import Reporter
+from projector_core.kernels.perplexity import default_perplexity
 from projector_core.kernels.precomputed import check_columns
 from projector_core.kernels.sampling import sampled_tsne
 from projector_core.kernels.supervision import label_codes
-from projector_core.projection.limits import Limit, default_perplexity, perplexity, tsne_points
-from projector_core.projection.methods.base import Reporter, RunContext
-from projector_core.projection.methods.fitting import KERNEL_THREADS, LayoutFit, sampled, streamed
+from projector_core.projection.limits import Limit, perplexity, tsne_points
+from projector_core.projection.methods.base import RunContext
+from projector_core.projection.methods.fitting import (
+    KERNEL_THREADS,
+    LayoutFit,
+    fit_neighbors,
+    sampled,
+    streamed,
+)
 from projector_core.projection.params import TsneParams
 
 if TYPE_CHECKING:
@@ -55,13 +63,10 @@ class Tsne(LayoutFit[TsneParams]):
                 params.early_exaggeration, params.seed, KERNEL_THREADS, on_step))
             return fitted, {**details, "supervised": False}
         labels = self._labels(ctx.embedding, valid)
-        neighbors = None
-        if not ctx.backend.is_numpy:
-            k = min(data.shape[0] - 1, int(3 * (params.perplexity or default_perplexity(
-                data.shape[0]))))
-            indices, distances = ExactIndex(data, ctx.backend).neighbors_of(
-                np.arange(data.shape[0]), k, "euclidean")
-            neighbors = (indices, distances.astype(np.float64))
+        k = min(data.shape[0] - 1, int(3 * (params.perplexity or default_perplexity(
+            data.shape[0]))))  # openTSNE's neighbour count for this perplexity
+        found = fit_neighbors(data, k, ctx.backend)
+        neighbors = None if found is None else (found[0], found[1].astype(np.float64))
         # A start layout is already organised: no early exaggeration to tear it apart.
         exaggeration = params.early_exaggeration if init is None else 1.0
         result = tsne(data, self.dims, params.perplexity, params.learning_rate, params.n_iter,
@@ -75,6 +80,11 @@ class Tsne(LayoutFit[TsneParams]):
             "neighbors": "exact" if neighbors is not None else "openTSNE",
             "mode": "full", "sample_size": int(data.shape[0]),
         }
+
+    def sample_fit(self) -> TsneFit:
+        params = self.params
+        return TsneFit(self.dims, params.perplexity, params.learning_rate, params.n_iter,
+                       params.early_exaggeration, params.seed)
 
     def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
                        reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:

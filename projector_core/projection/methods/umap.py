@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from projector_core.kernels.knn import ExactIndex
+from projector_core.distributed.sample_fit import UmapFit
 from projector_core.kernels.sampling import sampled_umap
 from projector_core.kernels.umap import default_epochs
 from projector_core.projection.limits import Limit, umap_neighbors
 from projector_core.projection.methods.base import RunContext
-from projector_core.projection.methods.fitting import LayoutFit, sampled, streamed
+from projector_core.projection.methods.fitting import LayoutFit, fit_neighbors, sampled, streamed
 from projector_core.projection.params import UmapParams
 
 
@@ -31,19 +31,21 @@ class Umap(LayoutFit[UmapParams]):
     def limited_values(self, n_points: int) -> dict[str, float | None]:
         return {"n_neighbors": self.params.n_neighbors}
 
+    def sample_fit(self) -> UmapFit:
+        params = self.params
+        return UmapFit(self.dims, params.n_neighbors, params.min_dist, params.n_epochs,
+                       params.seed)
+
     def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext, init: np.ndarray | None,
             sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
-        from projector_core.kernels.umap import exact_neighbors, umap  # numba: on first use
+        from projector_core.kernels.umap import umap  # numba: on first use
 
         params = self.params
         if sample is not None:
             return sampled(valid, ctx.reporter, lambda on_step: sampled_umap(
                 data, sample, self.dims, params.n_neighbors, params.min_dist, params.n_epochs,
                 params.seed, on_step))
-        neighbors = None
-        if not ctx.backend.is_numpy:
-            neighbors = exact_neighbors(data, params.n_neighbors - 1,
-                                        ExactIndex(data, ctx.backend))
+        neighbors = fit_neighbors(data, params.n_neighbors - 1, ctx.backend)
         result = umap(data, self.dims, params.n_neighbors, params.min_dist, params.n_epochs,
                       params.seed, neighbors=neighbors, on_step=streamed(valid, ctx.reporter),
                       init=init)

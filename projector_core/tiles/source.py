@@ -1,10 +1,10 @@
 """One interface over where a projection's level-of-detail tiles live: ``TileSource``.
 
 Everything the server answers about a tiled projection (the tile routes, pick, region
-selection, search, counts; ``kernels/tile_queries.py``) reads tiles through these three
+selection, search, counts; ``tiles/queries.py``) reads tiles through these three
 methods only, so it works the same whether the tiles sit in memory (one machine:
 :class:`MemoryTiles` here) or in a chunked store written by Dask workers, where the server
-never holds an N-sized array. The format is the one ``kernels/lod_tiles.py`` builds and
+never holds an N-sized array. The format is the one ``tiles/build.py`` builds and
 docs/ARCHITECTURE.md ("Tiles") describes.
 """
 
@@ -15,9 +15,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from projector_core.jobs.engine import Job
-from projector_core.kernels.lod_tiles import early_tile
 from projector_core.projection.jobs import projection_result
-from projector_core.storage.lod_store import LodStore, finite_bounds
+from projector_core.tiles.build import early_tile
+from projector_core.tiles.store import LodStore, finite_bounds
 
 Tile = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # rows uint32, coords float32, codes int32
 

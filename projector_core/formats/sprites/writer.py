@@ -19,8 +19,8 @@ import numpy as np
 from PIL import Image
 
 from projector_core.formats.config import SpriteInfo
-from projector_core.sprites.pages import manifest_json
-from projector_core.sprites.sprite import manifest_path
+from projector_core.formats.sprites.pages import manifest_json
+from projector_core.formats.sprites.sprite import manifest_path
 from projector_core.storage.atomic_write import atomic_file, write_atomic
 
 _CHANNELS = (1, 3, 4)

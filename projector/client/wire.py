@@ -1,4 +1,4 @@
-"""What :mod:`projector_core.client.api` sends and reads, beside HTTP itself: request bodies and
+"""What :mod:`projector.client.api` sends and reads, beside HTTP itself: request bodies and
 paths, multipart uploads, float32 arrays and error details."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ its dictionary in the array's attributes), chunked by the tile budget, and the i
 ``index`` (int32 ``z``, ``x``, ``y``; int64 ``offset``, ``count``) with the manifest's
 budget, box and bounds in the group's attributes. A tile is one slice of each array, so the
 server reads a tile's bytes and holds only the index (a few thousand rows at 100M points).
-The Dask workers write it (``distributed/tile_build.py``).
+The Dask workers write it (``tiles/sharded_build.py``).
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from projector_core.jobs.engine import Job
-from projector_core.kernels.lod import lod_order
-from projector_core.kernels.lod_tiles import TILE_BUDGET, TileSet, build_tiles
 from projector_core.projection.jobs import projection_result
 from projector_core.storage.recent import Recent
+from projector_core.tiles.build import TILE_BUDGET, TileSet, build_tiles
+from projector_core.tiles.order import lod_order
 
 CACHED = 4  # answers of each kind kept
 

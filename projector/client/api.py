@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector_core.client.wire import (
+from projector.client.wire import (
     detail,
     float32,
     given,

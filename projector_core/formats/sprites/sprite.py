@@ -8,7 +8,8 @@ the format's plugin and apply our own budget.
 
 A sprite is one image (TensorBoard's format), or, when our writer had more thumbnails than fit
 8192 px, that image (scaled down, for TensorBoard) plus a sidecar manifest ``<stem>.pages.json``
-listing full-resolution pages; see ``sprite_pages.py``.
+listing full-resolution pages, read by ``pages.py`` (which checks a configured sprite
+with the image checks here).
 """
 
 from __future__ import annotations
@@ -224,24 +225,3 @@ def check_image(path: Path, display: str, thumb: tuple[int, int], first: int, co
                        content_type=CONTENT_TYPES[image_format],
                        identity=(stat.st_dev, stat.st_ino), thumb=(width, height), grid=grid,
                        first=first, count=count)
-
-
-def check_sprite(path: Path, display: str, single_image_dim: tuple[int, ...], n_points: int,
-                 warnings: list[str]) -> Sprite:
-    """Check the configured sprite image, and its page manifest when our writer left one."""
-    from projector_core.sprites.pages import read_pages
-
-    if len(single_image_dim) != 2 or 0 in single_image_dim:
-        raise DataError("a sprite needs single_image_dim [width, height]", file=display,
-                        field="sprite.single_image_dim")
-    thumb = (int(single_image_dim[0]), int(single_image_dim[1]))
-    image = check_image(path, display, thumb, 0, n_points)
-    paged = read_pages(image, n_points, warnings)
-    if paged is not None:
-        return paged
-    size = image.size
-    if max(size) > TENSORBOARD_MAX_PX:
-        warnings.append(f"{display}: sprite is {size[0]}x{size[1]} px, above TensorBoard's "
-                        f"{TENSORBOARD_MAX_PX} px limit; served here, but some browsers' WebGL "
-                        "cannot take textures that large, so the viewer loads it as atlas pages")
-    return Sprite(image=image, pages=(image,), single_image_dim=thumb, count=n_points)

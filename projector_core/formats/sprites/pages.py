@@ -1,4 +1,5 @@
-"""Multi-page sprites: a sidecar manifest next to the configured sprite image.
+"""A configured sprite as read (``check_sprite``): its image, and its pages when our writer
+left a sidecar manifest next to it.
 
 TensorBoard's config parser rejects unknown fields, so a sprite of more thumbnails than fit
 8192 px cannot be declared in ``projector_config.pbtxt`` itself. Our writer keeps
@@ -24,7 +25,13 @@ from typing import Any
 
 from projector_core.errors import DataError
 from projector_core.formats.config import resolve_asset
-from projector_core.sprites.sprite import Sprite, SpriteImage, check_image, manifest_path
+from projector_core.formats.sprites.sprite import (
+    TENSORBOARD_MAX_PX,
+    Sprite,
+    SpriteImage,
+    check_image,
+    manifest_path,
+)
 
 MANIFEST_FORMAT = "projector-sprite-pages"
 MANIFEST_VERSION = 1
@@ -99,3 +106,22 @@ def read_pages(image: SpriteImage, n_points: int, warnings: list[str]) -> Sprite
                         "points", file=display, field="pages")
     return Sprite(image=image, pages=tuple(pages), single_image_dim=thumb, count=n_points,
                   manifest=path)
+
+
+def check_sprite(path: Path, display: str, single_image_dim: tuple[int, ...], n_points: int,
+                 warnings: list[str]) -> Sprite:
+    """Check the configured sprite image, and its page manifest when our writer left one."""
+    if len(single_image_dim) != 2 or 0 in single_image_dim:
+        raise DataError("a sprite needs single_image_dim [width, height]", file=display,
+                        field="sprite.single_image_dim")
+    thumb = (int(single_image_dim[0]), int(single_image_dim[1]))
+    image = check_image(path, display, thumb, 0, n_points)
+    paged = read_pages(image, n_points, warnings)
+    if paged is not None:
+        return paged
+    size = image.size
+    if max(size) > TENSORBOARD_MAX_PX:
+        warnings.append(f"{display}: sprite is {size[0]}x{size[1]} px, above TensorBoard's "
+                        f"{TENSORBOARD_MAX_PX} px limit; served here, but some browsers' WebGL "
+                        "cannot take textures that large, so the viewer loads it as atlas pages")
+    return Sprite(image=image, pages=(image,), single_image_dim=thumb, count=n_points)

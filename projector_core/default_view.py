@@ -3,11 +3,13 @@
 A first visit opens the first readable embedding with the page's default view: PCA (3
 components asked; a 2-column embedding's PCA is its own plane, rotated), its bounds,
 level-of-detail order and tiles over the axes shown, and the colour and label columns as
-dictionary codes. Each
-is computed here, on a background thread, once the catalog has loaded, so the page's first
-requests find them ready instead of computing them one after another while the user waits.
+dictionary codes. Each is computed here, on a background thread, once the catalog has loaded,
+so the page's first requests find them ready instead of computing them one after another
+while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
-with the parameter table's defaults), so the two share one job and one cached result.
+with the parameter table's defaults: ``projection/default_request.py``), so the two share one
+job and one cached result. Whether the view is shown from tiles, and over which axes, is
+``tiles/view.py``'s to say.
 """
 
 from __future__ import annotations
@@ -15,39 +17,18 @@ from __future__ import annotations
 import logging
 import threading
 
-from pydantic import TypeAdapter
-
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.jobs.engine import JobStatus
 from projector_core.kernels.backend import get_backend
+from projector_core.projection.default_request import projection_request
 from projector_core.projection.jobs import ProjectionJobs, projection_result
-from projector_core.projection.limits import WHOLE_BYTES
-from projector_core.projection.methods import parameter_table
-from projector_core.projection.params import ProjectionRequest
-from projector_core.storage.lod_store import LodStore
+from projector_core.tiles.store import LodStore
+from projector_core.tiles.view import chosen_axes, shown_from_tiles
 
 log = logging.getLogger("projector")
 
 FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
-TILES_ABOVE = 2_000_000  # above this many points a 2-D PCA or custom view comes as tiles
-
-
-def shown_from_tiles(points: int) -> bool:
-    """Whether the page shows this embedding's 2-D PCA and custom views from tiles (and opens
-    in 2-D, the tiles' quadtree being over two axes), not as the whole set in LOD order. The
-    one place this is decided: ``/api/runs`` says it per embedding (``tiles``) to the page."""
-    return points > TILES_ABOVE
-
-
-def tsne_umap_from_tiles(points: int) -> bool:
-    """Whether this embedding's 2-D t-SNE and UMAP come to the page as tiles: followed for
-    progress alone (no frames, never ``/result``), then shown from their tiles, because their
-    N x 2 float32 is over the most a page takes whole (``WHOLE_BYTES``: 33.5M points). The
-    same figure stops a cluster's frames and whole reads (``distributed/coords_store.py``), so
-    a layout the page follows whole is one the server can send whole. ``/api/runs`` says it
-    per embedding (``tsne_umap_tiles``)."""
-    return points * 2 * 4 > WHOLE_BYTES
 
 
 def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
@@ -57,19 +38,6 @@ def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
             if embedding.error is None and embedding.shape is not None:
                 return run.name, embedding
     return None
-
-
-def default_request(run: str, embedding: Embedding) -> ProjectionRequest:
-    """The page's default projection request for ``embedding`` (the table's defaults)."""
-    table = parameter_table(embedding.shape)["methods"]["pca"]["params"]
-    return TypeAdapter(ProjectionRequest).validate_python({
-        "run": run, "embedding": embedding.name, "method": "pca", "dims": 3,
-        "params": {"spherize": table["spherize"]["default"]}})
-
-
-def default_axes(columns: int, tiles: bool) -> list[int]:
-    """The axes the default view shows: the first three columns, or two (and two for tiles)."""
-    return list(range(min(columns, 2 if tiles else 3)))
 
 
 def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: LodStore,
@@ -83,7 +51,7 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
     try:
         # The projection first (the page's first tiles wait for it); the colour column is
         # encoded (a stored one counted, as a tiled page asks) on this thread meanwhile.
-        request = default_request(run, embedding)
+        request = projection_request(embedding, "pca")
         job = projections.start(request, embedding, get_backend(device), None,
                                 projections.reference(request, embedding))
         for name in embedding.metadata_columns()[:FIRST_COLUMNS]:
@@ -92,7 +60,7 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
         if job.status is JobStatus.DONE:
             coordinates = projection_result(job).coordinates
             tiles = shown_from_tiles(coordinates.shape[0])
-            lod.prepare(job, default_axes(coordinates.shape[1], tiles), tiles=tiles)
+            lod.prepare(job, chosen_axes(None, coordinates.shape[1], tiles), tiles=tiles)
     except Exception:  # logged, not raised: a page asking later gets the error itself
         log.warning("could not prepare the default view of %s/%s", run, embedding.name,
                     exc_info=True)

@@ -2,7 +2,7 @@
 counts of a column inside it) answered tile by tile, and metadata search answered by the
 column itself, a chunk at a time (a value does not depend on where its point lies).
 
-Pick and selection read a ``TileSource`` (``storage/tile_source.py``) through its three methods only, so
+Pick and selection read a ``TileSource`` (``tiles/source.py``) through its three methods only, so
 they are the same over tiles in memory and tiles in a zarr store written by Dask workers,
 and hold at most one tile and the answer at a time, never an N-sized array. Tiles never
 straddle a cell (docs/ARCHITECTURE.md, "Tiles"), so a question about a part of the plane
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from projector_core.kernels.lod_tiles import MAX_LEVEL
 from projector_core.kernels.search import search
+from projector_core.tiles.build import MAX_LEVEL
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from projector_core.storage.tile_source import TileSource
+    from projector_core.tiles.source import TileSource
 
 POLYGON_MAX = 10_000  # vertices of a selection polygon
 LIMIT_MAX = 1_000_000  # row ids one answer lists at most

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from projector_core.sprites.sprite import Sprite, SpriteImage
+from projector_core.formats.sprites.sprite import Sprite, SpriteImage
 from projector_core.storage.atomic_write import atomic_file, write_atomic
 from projector_core.storage.fingerprint import fingerprint
 

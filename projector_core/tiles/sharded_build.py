@@ -1,7 +1,7 @@
 """Level-of-detail tiles built by the workers from coordinates on disk, written in stored form.
 
 docs/ARCHITECTURE.md, "Tiles": tile (z, x, y) holds the next ``budget`` points, in LOD order,
-of its cell that no ancestor holds. Here the order is the keys of ``tile_keys.py``, so a
+of its cell that no ancestor holds. Here the order is the keys of ``shard_keys.py``, so a
 tile holds its cell's unplaced points with a key up to that cell's threshold: the
 ``budget``-th smallest unplaced key. Level by level, over the cells still open:
 
@@ -13,24 +13,28 @@ tile holds its cell's unplaced points with a key up to that cell's threshold: th
 
 The server holds only cells and thresholds (a few thousand numbers). Then each shard finds
 its points' tiles and writes them into part files by output range; a task per range sorts
-its points by (tile, key) and writes its slice of the stored form (``zarr_tiles.py``) in
+its points by (tile, key) and writes its slice of the stored form (``stored.py``) in
 whole chunks. ``build_tiles`` over the keys' order gives exactly these tiles (tested).
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector_core.distributed import tile_keys
+from projector_core.data.model import Embedding
 from projector_core.distributed.coords_store import StoredCoordinates
-from projector_core.distributed.tile_keys import ShardPlan
-from projector_core.kernels.lod_tiles import MAX_LEVEL, TILE_BUDGET, _unspread
-from projector_core.storage.zarr_tiles import write_index
+from projector_core.formats.chunked import ChunkedVectors
+from projector_core.projection.compute import ProjectionResult
+from projector_core.tiles import shard_keys
+from projector_core.tiles.build import MAX_LEVEL, TILE_BUDGET, _unspread
+from projector_core.tiles.shard_keys import ShardPlan
+from projector_core.tiles.stored import write_index
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -84,7 +88,7 @@ def thresholds(runner: Runner, plans: list[ShardPlan], leads: tuple, budget: int
     for level in range(MAX_LEVEL + 1):
         if not cells.size:
             break
-        counts = np.sum(runner.each(tile_keys.level_counts,
+        counts = np.sum(runner.each(shard_keys.level_counts,
                                     [(p, leads, level, cells, floors) for p in plans]), axis=0)
         total = counts.sum(axis=1)
         kept = total > 0
@@ -94,9 +98,9 @@ def thresholds(runner: Runner, plans: list[ShardPlan], leads: tuple, budget: int
         ceilings = np.full(cells.size, -np.inf)
         ceilings[full] = _ceilings(counts[full], floors[full], budget)
         while full.size:
-            found = runner.gathered(tile_keys.level_candidates,
+            found = runner.gathered(shard_keys.level_candidates,
                                     [(p, leads, level, cells, floors, ceilings) for p in plans],
-                                    tile_keys.select, cells.size, budget)
+                                    shard_keys.select, cells.size, budget)
             cut[full] = found[full]
             missed = full[np.isnan(found[full])]  # the guess was short: take every key
             ceilings[:] = -np.inf
@@ -110,12 +114,12 @@ def thresholds(runner: Runner, plans: list[ShardPlan], leads: tuple, budget: int
     return levels
 
 
-def _tile_of(state: tile_keys.ShardKeys, levels: list) -> np.ndarray:
+def _tile_of(state: shard_keys.ShardKeys, levels: list) -> np.ndarray:
     """Each point's tile number (tiles in level order, cells ascending inside a level)."""
     tile = np.full(state.key.size, -1, np.int64)
     base = 0
     for level, (cells, floors, cut, _counts) in enumerate(levels):
-        at, points = tile_keys.unplaced(state, level, cells, floors)
+        at, points = shard_keys.unplaced(state, level, cells, floors)
         placed = state.key[points] <= cut[at]
         tile[points[placed]] = base + at[placed]
         base += cells.size
@@ -129,9 +133,9 @@ def place_shard(plan: ShardPlan, leads: tuple, levels: list, offsets: np.ndarray
     range their tile meets (a tile across two ranges goes to both)."""
     import zarr
 
-    state = tile_keys.keys(plan, *leads)
+    state = shard_keys.keys(plan, *leads)
     tile = _tile_of(state, levels)
-    coords = tile_keys.read_plane(plan)
+    coords = shard_keys.read_plane(plan)
     codes = {name: np.asarray(zarr.open_array(store=path, mode="r")[plan.start:plan.stop],
                               np.int32) for name, path in columns.items()}
     first = offsets[tile] // group_rows
@@ -200,7 +204,7 @@ def build_tile_store(coordinates: StoredCoordinates, shard_rows: int, axes: list
              for start in range(0, n, shard_rows)]
     runner = Runner(cluster)
     try:
-        leads = tile_keys.choose_leads(runner.each(tile_keys.shard_leads, [(p,) for p in plans]))
+        leads = shard_keys.choose_leads(runner.each(shard_keys.shard_leads, [(p,) for p in plans]))
         levels = thresholds(runner, plans, leads, budget)
         counts = np.concatenate([level[3] for level in levels]).astype(np.int64)
         offsets = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
@@ -228,12 +232,37 @@ def build_tile_store(coordinates: StoredCoordinates, shard_rows: int, axes: list
                     lo=lo.tolist(), hi=hi.tolist(), bounds=bounds)
     finally:
         if cluster is not None:
-            cluster.everywhere(tile_keys.forget, coordinates.path)
+            cluster.everywhere(shard_keys.forget, coordinates.path)
         else:
-            tile_keys.forget(coordinates.path)
+            shard_keys.forget(coordinates.path)
     return out
 
 
 def _cells(level: int, cells: np.ndarray) -> np.ndarray:
     x, y = _unspread(cells.astype(np.int64), level)
     return np.column_stack([np.full(cells.size, level), x, y]).astype(np.int32)
+
+
+def with_stored_tiles(result: ProjectionResult, embedding: Embedding, cluster: Cluster | None
+                      ) -> ProjectionResult:
+    """A result the workers wrote to disk, with its tiles over the first two axes built by
+    them too (part of its job: a page asks for them next), carrying the categorical columns
+    stored beside the embedding (``formats/code_columns.py``; the tiles' dictionary is the
+    column's, as the counts route answers it). Any other result as it is."""
+    coordinates = result.coordinates
+    if not isinstance(coordinates, StoredCoordinates):
+        return result
+    vectors = embedding.vectors()
+    assert cluster is not None and isinstance(vectors, ChunkedVectors)
+    shard = vectors.shards()[0]
+    coded = {name: (stored.path, stored.dictionary)
+             for name, stored in embedding.stored_columns().items()}
+    axes = list(range(min(coordinates.shape[1], 2)))
+    started = time.perf_counter()
+    coordinates.tiles = build_tile_store(coordinates, shard.stop - shard.start, axes, cluster,
+                                         coded)
+    took = round(time.perf_counter() - started, 3)
+    result.info.update({"tiles_seconds": took, "tile_columns": sorted(coded),
+                        "seconds": round(result.info["seconds"] + took, 3),
+                        "stored": {"coordinates": coordinates.path, "tiles": coordinates.tiles}})
+    return result

@@ -2,7 +2,7 @@
 
 A tile (z, x, y) is a cell of a quadtree over the plane of the first two chosen axes (level z
 splits each axis of the bounding box in 2^z; x, y from the low corner). It holds, in
-level-of-detail order (``kernels/lod.py``), up to ``budget`` of the points inside its cell
+level-of-detail order (``tiles/order.py``), up to ``budget`` of the points inside its cell
 that no ancestor tile holds: the root tile is the first ``budget`` points of the order, a
 child tile the next ``budget`` of its quadrant, and so on down to the level where a cell has
 no more than that left (at ``MAX_LEVEL`` a tile takes all the rest). So a view fetches the
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from projector_core.kernels.lod import all_finite, radix_order
+from projector_core.tiles.order import all_finite, radix_order
 
 TILE_BUDGET = 1 << 16  # points a tile holds at most: 768 KB of coordinates, ids and codes
 MAX_LEVEL = 15  # the deepest level: below it a tile takes every point left in its cell

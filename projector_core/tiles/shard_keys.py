@@ -1,6 +1,6 @@
 """Per shard, on a worker: each point's Morton code and level-of-detail key, and its tile.
 
-The single machine's order (``kernels/lod.py``) ranks points inside their fine cell; over
+The single machine's order (``tiles/order.py``) ranks points inside their fine cell; over
 shards each point draws its rank share as a uniform random number ``u`` instead, seeded by
 the shard's first row, so a prefix of the order holds each cell's share up to binomial
 noise and no shard comes first. One point of every coarse cell (levels 0..L) leads: the
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from projector_core.kernels.lod import COARSE_LEVELS
-from projector_core.kernels.lod_tiles import MAX_LEVEL
-from projector_core.kernels.lod_tiles import _morton as morton_codes
+from projector_core.tiles.build import MAX_LEVEL
+from projector_core.tiles.build import _morton as morton_codes
+from projector_core.tiles.order import COARSE_LEVELS
 
 DENSE_LEVELS = 10  # down to this level a cell is found by a table of 4^level entries
 LEAD_LEVELS = COARSE_LEVELS[2]  # levels whose every non-empty cell has a lead (as lod.py)
