@@ -1,6 +1,6 @@
 // PCA of an uploaded data set off the main thread, so the page stays responsive.
 
-import { pca } from './compute.js';
+import { pca } from './kernels.js';
 
 self.onmessage = (event) => {
   const { vectors, n, d, spherize } = event.data;

@@ -19,7 +19,7 @@ import { pointsInPolygon, pointsInRect } from './geometry.js';
 import { mixin } from './mixin.js';
 import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
-import { PlotTiles } from './plot_tiles.js';
+import { PlotTiles } from './tiles/frames.js';
 import { CpuDetail } from './renderer/cpu_detail.js';
 import { ViewCull } from './renderer/cull.js';
 import { DetailBuffer } from './renderer/detail.js';
@@ -30,7 +30,7 @@ import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
 import { PreviewLayer } from './renderer/preview.js';
 import { SelectionLayer } from './renderer/selection.js';
 import { SpriteLayer } from './renderer/sprites.js';
-import { TileLayer } from './renderer/tiles.js';
+import { TileLayer } from './tiles/layer.js';
 
 const TRANSITION_MS = 700;
 /** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */

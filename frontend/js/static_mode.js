@@ -7,7 +7,7 @@
 
 import { Api, ApiError } from './api.js';
 import { decodeColumn } from './columns.js';
-import { search as localSearch } from './compute.js';
+import { search as localSearch } from './kernels.js';
 
 const TAG = 'meta[name="projector-static"]';
 const METHOD_NAMES = { pca: 'PCA', tsne: 't-SNE', umap: 'UMAP', custom: 'Custom' };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { defaultCamera, viewProjection, zoom } from '../js/camera.js';
-import { DISPLAY_POINTS, showsTiles, TiledProjection } from '../js/tiled_projection.js';
+import { DISPLAY_POINTS, showsTiles, TiledProjection } from '../js/tiles/tile_points.js';
 
 /** A full quadtree index over the box [0, 8]^2: every tile of levels 0..depth holds `count`. */
 function manifest(depth, count) {

@@ -3,7 +3,7 @@
 // lasso, neighbours of the focus, search).
 
 import { neighborShade, pointColoring } from '../colors.js';
-import { nearestNeighbors, neighborLimit, search as localSearch } from '../compute.js';
+import { nearestNeighbors, neighborLimit, search as localSearch } from '../kernels.js';
 import { clampToLimit, limitFor, withinLimit } from '../limits.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
 

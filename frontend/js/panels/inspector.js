@@ -2,7 +2,7 @@
 // (isolate, show all, clear), the selected point's metadata card, and its nearest
 // neighbours with distance bars and sprite thumbnails.
 
-import { neighborLimit } from '../compute.js';
+import { neighborLimit } from '../kernels.js';
 import { $, el, formatCount, setOptions } from '../dom.js';
 import { clampToLimit, limitFor } from '../limits.js';
 

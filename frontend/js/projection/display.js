@@ -7,7 +7,7 @@ import { fitInSlices, prepareDrawOrder } from '../draw_order.js';
 import { fitPositions } from '../geometry.js';
 import { randomOrder } from '../renderer/lod.js';
 import { is3d } from '../state.js';
-import { showsTiles, TiledProjection } from '../tiled_projection.js';
+import { showsTiles, TiledProjection } from '../tiles/tile_points.js';
 import { placedFirstOrder } from './stream_order.js';
 
 /** Data sets from this size on are put in the plot in slices (_displayInSlices). */

@@ -4,7 +4,7 @@
 
 import { prepareDrawOrder } from '../draw_order.js';
 import { isQuick } from '../limits.js';
-import { fetchLevel, fetchTile, fitSlice, PREVIEW_ABOVE } from './lod.js';
+import { fetchLevel, fetchTile, fitSlice, PREVIEW_ABOVE } from '../tiles/fetch.js';
 
 /** A running layout shown from tiles asks for its placed points again after this much progress. */
 const EARLY_STEP = 0.02;

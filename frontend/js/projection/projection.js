@@ -77,7 +77,7 @@ export class Projection {
     this.finished = null;
     /** @type {number[] | null} shown from tiles over these axes (no whole set) */
     this.tileAxes = tileAxes;
-    /** @type {import('../tiled_projection.js').TiledProjection | null} its tiles, once the job is done */
+    /** @type {import('../tiles/tile_points.js').TiledProjection | null} its tiles, once the job is done */
     this.tiled = null;
     /** @type {string | null} the axes its tiles are being opened over (display.js) */
     this.tilesFor = null;

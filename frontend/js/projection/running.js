@@ -5,10 +5,10 @@
 // custom computed in the browser for an uploaded data set. Each update calls
 // `this.onChange(this)`.
 
-import { customProjection, pca } from '../compute.js';
+import { customProjection, pca } from '../kernels.js';
 import { isQuick } from '../limits.js';
-import { TiledProjection } from '../tiled_projection.js';
-import { PREVIEW_ABOVE } from './lod.js';
+import { TiledProjection } from '../tiles/tile_points.js';
+import { PREVIEW_ABOVE } from '../tiles/fetch.js';
 
 /** How long the whole result waits for a large set's first slice (see _wait). */
 const PREVIEW_WAIT_MS = 3000;

@@ -3,7 +3,7 @@
 // `GET /api/jobs/ID/pick` and `POST /api/jobs/ID/select` (docs/ARCHITECTURE.md "Tiles"), so
 // they are exact over all points however few of them the tab holds.
 
-import { pointInPolygon } from './geometry.js';
+import { pointInPolygon } from '../geometry.js';
 
 /** Rows a server region selection answers at most (the API's maximum). */
 const SELECT_LIMIT = 1000000;

@@ -7,7 +7,7 @@
 
 import { neighborShade } from '../colors.js';
 import { FLAG_FOCUS, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
-import { categoricalByDefault, tileColoring, uniformTileColoring } from '../tile_coloring.js';
+import { categoricalByDefault, tileColoring, uniformTileColoring } from './coloring.js';
 import { numericColumn } from '../tsv.js';
 
 /** Rows a tiled search lists at most (the API's maximum: the rest are highlighted by code). */

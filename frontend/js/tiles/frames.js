@@ -4,8 +4,8 @@
 // off screen a few tiles per animation frame and shown in one copy (as plot_frames.js does
 // the whole set), so no frame holds the main thread for long.
 
-import { sampleSize } from './renderer/lod.js';
-import { uniformTileColoring } from './tile_coloring.js';
+import { sampleSize } from '../renderer/lod.js';
+import { uniformTileColoring } from './coloring.js';
 
 /**
  * Points of one slice of a still frame: from, to (it adapts to how fast the GPU draws). The

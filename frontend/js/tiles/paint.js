@@ -4,8 +4,8 @@
 // lasso selection, in the projection's units) and a set of codes (a search's matching
 // values). What the tab holds for them grows with the resident tiles, never with N.
 
-import { pointInPolygon } from './geometry.js';
-import { FLAG_HIDDEN, FLAG_SELECTED } from './renderer/points.js';
+import { pointInPolygon } from '../geometry.js';
+import { FLAG_HIDDEN, FLAG_SELECTED } from '../renderer/points.js';
 
 /**
  * @typedef {object} TileMarks  the page's flags over a tiled projection

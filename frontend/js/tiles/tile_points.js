@@ -7,12 +7,12 @@
 // lasso (tile_answers.js): over the resident points when every point is resident, else from
 // the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
 
-import { fetchTile } from './projection/lod.js';
-import { mixin } from './mixin.js';
-import { PointLayer } from './renderer/points.js';
-import { TileAnswers } from './tile_answers.js';
-import { uniformTileColoring } from './tile_coloring.js';
-import { NO_MARKS, tileColors, tileFlags } from './tile_paint.js';
+import { fetchTile } from './fetch.js';
+import { mixin } from '../mixin.js';
+import { PointLayer } from '../renderer/points.js';
+import { TileAnswers } from './answers.js';
+import { uniformTileColoring } from './coloring.js';
+import { NO_MARKS, tileColors, tileFlags } from './paint.js';
 
 /** Points a still frame shows at most: the deepest levels on screen that fit. */
 export const DISPLAY_POINTS = 2000000;
@@ -80,8 +80,8 @@ export function showsTiles(dataset, method, threeD) {
  * @property {object[]} wantedCells  the same cells (requested as earlier ones arrive)
  * @property {number} version       counts tiles coming and going (caches of positions)
  * @property {number} residentPoints
- * @property {import('./tile_coloring.js').TileColors} coloring  how tiles are coloured
- * @property {import('./tile_paint.js').TileMarks} marks  the page's flags as rules
+ * @property {import('./coloring.js').TileColors} coloring  how tiles are coloured
+ * @property {import('./paint.js').TileMarks} marks  the page's flags as rules
  * @property {string|null} refusedColumn  a column the tiles do not carry (drawn without codes)
  * @property {{ rows: number[], polygon: number[][], axes: number[], count: number }|null} lastRegion
  *   the last box or lasso answered, in the projection's units (a selection kept as a region)
