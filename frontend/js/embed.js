@@ -15,7 +15,7 @@ export function installEmbed(app) {
   let last = null;
   let applying = false;
 
-  const loaded = () => Boolean(app.dataset) && app.ready !== false;
+  const loaded = () => Boolean(app.dataset) && app.datasets.ready !== false;
   const view = () => {
     const s = app.state;
     return { run: s.run, embedding: s.embedding, selection: s.selection, color_by: s.colorBy, projection: s.projection };

@@ -66,9 +66,9 @@ export function installMetadataEdit(app) {
     if (ds !== app.dataset) return;
     ds.tag(column, value, selection);
     const { colorBy, labelBy, search } = app.state;
-    if (colorBy === column) app._recolor();
-    if (labelBy === column) app._updateLabels();
-    if (search.column === column && search.query) app.runSearch({ select: false });
+    if (colorBy === column) app.highlight.recolor();
+    if (labelBy === column) app.highlight.updateLabels();
+    if (search.column === column && search.query) app.highlight.runSearch({ select: false });
     say(`Tagged ${selection.length} point${selection.length === 1 ? '' : 's'}: ${column} = "${value}"`);
     app.render();
   });

@@ -27,7 +27,7 @@ export function scaleFor(plot, { scale = 2, width = null } = {}) {
 
 /**
  * The plot at `scale` times its CSS size as a 2D canvas: every point drawn, the top pass
- * (highlights, labels) over them, then `legend` (app.coloring's legend, titled) when given.
+ * (highlights, labels) over them, then `legend` (app.highlight.coloring's legend, titled) when given.
  */
 export function renderPlotImage(plot, { scale = 2, legend = null } = {}) {
   const gl = plot.gl;
@@ -44,11 +44,11 @@ export function renderPlotImage(plot, { scale = 2, legend = null } = {}) {
     plot.dpr = scale;
     for (const layer of plot.layers) layer.onResize(cssW, cssH, scale);
     buffer.bind(w, h);
-    plot._clear();
+    plot.clear();
     const view = plot._view();
     Object.assign(view, { start: 0, count: plot.n, sampled: false, sampleSize: 1, elements: null });
-    plot._renderLayers(view, 'base');
-    plot._renderLayers(view, 'top');
+    plot.renderLayers(view, 'base');
+    plot.renderLayers(view, 'top');
     gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
   } finally {
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);

@@ -21,7 +21,7 @@ export function installKeyboard(app) {
       const { search, selection, focus } = app.state;
       if (!search.query && !selection.length && focus === null) return;
       if (search.query) app.update({ search: { ...search, query: '' } });
-      app.clearSelection();
+      app.highlight.clearSelection();
       app.setMessage('Selection and search cleared');
       return;
     }

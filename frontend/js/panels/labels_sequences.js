@@ -10,7 +10,7 @@ import { PolylineLayer } from '../renderer/polylines.js';
 import { parseSequence, sequenceColumn, sequenceWarning } from '../sequences.js';
 
 export function installLabelsAndSequences(app) {
-  const labels = new Labels3dLayer((i) => app.labelOf(i));
+  const labels = new Labels3dLayer((i) => app.highlight.labelOf(i));
   const polylines = new PolylineLayer();
   app.plot.addLayer(polylines);
   app.plot.addLayer(labels);

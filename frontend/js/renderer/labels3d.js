@@ -10,7 +10,7 @@ import { FLAG_HIDDEN } from './points.js';
 
 export const MOVING_BUDGET = 600;
 export const STILL_BUDGET = 6000;
-const STILL_MS = 200; // as plot_frames.js: the view counts as still this long after a change
+const STILL_MS = 200; // as plot.js: the view counts as still this long after a change
 const FONT_SIZE = 11;
 const MAX_CHARS = 40;
 const MARGIN = 40; // px: labels whose point is just off screen still show their start

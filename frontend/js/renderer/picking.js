@@ -60,7 +60,7 @@ export class PickingLayer {
     const plot = this.plot;
     const width = plot.canvas.clientWidth;
     const height = plot.canvas.clientHeight;
-    const screen = projectPoints(plot._currentPositions(), plot.matrix(), width, height, this.screen);
+    const screen = projectPoints(plot.currentPositions(), plot.matrix(), width, height, this.screen);
     const flags = plot.flags;
     const n = screen.length / 2;
     const cols = Math.max(1, Math.ceil(width / CELL));

@@ -252,8 +252,8 @@ export function createChartsPanel(app) {
       class: app.state.focus === i ? 'focused' : null,
       onclick: () => focusRow(i),
       onkeydown: (event) => { if (event.key === 'Enter') focusRow(i); },
-      onmouseenter: () => app.hoverPoint(i),
-      onmouseleave: () => app.hoverPoint(-1),
+      onmouseenter: () => app.highlight.hoverPoint(i),
+      onmouseleave: () => app.highlight.hoverPoint(-1),
     }, el('td', {}, String(i)), ...columns.map((c) => el('td', {}, ds.values(c)?.[i] ?? ''))));
     table.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
   }

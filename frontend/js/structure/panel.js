@@ -172,7 +172,7 @@ export function createStructurePanel(app, overlay) {
     const wanted = colouring || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
     if (wanted && job && !asked) loadQuality();
     qualityLegend.hidden = !colouring;
-    app.setQuality(current?.per_point ?? null);
+    app.highlight.setQuality(current?.per_point ?? null);
     if (current) {
       const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
       const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';

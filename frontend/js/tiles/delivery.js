@@ -1,174 +1,194 @@
-// Highlighting of a projection shown from tiles (tiled_projection.js) at any N: colours come
-// with the tiles as dictionary codes of the colour-by column, coloured by the server's counts
-// of its values (tile_coloring.js); flags are rules over each tile's points (tile_paint.js):
-// a box or lasso selection is its region, a search its matching codes, the focus and its
-// neighbours a few rows. No array the size of the data set is made, and no metadata column
-// is fetched whole (other panels say so when they ask: Dataset.values).
+// Tiles (a PointDelivery, points/point_source.js), at any N: the projection never comes to
+// the page whole; its job is followed for status and its tile index opened once it is done
+// (TilePoints fetches the tiles a view needs). Colours come with the tiles as dictionary
+// codes of the colour-by column, coloured by the server's counts of its values
+// (coloring.js); a search is the server's over every point of the job, its matching codes
+// highlighting them all; labels come from the resident tiles' codes. No array the size of
+// the data set is made, and no metadata column is fetched whole (other panels say so when
+// they ask: Dataset.values).
 
-import { neighborShade } from '../colors.js';
-import { FLAG_FOCUS, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
-import { categoricalByDefault, tileColoring, uniformTileColoring } from './coloring.js';
+import { earlyPicture, preview } from '../projection/preview.js';
+import { ended, followStatus, startJob } from '../projection/running.js';
 import { numericColumn } from '../tsv.js';
+import { categoricalByDefault, tileColoring, uniformTileColoring } from './coloring.js';
+import { TilePoints } from './tile_points.js';
+import { isQuick } from '../limits.js';
 
 /** Rows a tiled search lists at most (the API's maximum: the rest are highlighted by code). */
 const SEARCH_LIMIT = 1000000;
 /** Distinct values a column may have to be coloured from tiles (a colour word per value). */
 const VALUES_LIMIT = 100000;
 
-export class TileHighlighting {
-  /** Whether the shown projection is drawn from tiles (colours and flags are rules). */
-  _tiledView() {
-    return Boolean(this.shown?.tileAxes);
+/**
+ * A column's dictionary and how many rows hold each value, from the server (cached on the
+ * data set): { column, values, dictionary, counts }, dictionary null past `limit` values.
+ * @param {import('../api.js').Api} api
+ * @param {import('../dataset.js').Dataset} ds
+ * @param {string} column
+ */
+function columnSummary(api, ds, column, limit = VALUES_LIMIT) {
+  const key = `${column}:${limit}`;
+  if (!ds.summaries.has(key)) {
+    const asked = api.getJson('metadata/column/counts', { run: ds.run, embedding: ds.name, column, limit });
+    const entry = { asked, value: null };
+    ds.summaries.set(key, entry);
+    asked.then((summary) => { entry.value = summary; }, () => ds.summaries.delete(key));
   }
+  return ds.summaries.get(key);
+}
 
-  /**
-   * A column's dictionary and how many rows hold each value, from the server (cached on the
-   * data set): { column, values, dictionary, counts }, dictionary null past `limit` values.
-   */
-  _columnSummary(column, limit = VALUES_LIMIT) {
-    const ds = this.dataset;
-    ds.summaries ??= new Map();
-    const key = `${column}:${limit}`;
-    if (!ds.summaries.has(key)) {
-      const asked = this.api.getJson('metadata/column/counts', { run: ds.run, embedding: ds.name, column, limit });
-      ds.summaries.set(key, asked);
-      asked.then((summary) => { asked.value = summary; }, () => ds.summaries.delete(key));
+/** The server's counts of a column's values once they are here, else null. */
+function summaryHere(ds, column) {
+  return column ? ds?.summaries.get(`${column}:${VALUES_LIMIT}`)?.value ?? null : null;
+}
+
+/**
+ * The colour column a fresh tiled view starts with, as Dataset.defaultColorColumn picks it
+ * over whole columns: the first with 2..20 distinct values (asked of the server in order).
+ */
+async function defaultColor(api, ds, names) {
+  for (const column of names) {
+    const summary = await columnSummary(api, ds, column, 20).asked.catch(() => null);
+    if (summary && summary.values >= 2 && summary.values <= 20) return column;
+  }
+  return null;
+}
+
+/**
+ * Opens the tiles of the projection's job over `axes` (the server waits for the job, and
+ * builds the tiles if need be), with the result's columns and info.
+ * @param {import('../projection/projection.js').Projection} p
+ * @param {number[]} axes
+ */
+async function openTiles(p, axes) {
+  const tiles = await TilePoints.open(p.api, p.jobId, axes);
+  p.source = tiles;
+  p.cols = tiles.manifest.columns;
+  p.info = tiles.manifest.info ?? p.info;
+}
+
+/**
+ * Shows its tiles (the plot draws them, TilePoints fetches what the view needs); other axes
+ * than the tiles' open the tiles over those first.
+ * @param {import('../projection/projection.js').Projection} p
+ * @param {import('../projection/projection.js').View} view
+ */
+async function showTiles(p, view) {
+  const axes = p.axes(view.state).join(',');
+  const tiles = /** @type {TilePoints} */ (p.source);
+  if (tiles.axes.join(',') !== axes) {
+    if (p.tilesFor === axes) return;
+    p.tilesFor = axes;
+    const opened = await openTiles(p, axes.split(',').map(Number)).then(() => true, (err) => {
+      view.setMessage(`Tiles: ${err.message}`, true);
+      return false;
+    });
+    if (!opened || p.tilesFor !== axes) return;
+    p.tilesFor = null;
+  }
+  if (p !== view.shown) return;
+  view.plot.setSource(p.source);
+  p.displayedOnce = true;
+  view.pointsShown();
+}
+
+/** @type {import('../points/point_source.js').PointDelivery} */
+export const TILES = {
+  // The tiles carry the colour column's codes, else the label column's (labels, search).
+  colorKeys: ['colorBy', 'categorical', 'colorByQuality', 'labelBy'],
+  wholeColumns: false,
+
+  run(p, request, n, quick) {
+    return async () => {
+      await startJob(p, request, { followed: !quick });
+      // A t-SNE/UMAP too large to come whole (`tsne_umap_tiles` in /api/runs): followed for
+      // status alone (progress, phase, pause; the server sends no frame). PCA and custom:
+      // the tile index, which the server answers once the job is done.
+      const status = quick ? { status: 'done' } : await followStatus(p);
+      if (status.status === 'done') await openTiles(p, p.sourceAxes);
+      ended(p, status);
+    };
+  },
+
+  axes(method, state) {
+    return method === 'pca' ? [state.pca.x, state.pca.y] : [0, 1];
+  },
+
+  refresh(p, view) {
+    if (p.source && p.status === 'done') {
+      view.plot.setMode(false);
+      showTiles(p, view);
+    } else if (p.running && p.jobId && !isQuick(view.dataset, p.method)) {
+      earlyPicture(p, view); // a running t-SNE/UMAP: the points it has placed so far
+    } else if (p.jobId) {
+      preview(p, view, { withOrder: false });
     }
-    return ds.summaries.get(key);
-  }
+  },
 
-  /**
-   * The colour column a fresh tiled view starts with, as Dataset.defaultColorColumn picks it
-   * over whole columns: the first with 2..20 distinct values (asked of the server in order).
-   */
-  async _tileDefaultColor(names) {
-    for (const column of names) {
-      const summary = await this._columnSummary(column, 20).catch(() => null);
-      if (summary && summary.values >= 2 && summary.values <= 20) return column;
-    }
-    return null;
-  }
+  show(p, view) {
+    if (p.source) showTiles(p, view);
+  },
 
-  /**
-   * The metadata of a data set opened in a tiled view: its column names only (Dataset.values
-   * fetches a column when a whole-set view needs it), and the default colour column as the
-   * whole table would give it unless `restored`.
-   */
-  async _tiledMetadata(dataset, names, restored) {
-    if (!restored) dataset.tiledDefaultColor = await this._tileDefaultColor(names);
-    return { names: names.slice(), columns: names.map(() => null), nRows: dataset.n };
-  }
-
-  /** A panel asked for a whole column in a tiled view: said once per column and data set. */
-  _columnRefused(dataset, column) {
-    dataset.refused ??= new Set();
-    if (this.dataset !== dataset || dataset.refused.has(column)) return;
-    dataset.refused.add(column);
-    this.setMessage(`Shown from tiles: "${column}" stays on the server (no chart, inspector row or export of it here)`);
-  }
-
-  /** Colours the tiles by the state's colour-by column (or its label column's codes only). */
-  async _recolorTiles() {
-    const ds = this.dataset;
-    const { colorBy, labelBy } = this.state;
-    const token = ++this.colorToken;
-    // The tiles carry the colour column's codes, else the label column's (labels, search).
+  coloring(highlight) {
+    const { dataset: ds, state, api } = highlight.app;
+    const { colorBy, labelBy } = state;
     const carried = [colorBy, labelBy].find((c) => c && ds.columns.includes(c) && !ds.edited.has(c)) ?? null;
-    const plain = uniformTileColoring();
-    plain.tile.column = carried;
-    this.coloring = plain;
-    this.plot.setTileColoring(plain.tile, { plain: true });
-    const wanted = carried ? [...new Set([colorBy, labelBy].filter((c) => c === carried))] : [];
-    const summaries = await Promise.all(wanted.map((c) => this._columnSummary(c).catch((err) => {
-      this.setMessage(`Metadata column ${c}: ${err.message}`, true);
+    const now = uniformTileColoring();
+    now.tile.column = carried;
+    if (!carried) return { now, later: null };
+    const later = (async () => {
+      const summaries = await Promise.all([...new Set([colorBy, labelBy].filter((c) => c === carried))].map((c) => columnSummary(api, ds, c).asked.catch((err) => {
+        highlight.app.setMessage(`Metadata column ${c}: ${err.message}`, true);
+        return null;
+      })));
+      const summary = colorBy === carried ? summaries[0] : null;
+      if (summary?.dictionary) return tileColoring(summary, state.categorical);
+      if (summary) highlight.app.setMessage(`Colour by ${colorBy}: ${summary.values.toLocaleString('en-US')} distinct values are more than a tiled view colours (${VALUES_LIMIT.toLocaleString('en-US')})`, true);
       return null;
-    })));
-    if (token !== this.colorToken || this.dataset !== ds) return;
-    const summary = colorBy === carried ? summaries[0] : null;
-    if (summary?.dictionary) {
-      this.coloring = tileColoring(summary, this.state.categorical);
-      this.plot.setTileColoring(this.coloring.tile, { plain: false });
-    } else if (summary) {
-      this.setMessage(`Colour by ${colorBy}: ${summary.values.toLocaleString('en-US')} distinct values are more than a tiled view colours (${VALUES_LIMIT.toLocaleString('en-US')})`, true);
-    }
-    this._updateLabels();
-    this.render();
-  }
+    })();
+    return { now, later };
+  },
 
   /**
-   * { numeric, categorical (by default) } of a column in a tiled view, from the server's
-   * counts of its values once they are here; else null.
+   * A search over every point of the projection (`GET /api/jobs/ID/search`): its first rows,
+   * and, when the tiles carry the column, its matching codes that highlight them all.
    */
-  tileColumnKind(column) {
-    const summary = column ? this.dataset?.summaries?.get(`${column}:${VALUES_LIMIT}`)?.value : null;
-    if (!summary?.dictionary) return null;
-    return { numeric: numericColumn(summary.dictionary) !== null, categorical: categoricalByDefault(summary) };
-  }
-
-  /** The page's flags as rules over the tiles (tile_paint.js TileMarks). */
-  _updateTileMarks() {
-    const { selection, focus, isolated } = this.state;
-    let scope = this._selectionScope();
-    if (scope?.kind === 'search' && scope.column !== this.coloring?.tile?.column) scope = null; // by its rows
-    const rows = new Map();
-    const mark = (row, flags) => rows.set(row, (rows.get(row) ?? 0) | flags);
-    if (!scope) for (const i of selection) mark(i, FLAG_SELECTED);
-    const nb = this.neighbors;
-    nb.forEach(({ index }, rank) => mark(index, FLAG_NEIGHBOR | (neighborShade(rank, nb.length) << SHADE_SHIFT)));
-    if (focus !== null) mark(focus, FLAG_FOCUS | FLAG_SELECTED);
-    this.plot.setTileMarks({
-      rows,
-      region: scope?.kind === 'region' ? scope : null,
-      match: scope?.kind === 'search' ? scope : null,
-      keep: isolated ? new Set(isolated) : null,
-    }, selection.length > 0 || nb.length > 0);
-  }
-
-  /**
-   * What the state's selection is, when a region or a search made it in a tiled view: { kind:
-   * 'region', polygon, axes, count } or { kind: 'search', column, codes: Set, count }; null
-   * when it is only its list of rows (a click, a link, an added region).
-   */
-  _selectionScope() {
-    const scope = this.selectionScope;
-    return scope && scope.selection === this.state.selection ? scope : null;
-  }
-
-  /** How many points are selected (a region's or a search's count may pass its rows listed). */
-  selectedCount() {
-    return this._selectionScope()?.count ?? this.state.selection.length;
-  }
-
-  /** A box or lasso's rows in a tiled view, kept with the region that made them. */
-  _tileRegionSelected(indices, additive) {
-    const region = this.plot.tiles?.lastRegion;
-    if (additive || !region || region.rows !== indices) return;
-    this.selectionScope = { kind: 'region', polygon: region.polygon, axes: region.axes, count: region.count, selection: indices };
-  }
-
-  /**
-   * A search over every point of a tiled projection (`GET /api/jobs/ID/search`): its first
-   * rows, and, when the tiles carry the column, its matching codes that highlight them all.
-   */
-  async _searchTiles(column, query, regex) {
-    const p = this.shown;
+  async search(highlight, column, query, regex) {
+    const p = highlight.app.shown;
     await p.finished;
-    const answer = await this.api.getJson(`jobs/${encodeURIComponent(p.jobId)}/search`, { column, query, regex, limit: SEARCH_LIMIT });
-    const codes = answer.codes ? { kind: 'search', column, codes: new Set(answer.codes), count: answer.count } : null;
-    return { indices: answer.rows, codes };
-  }
+    const answer = await highlight.app.api.getJson(`jobs/${encodeURIComponent(p.jobId)}/search`, { column, query, regex, limit: SEARCH_LIMIT });
+    const scope = answer.codes ? { kind: 'search', column, codes: new Set(answer.codes), count: answer.count } : null;
+    return { indices: answer.rows, scope };
+  },
 
   /**
-   * Label texts of `indices` in a tiled view: from the codes of the resident tiles when they
-   * carry the label column (one pass over them), else the row number.
+   * Label texts of `indices`: from the codes of the resident tiles when they carry the label
+   * column (one pass over them), else the row number.
    */
-  _tileLabeler(indices) {
-    const column = this.state.labelBy;
-    const dictionary = column ? this.dataset.summaries?.get(`${column}:${VALUES_LIMIT}`)?.value?.dictionary : null;
-    const codes = dictionary && this.plot.tiles ? this.plot.tiles.codesOf(indices, column) : new Map();
+  labeler(highlight, indices) {
+    const { dataset, state, plot } = highlight.app;
+    const column = state.labelBy;
+    const dictionary = summaryHere(dataset, column)?.dictionary;
+    const codes = dictionary ? plot.source.codesOf(indices, column) : new Map();
     return (i) => {
       const v = dictionary?.[codes.get(i)];
       return v === undefined || v === '' ? `#${i}` : v;
     };
-  }
-}
+  },
+
+  /** From the server's counts of the column's values once they are here; else null. */
+  columnKind(highlight, column) {
+    const summary = summaryHere(highlight.app.dataset, column);
+    if (!summary?.dictionary) return null;
+    return { numeric: numericColumn(summary.dictionary) !== null, categorical: categoricalByDefault(summary) };
+  },
+
+  /**
+   * Column names only (Dataset.values fetches a column when a whole-array view needs it), and
+   * the default colour column as the whole table would give it unless `restored`.
+   */
+  async firstColumns(highlight, dataset, names, wanted, restored) {
+    if (!restored) dataset.tiledDefaultColor = await defaultColor(highlight.app.api, dataset, names);
+    return { names: names.slice(), columns: names.map(() => null), nRows: dataset.n };
+  },
+};

@@ -1,21 +1,22 @@
 // The tile layer: the points of a projection shown from its level-of-detail tiles
-// (tiled_projection.js), each tile drawn from its own small buffers with the point layer's
+// (tile_points.js), each tile drawn from its own small buffers with the point layer's
 // program, coarse levels first. A frame draws the tiles `view.tiles` names, or the ranges
-// [tile, start, count] of `view.ranges` (the plot picks them: a prefix while the view
-// moves, all of them, in slices, once it is still).
+// [tile, start, count] of `view.ranges` (frames.js picks them: a prefix while the view
+// moves, all of them, in slices, once it is still). A plot layer while its tiles are shown.
 
 export class TileLayer {
-  constructor() {
-    this.tiled = null;
+  /** @param {import('./tile_points.js').TilePoints} points */
+  constructor(points) {
+    this.points = points;
+    /** @type {{ row: number, at: [import('./tile_points.js').Tile, number] } | null} the last row found */
+    this.found = null;
   }
 
   // ---- layer contract ------------------------------------------------------------------
 
-  setScene(plot) {
-    this.plot = plot;
-  }
+  setScene() {}
 
-  /** The plot's own positions (the whole set) replace the tiles (see Plot.setPositions). */
+  /** The plot's own positions are none while tiles are shown. */
   onPositionsChanged() {}
 
   render(view) {
@@ -30,25 +31,27 @@ export class TileLayer {
     for (const [tile, start, count] of ranges) tile.layer.drawRange({ ...view, start, count, elements: null }, null);
   }
 
-  /** [tile, rank] of a resident row, or null (kept for the last row asked). */
+  /**
+   * [tile, rank] of a resident row, or null (kept for the last row asked).
+   * @param {number} row
+   * @returns {[import('./tile_points.js').Tile, number] | null}
+   */
   _find(row) {
-    if (!this.tiled || row < 0) return null;
-    if (this.found?.row === row && this.found.tiled === this.tiled && this.tiled.resident.get(this.found.at[0].key) === this.found.at[0]) return this.found.at;
-    let at = null;
-    for (const tile of this.tiled.resident.values()) {
+    if (row < 0) return null;
+    const resident = this.points.resident;
+    if (this.found?.row === row && resident.get(this.found.at[0].key) === this.found.at[0]) return this.found.at;
+    for (const tile of resident.values()) {
       const rank = tile.rows.indexOf(row);
       if (rank >= 0) {
-        at = [tile, rank];
-        break;
+        this.found = { row, at: [tile, rank] };
+        return this.found.at;
       }
     }
-    if (at) this.found = { row, tiled: this.tiled, at };
-    return at;
+    return null;
   }
 
   onResize() {}
 
-  dispose() {
-    this.tiled?.close();
-  }
+  /** The tiles free their own buffers (TilePoints.detach). */
+  dispose() {}
 }
