@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Sets up (see setup.sh --test) and runs every test: lint, type check (mypy), front-end unit tests, pytest
+# Sets up (see setup.sh --test) and runs every test: lint, type checks (mypy; tsc over the front
+# end's JSDoc types, no emit), front-end unit tests, pytest
 # (formats, API under uvicorn, kernels, browser tests in headless chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
 .venv/bin/ruff check .
 ./scripts/typecheck.sh
+node_modules/.bin/tsc --noEmit -p tsconfig.json
 if compgen -G "frontend/tests/*.test.js" >/dev/null; then
   node --test --test-reporter=dot frontend/tests/
 fi

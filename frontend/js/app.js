@@ -38,7 +38,7 @@ import { installLayout } from './panels/layout.js';
 
 export class App {
   constructor() {
-    /** @type {Api | StaticApi} static: a shared site (projector export) */
+    /** @type {Api} a StaticApi for a shared site (projector export) */
     this.api = isStaticSite() ? new StaticApi() : new Api();
     /** @type {import('./store.js').State} the serialised state: written here only */
     this.state = defaultState();

@@ -33,6 +33,7 @@ export function hexToRgb(hex) {
   return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
 }
 
+/** @param {ArrayLike<number> & Iterable<number>} rgb */
 export function rgbToCss([r, g, b]) {
   return `rgb(${r}, ${g}, ${b})`;
 }

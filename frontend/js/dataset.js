@@ -34,13 +34,17 @@ export class Dataset {
     this.edits = 0; // tags applied so far: views that cache what they drew compare it
     // Large server sets: (name) => Promise of a column's values, for columns not fetched yet
     // (metadata.columns[i] null); `onColumn(name)` once one arrives (a new metadata object).
+    /** @type {((name: string) => Promise<any[]>) | null} */
     this.fetchColumn = null;
+    /** @type {(name: string) => void} */
     this.onColumn = () => {};
+    /** @type {(name: string, err: Error) => void} */
     this.onColumnError = () => {};
     this.pendingColumns = new Map();
     // Whether a column may be fetched whole now (not while a view from tiles is shown: at
     // 100M points one column is over a GB in the tab); `onColumnRefused(name)` when not.
     this.wholeColumns = () => true;
+    /** @type {(name: string) => void} */
     this.onColumnRefused = () => {};
     // A tiled view's default colour column, found by the server's counts (tiles/delivery.js).
     /** @type {string | null | undefined} */

@@ -19,6 +19,12 @@
  * @property {string} [error]
  * @property {string[]} [warnings]
  * @property {{ fraction: number, bytes_done: number, bytes_total: number }} [progress]
+ * @property {string[]} [metadata_columns]
+ * @property {string | null} [label_column]  the column that names points (the server's choice)
+ * @property {boolean} [sprite]
+ * @property {boolean} [has_bookmarks]
+ * @property {boolean} [tiles]  2-D PCA and custom views come as tiles (points/point_source.js)
+ * @property {boolean} [tsne_umap_tiles]  t-SNE and UMAP too
  */
 /** @typedef {{ name: string, error?: string, embeddings: EmbeddingEntry[] }} Run */
 /** @typedef {{ label: string, projector?: State, isSelected?: boolean, tSNEIteration?: number }} Bookmark  a TensorBoard State (bookmarks.js), ours inside */

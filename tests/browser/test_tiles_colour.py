@@ -21,7 +21,7 @@ VIEW = {"run": "mid", "embedding": "points", "pca": {"is3d": False}, "sprites": 
         "labelBy": "label", "colorBy": "label"}
 REQUESTS = """performance.getEntriesByType('resource')
   .map((e) => new URL(e.name).pathname + new URL(e.name).search)"""
-TILES = "window.__projector.app.plot.tiles"
+TILES = "window.__projector.app.plot.source"
 # Per resident point: [row, colour word, flags, label code].
 RESIDENT_POINTS = f"""() => [...{TILES}.resident.values()].flatMap((t) => {{
   const words = new Uint32Array(t.layer.colors.buffer, t.layer.colors.byteOffset, t.count);
@@ -54,7 +54,7 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     page.goto(url + f"/?tiles=always&tilePoints={RESIDENT}" + state_hash(VIEW))
     projector.wait_ready()
     app = "window.__projector.app"
-    page.wait_for_function(f"""() => {app}.coloring?.kind === 'categorical' && {TILES}.resident.size > 0
+    page.wait_for_function(f"""() => {app}.highlight.coloring?.kind === 'categorical' && {TILES}.resident.size > 0
         && {TILES}.loading.size === 0 && [...{TILES}.resident.values()].every((t) => t.codes)""",
                            timeout=120000)
 
@@ -76,7 +76,7 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     assert len(rows) > 10000
     assert np.array_equal(words, whole[rows])
     counts = Counter(v for v in labels.tolist() if v)
-    legend = page.evaluate(f"{app}.coloring.legend")
+    legend = page.evaluate(f"{app}.highlight.coloring.legend")
     assert [(i["value"], i["count"]) for i in legend["items"]] == sorted(
         counts.items(), key=lambda kv: (-kv[1], kv[0]))
     assert legend["missing"] == int((labels == "").sum())
@@ -133,7 +133,7 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     projector.by("tool-navigate").click()
     rows, _, _ = resident(page)
     target = int(rows[0])
-    page.evaluate(f"(row) => {app}.selectPoint(row)", target)
+    page.evaluate(f"(row) => {app}.highlight.selectPoint(row)", target)
     projector.by("neighbors-list").locator("li").nth(99).wait_for(timeout=60000)
     neighbours = [int(i) for i in page.eval_on_selector_all(
         "[data-testid=neighbors-list] li", "rows => rows.map(r => r.dataset.index)")]
@@ -144,5 +144,5 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     near = [at[i] for i in neighbours if i in at]
     assert near and all(f & 2 for f in near)
     # Its label from the tiles' codes (the label column never came whole).
-    assert page.evaluate(f"(row) => {app}.labelOf(row)", target) == (labels[target] or f"#{target}")
+    assert page.evaluate(f"(row) => {app}.highlight.labelOf(row)", target) == (labels[target] or f"#{target}")
     assert projector.errors == []

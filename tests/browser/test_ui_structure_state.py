@@ -13,7 +13,7 @@ DIGITS_2D = {"run": "digits", "embedding": "digits", "sprites": False,
 
 # What colours the points: the app's colouring and whether the plot was handed its colours.
 COLOURING = """() => { const app = window.__projector.app;
-    return { kind: app.coloring.kind, onPlot: app.plot.points.colors === app.coloring.colors }; }"""
+    return { kind: app.highlight.coloring.kind, onPlot: app.plot.points.colors === app.highlight.coloring.colors }; }"""
 
 PAINTED = """() => { const c = document.querySelector('[data-testid=structure-overlay]');
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;

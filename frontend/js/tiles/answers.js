@@ -139,6 +139,11 @@ export function toData(tiles, m, width, height, x, y) {
   return [px / scale + mid[0], py / scale + mid[1]];
 }
 
+/**
+ * @param {number[]} corner0
+ * @param {number[]} corner1
+ * @returns {number[][]}
+ */
 function boxCorners([x0, y0], [x1, y1]) {
   return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
 }
