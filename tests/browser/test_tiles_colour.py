@@ -60,7 +60,7 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
 
     # The tiles carry the label column's codes; no column, TSV or result came whole.
     requests = page.evaluate(REQUESTS)
-    tiles = [r for r in requests if "/tiles/" in r]
+    tiles = [r for r in requests if r.startswith("/api/jobs/") and "/tiles/" in r]
     assert tiles and all("column=label" in r for r in tiles)
     assert any(r.startswith("/api/metadata/column/counts") for r in requests)
     assert not [r for r in requests if r.startswith(("/api/metadata/column?", "/api/metadata?"))
