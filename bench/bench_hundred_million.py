@@ -234,8 +234,8 @@ def browser(base: str, job: str) -> dict[str, object]:
                 f"{statistics.median(intervals):.0f} / {p95:.0f} / {intervals[-1]:.0f}")
         page.wait_for_function(f"() => {app}.plot.source.loading.size === 0", timeout=300000)
         held = page.evaluate(f"""() => {{ const a = {app}; const p = a.plot; return {{
-            points: p.tiles.residentPoints, bytes: p.tiles.residentBytes,
-            n: a.dataset.n, colors: a.coloring?.colors?.length ?? 0,
+            points: p.source.residentPoints, bytes: p.source.residentBytes,
+            n: a.dataset.n, colors: a.highlight.coloring?.colors?.length ?? 0,
             whole: Math.max(p.points.colors?.length ?? 0, p.flags?.length ?? 0, p.n),
             columns: (a.dataset.metadata?.columns ?? []).filter(Boolean).length,
             heap: performance.memory.usedJSHeapSize }}; }}""")
@@ -263,9 +263,9 @@ def browser(base: str, job: str) -> dict[str, object]:
             started = time.perf_counter()
             page.evaluate(f"""(column) => {app}.update({{ search: {{ ...{app}.state.search,
                 column, query: 'class3', regex: false }} }})""", column)
-            page.wait_for_function(f"{app}.selectedCount() > 1", timeout=300000)
+            page.wait_for_function(f"{app}.highlight.selectedCount() > 1", timeout=300000)
             out["search in the page (s)"] = (f"{time.perf_counter() - started:.2f} "
-                                             f"({page.evaluate(f'{app}.selectedCount()'):,} found)")
+                                             f"({page.evaluate(f'{app}.highlight.selectedCount()'):,} found)")
         chromium.close()
     return out
 

@@ -250,7 +250,7 @@ installLabelsAndSequences(app);
 installKeyboard(app);
 installLayout();
 /** Hooks for tests and bench/: timings and a read-only view of the state. */
-window.__projector = {
+/** @type {any} */ (window).__projector = {
   app,
   get firstFrameMs() {
     return app.plot.firstFrameMs;

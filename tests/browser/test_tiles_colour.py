@@ -83,16 +83,16 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
 
     # Nothing the size of the data set: no whole-set colours or flags, tiles within budget.
     held = page.evaluate(f"""() => {{ const a = {app}; const p = a.plot; return {{
-        coloring: a.coloring.colors === null, colors: p.points.colors?.length ?? 0,
+        coloring: a.highlight.coloring.colors === null, colors: p.points.colors?.length ?? 0,
         flags: p.flags?.length ?? 0, columns: a.dataset.metadata.columns.filter(Boolean).length,
-        points: p.tiles.residentPoints, bytes: p.tiles.residentBytes }}; }}""")
+        points: p.source.residentPoints, bytes: p.source.residentBytes }}; }}""")
     assert held["coloring"] and held["colors"] < N and held["flags"] < N
     assert held["columns"] == 0
     # Panels that need a whole column (charts, the inspector's row) asked: they are told no,
     # and the status line says why.
     refused = page.evaluate(f"[...({app}.dataset.refused ?? [])]")
     if refused:
-        assert "stays on the server" in page.evaluate(f"{app}.message.text")
+        assert "stays on the server" in page.evaluate(f"{app}.status.message.text")
     assert held["points"] <= RESIDENT and held["bytes"] <= 64 * held["points"]
 
     # Lasso: answered by the server (the tab holds half the points), kept as its region;
@@ -107,10 +107,10 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     for point in [*points[1:], points[0]]:
         page.mouse.move(*point, steps=4)
     page.mouse.up()
-    page.wait_for_function(f"{app}.selectionScope?.kind === 'region'", timeout=60000)
+    page.wait_for_function(f"{app}.highlight.selectionScope?.kind === 'region'", timeout=60000)
     selection = set(projector.state()["selection"])
     assert len(selection) > 1000
-    assert page.evaluate(f"{app}.selectedCount()") == len(selection)
+    assert page.evaluate(f"{app}.highlight.selectedCount()") == len(selection)
     assert any("/select" in r for r in page.evaluate(REQUESTS))
     rows, _, flags = resident(page)
     flagged = (flags & 1) != 0
@@ -122,8 +122,8 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     projector.by("search-column").select_option("label")
     projector.by("search-input").fill("class3")
     expected = int((labels == "class3").sum())
-    page.wait_for_function(f"{app}.selectionScope?.kind === 'search' && "
-                           f"{app}.selectedCount() === {expected}", timeout=60000)
+    page.wait_for_function(f"{app}.highlight.selectionScope?.kind === 'search' && "
+                           f"{app}.highlight.selectedCount() === {expected}", timeout=60000)
     rows, _, flags = resident(page)
     assert np.array_equal((flags & 1) != 0, labels[rows] == "class3")
     assert sorted(projector.state()["selection"]) == np.flatnonzero(labels == "class3").tolist()

@@ -322,5 +322,5 @@ class ComparePage {
 
 const page = new ComparePage();
 /** Hooks for tests: the page and its plots. */
-window.__compare = page;
+/** @type {any} */ (window).__compare = page;
 page.start().catch((error) => page.fail(error));

@@ -73,6 +73,6 @@ export function installLabelsAndSequences(app) {
   };
   app.panels.push(section);
   /** For tests: the layers (labels.drawn, polylines.drawnSegments). */
-  window.__tbLabels = { labels, polylines };
+  /** @type {any} */ (window).__tbLabels = { labels, polylines };
   return { labels, polylines };
 }

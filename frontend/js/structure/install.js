@@ -28,6 +28,6 @@ export function installStructure(app) {
   app.panels.push(structure, charts);
   new ResizeObserver(() => charts.resized()).observe(charts.element);
   /** For tests and bench/: the overlay (density timing, drawn cluster labels). */
-  window.__structure = { overlay, charts, structure };
+  /** @type {any} */ (window).__structure = { overlay, charts, structure };
   return { overlay, structure, charts };
 }
