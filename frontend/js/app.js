@@ -253,10 +253,10 @@ installLayout();
 /** @type {any} */ (window).__projector = {
   app,
   get firstFrameMs() {
-    return app.plot.firstFrameMs;
+    return app.plot.frames.firstFrameMs;
   },
   get frameTimes() {
-    return app.plot.frameTimes.slice();
+    return app.plot.frames.times.slice();
   },
   state: () => JSON.parse(JSON.stringify(app.state)),
   /** The state the URL hash holds now. */

@@ -14,6 +14,7 @@
 // regions, and paints the page's colours and marks. Input in plot_input.js. Renders on demand.
 
 import { defaultCamera, pointScale, viewProjection } from './camera.js';
+import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
 import { ArrayPoints } from './points/array_points.js';
 import { CPU_SLICE, CpuDetail } from './renderer/cpu_detail.js';
@@ -30,13 +31,6 @@ import { uniformTileColoring } from './tiles/coloring.js';
 import { NO_MARKS } from './tiles/paint.js';
 
 const TRANSITION_MS = 700;
-/** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */
-export const FRAME_BUDGET = 60000;
-/** The budget follows the measured frame time towards this (ms), within the bounds. */
-const TARGET_FRAME_MS = 70;
-const BUDGET_BOUNDS = [10000, 2000000];
-/** The view counts as still this long after its last change. */
-const STILL_MS = 180;
 
 const ease = (t) => (t < 0.5 ? 4 * t * t * t : 1 - (-2 * t + 2) ** 3 / 2);
 
@@ -59,6 +53,8 @@ export class Plot {
     const gl = this.canvas.getContext('webgl2', { antialias: false, alpha: false, powerPreference: 'high-performance' });
     if (!gl) throw new Error('this browser has no WebGL2');
     this.gl = gl;
+    /** The frame loop: frames on demand, the moving frame's budget (plot_frames.js). */
+    this.frames = new PlotFrames(this);
     this.n = 0;
     /** @type {Float32Array} the whole array's positions in the buffers (n x 3) */
     this.positions = new Float32Array(0);
@@ -81,12 +77,7 @@ export class Plot {
     this.labelCandidates = [];
     this.region = null;
     this.transitionStart = 0;
-    this.frameRequested = false;
-    this.firstFrameMs = null;
-    this.frameTimes = [];
     this.theme = null;
-    this.budget = FRAME_BUDGET;
-    this.probe = new Uint8Array(4);
     this.lastChange = 0;
     this.detailed = { offset: 0, complete: false };
     /** Points the canvas shows now (a sample, those on screen, or all). */
@@ -118,13 +109,16 @@ export class Plot {
     new ResizeObserver(() => this._changed()).observe(container);
   }
 
-  /** Adds a layer (the contract above); it draws from the next frame on. */
-  addLayer(layer) {
+  /**
+   * Adds a layer (the contract above); it draws from the next frame on. `moving`: the next
+   * frames draw a sample until the view is still (a source's own layer: straight to full detail).
+   */
+  addLayer(layer, { moving = true } = {}) {
     layer.setScene(this);
     this.layers.push(layer);
     if (this.n) layer.onPositionsChanged(this.positions, this.fromPositions ?? this.positions, this.order);
     if (this.cssWidth) layer.onResize(this.cssWidth, this.cssHeight, this.dpr);
-    this._changed();
+    this._changed({ moving });
   }
 
   /** Takes a layer out and frees what it holds. */
@@ -177,7 +171,7 @@ export class Plot {
     if (!keepPreview) this.preview.clear();
     const n = positions.length / 3;
     if (!order || order.length !== n) order = this.order?.length === n ? this.order : null;
-    if (!order && n > this.budget) order = randomOrder(n);
+    if (!order && n > this.frames.budget) order = randomOrder(n);
     const sameSize = positions.length === this.positions.length;
     const from = animate && sameSize && this.n ? this.currentPositions() : positions;
     this.fromPositions = from === positions ? null : from;
@@ -193,7 +187,8 @@ export class Plot {
     this._changed({ moving: !keepPreview }); // tiles: the camera stays, straight to the still frame
   }
 
-  _transitionT() {
+  /** How far the transition between two positions is (0..1; 1: none). */
+  transitionT() {
     if (!this.fromPositions) return 1;
     const t = (performance.now() - this.transitionStart) / TRANSITION_MS;
     if (t >= 1) {
@@ -241,7 +236,7 @@ export class Plot {
     this.flags = flags;
     this.hasSelection = hasSelection;
     this.points.setFlags(flags);
-    this.selection.setHighlighted(flags, this.rank, this.budget);
+    this.selection.setHighlighted(flags, this.rank, this.frames.budget);
     this._changed({ moving: false });
   }
 
@@ -357,22 +352,7 @@ export class Plot {
   /** Redraws the canvas at the next animation frame (hover, labels, outline changed). */
   requestRender() {
     this.presentPending = true;
-    this.schedule();
-  }
-
-  /** A frame at the next animation frame. */
-  schedule() {
-    if (this.frameRequested) return;
-    this.frameRequested = true;
-    requestAnimationFrame(() => {
-      this.frameRequested = false;
-      this._draw();
-    });
-  }
-
-  /** A frame once the view has been still long enough for full detail. */
-  scheduleStill() {
-    setTimeout(() => this.schedule(), STILL_MS);
+    this.frames.schedule();
   }
 
   /**
@@ -382,60 +362,11 @@ export class Plot {
   restartStill() {
     this.detailed = { offset: 0, complete: false };
     if (!this.drawn) this.presentPending = true;
-    this.schedule();
+    this.frames.schedule();
   }
 
-  /** Clears the bound framebuffer to the theme's background and sets the blending. */
-  clear() {
-    const gl = this.gl;
-    const [r, g, b] = this.theme.background;
-    gl.clearColor(r, g, b, 1);
-    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
-    gl.enable(gl.DEPTH_TEST);
-    gl.depthFunc(gl.LEQUAL);
-    gl.enable(gl.BLEND);
-    gl.blendFuncSeparate(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA, gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
-  }
-
-  /** Every layer's `pass` ('base': the points; 'top': what shows over any sample). */
-  renderLayers(view, pass) {
-    view.pass = pass;
-    for (const layer of this.layers) layer.render(view);
-  }
-
-  _draw() {
-    if (!this.theme) return;
-    const gl = this.gl;
-    const start = performance.now();
-    this._resize();
-    const view = this._view();
-    const moving = view.t < 1 || start - this.lastChange < STILL_MS;
-    this.source.drawFrame(this, view, moving, start);
-    this.presentPending = false;
-    if (view.t < 1) this.requestRender();
-    if ((this.n || this.preview.count || this.drawn) && this.firstFrameMs === null) {
-      gl.finish();
-      this.firstFrameMs = performance.now();
-    }
-    this.frameTimes.push(performance.now() - start);
-    if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
-  }
-
-  /**
-   * Moves the budget towards what fits a frame on this machine now (software GL on a busy
-   * CPU draws several times slower than on an idle one), from the time the frame took.
-   */
-  adaptBudget(start, drawn) {
-    if (this.budget === Infinity || drawn < BUDGET_BOUNDS[0]) return;
-    // Reading a pixel waits for the frame's drawing (gl.finish() does not, in Chromium).
-    this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, this.probe);
-    const ms = Math.max(1, performance.now() - start);
-    const fit = drawn * (TARGET_FRAME_MS / ms);
-    const next = Math.round(this.budget * 0.5 + fit * 0.5);
-    this.budget = Math.max(BUDGET_BOUNDS[0], Math.min(BUDGET_BOUNDS[1], next));
-  }
-
-  _resize() {
+  /** The canvas's size in device pixels, from its CSS size and the pixel ratio. */
+  resize() {
     const dpr = window.devicePixelRatio || 1;
     const width = this.canvas.clientWidth;
     const height = this.canvas.clientHeight;
@@ -454,38 +385,9 @@ export class Plot {
     this.dpr = dpr;
   }
 
-  _view() {
-    const theme = this.theme;
-    const atlas = this.spriteLayer.atlas;
-    return {
-      matrix: this.matrix(),
-      t: this._transitionT(),
-      size: this.sprites && atlas ? this.size * 3.6 : this.size,
-      scale: pointScale(this.camera, this.threeD) * (this.dpr || 1),
-      sampleSize: 1,
-      threeD: this.threeD,
-      hover: this.hover,
-      rank: this.rank,
-      hasSelection: this.hasSelection,
-      plain: this.plain,
-      sprites: this.sprites,
-      spriteAtlas: atlas,
-      dim: theme.dim,
-      selectedColor: theme.selected,
-      hoverColor: theme.hovered,
-      ringColor: theme.ring,
-      inkColor: theme.text,
-      background: theme.background,
-      start: 0,
-      count: this.n,
-      sampled: false,
-      pass: 'base',
-    };
-  }
-
   /** Whether the canvas shows every point (not a sample). */
   get fullDetail() {
-    return this.n <= this.budget || this.detailed.complete;
+    return this.n <= this.frames.budget || this.detailed.complete;
   }
 
   // ---- picking and regions ---------------------------------------------------------------
@@ -497,7 +399,7 @@ export class Plot {
 
   /** The point under CSS pixel (x, y), or -1 (a Promise when the server answers): exact over all points. */
   pickAt(x, y) {
-    this._resize();
+    this.resize();
     const scale = pointScale(this.camera, this.threeD);
     const radius = Math.max(4, this.threeD ? 4 : (this.size * scale * (this.sprites && this.spriteLayer.atlas ? 3.6 : 1)) / 2);
     return this.source.pick(this, x, y, radius);

@@ -150,8 +150,11 @@ test("each part of the App declares its fields, is sealed, and no other module w
 
 test('every field written on the Plot is one its constructor declares', () => {
   const declared = declaredBy('plot.js', 'Plot');
-  for (const field of ['source', 'coloring', 'marks', 'detailed', 'drawn', 'cpuStep']) assert.ok(declared.has(field), field);
+  for (const field of ['source', 'coloring', 'marks', 'frames', 'detailed', 'drawn', 'cpuStep']) assert.ok(declared.has(field), field);
   assert.deepEqual(undeclared('plot.js', declared, ['plot.', 'app.plot.', 'this.plot.', 'view.plot.']), []);
+  const frames = declaredBy('plot_frames.js', 'PlotFrames');
+  for (const field of ['budget', 'requested', 'firstFrameMs']) assert.ok(frames.has(field), field);
+  assert.deepEqual(undeclared('plot_frames.js', frames, ['plot.frames.', 'app.plot.frames.', 'this.plot.frames.', 'view.plot.frames.']), []);
 });
 
 test('every field written on a Projection is one its constructor declares, and no other can be', () => {

@@ -112,7 +112,7 @@ def test_million_points_pick_and_select_exactly(million, projector):
     page = projector.page
     page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",
                            timeout=120000)
-    assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
+    assert page.evaluate("window.__projector.app.plot.frames.budget") < N  # frames draw a sample
     # Metadata columns on demand: the colour and label column alone first; the others only
     # when a panel asks for them (the charts panel on screen here, the inspector's card).
     fetched = page.evaluate(COLUMNS_FETCHED)

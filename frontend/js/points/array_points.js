@@ -70,17 +70,17 @@ export class ArrayPoints {
    * @param {number} start
    */
   drawFrame(plot, view, moving, start) {
-    if (plot.n <= plot.budget) {
+    if (plot.n <= plot.frames.budget) {
       this._drawOnCanvas(plot, view, plot.n);
-      if (moving) plot.adaptBudget(start, plot.n);
+      if (moving) plot.frames.adaptBudget(start, plot.n);
     } else if (moving) {
       if (plot.presentPending || view.t < 1) {
-        const drawn = this._drawOnCanvas(plot, view, plot.budget);
+        const drawn = this._drawOnCanvas(plot, view, plot.frames.budget);
         // Fewer than the budget (few points on screen) says little about what a frame holds.
-        if (drawn >= plot.budget * 0.9) plot.adaptBudget(start, drawn);
+        if (drawn >= plot.frames.budget * 0.9) plot.frames.adaptBudget(start, drawn);
       }
       plot.detailed = { offset: 0, complete: false };
-      plot.scheduleStill();
+      plot.frames.scheduleStill();
     } else {
       this._refine(plot, view);
     }
@@ -94,7 +94,7 @@ export class ArrayPoints {
     const gl = plot.gl;
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     gl.viewport(0, 0, plot.canvas.width, plot.canvas.height);
-    plot.clear();
+    plot.frames.clear();
     const culled = count < plot.n && view.t >= 1 ? plot.cull.select(plot, view.matrix, count) : null;
     view.count = culled ? culled.count : count;
     view.elements = culled ? culled.buffer : null;
@@ -107,10 +107,10 @@ export class ArrayPoints {
       const cap = Math.sqrt((4 * plot.canvas.width * plot.canvas.height) / Math.max(1, view.count)) / disc;
       view.sampleSize = Math.max(1, Math.min(view.sampleSize, cap));
     }
-    plot.renderLayers(view, 'base');
+    plot.frames.renderLayers(view, 'base');
     view.sampleSize = 1;
     view.elements = null;
-    plot.renderLayers(view, 'top');
+    plot.frames.renderLayers(view, 'top');
     plot.drawn = view.count;
     return view.count;
   }
@@ -130,7 +130,7 @@ export class ArrayPoints {
         d.cpu = d.total > CPU_ABOVE && plot.cpuDetail.suits(plot, view);
         if (d.cpu) plot.cpuDetail.begin(plot, view);
       }
-      const step = d.cpu ? plot.cpuStep : plot.budget * 2; // twice a moving frame: hover stays responsive
+      const step = d.cpu ? plot.cpuStep : plot.frames.budget * 2; // twice a moving frame: hover stays responsive
       const count = Math.min(step, d.total - d.offset);
       if (d.cpu) {
         const began = performance.now();
@@ -140,11 +140,11 @@ export class ArrayPoints {
         if (count >= step) plot.cpuStep = Math.round(Math.max(CPU_SLICE / 8, Math.min(CPU_SLICE * 4, (step * 0.5) + (step * CPU_SLICE_MS / ms) * 0.5)));
       } else {
         plot.detail.bind(plot.canvas.width, plot.canvas.height);
-        if (d.offset === 0) plot.clear();
+        if (d.offset === 0) plot.frames.clear();
         view.start = d.offset;
         view.count = count;
         view.elements = d.culled ? d.culled.buffer : null;
-        plot.renderLayers(view, 'base');
+        plot.frames.renderLayers(view, 'base');
         view.elements = null;
         gl.bindFramebuffer(gl.FRAMEBUFFER, null);
       }
@@ -155,19 +155,19 @@ export class ArrayPoints {
         plot.drawn = d.total;
         plot.presentPending = true;
       } else {
-        plot.schedule();
+        plot.frames.schedule();
       }
     }
     if (!plot.presentPending) return;
     const top = { ...view, start: 0, count: plot.n };
     if (d.complete) {
       gl.viewport(0, 0, plot.canvas.width, plot.canvas.height);
-      plot.clear();
+      plot.frames.clear();
       (d.cpu ? plot.cpuDetail : plot.detail).present();
       top.sampled = true; // highlighted points go on top of the finished frame as well
-      plot.renderLayers(top, 'top');
+      plot.frames.renderLayers(top, 'top');
     } else {
-      this._drawOnCanvas(plot, top, plot.budget);
+      this._drawOnCanvas(plot, top, plot.frames.budget);
     }
   }
 

@@ -56,7 +56,7 @@ export function display(p, view, animate) {
   }
   const { positions, missing } = fitPositions(p.data, dataset.n, p.cols, axes, isolated);
   // A streaming job: the placed points first, so a moving frame draws no hidden point.
-  if (!order && p.running && dataset.n > plot.budget) {
+  if (!order && p.running && dataset.n > plot.frames.budget) {
     order = placedFirstOrder(missing, p.streamOrder ?? null).order;
     p.streamOrder = order;
   }
@@ -88,7 +88,7 @@ async function displayInSlices(p, view, animate, axes, order, isolated) {
   const current = () => p.slicing === key && p === view.shown && p.data === data;
   const { positions, missing } = await fitInSlices(data, dataset.n, p.cols, axes, isolated);
   if (!current()) return;
-  const drawOrder = order ?? (dataset.n > plot.budget ? randomOrder(dataset.n) : null);
+  const drawOrder = order ?? (dataset.n > plot.frames.budget ? randomOrder(dataset.n) : null);
   if (drawOrder) await prepareDrawOrder(positions, drawOrder, plot.points.colors);
   if (!current()) return;
   p.slicing = null;

@@ -87,7 +87,7 @@ async function loadPreview(p, view, ds, withOrder) {
  */
 export function lodOrder(p, view, axes, done = p.status === 'done') {
   const ds = view.dataset;
-  if (ds.local || ds.n <= view.plot.budget || !done || !p.jobId) return null;
+  if (ds.local || ds.n <= view.plot.frames.budget || !done || !p.jobId) return null;
   const key = `${p.jobId}:${axes.join(',')}`;
   if (p.lod?.key === key) return p.lod.order;
   if (p.lodPending === key) return null;

@@ -67,8 +67,8 @@ export class Labels3dLayer {
     if (!plot) return;
     // Frames without discs are fast and lift the plot's point budget; the discs come back
     // with the budget they had.
-    if (on) this.budgetBefore = plot.budget;
-    else if (this.budgetBefore) plot.budget = Math.min(plot.budget, this.budgetBefore);
+    if (on) this.budgetBefore = plot.frames.budget;
+    else if (this.budgetBefore) plot.frames.budget = Math.min(plot.frames.budget, this.budgetBefore);
     plot.points.hidden = on;
     plot._changed({ moving: false }); // the full-detail frame is drawn again without discs
   }

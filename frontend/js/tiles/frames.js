@@ -38,22 +38,22 @@ export function drawTiles(points, plot, view, moving, start) {
     const ranges = [];
     let count = 0;
     for (const tile of tiles) {
-      const take = Math.min(tile.count, plot.budget - count);
+      const take = Math.min(tile.count, plot.frames.budget - count);
       if (take <= 0) break;
       ranges.push([tile, 0, take]);
       count += take;
     }
     tilesOnCanvas(plot, view, null, count, meeting, ranges);
-    if (count >= plot.budget * 0.5) plot.adaptBudget(start, count);
+    if (count >= plot.frames.budget * 0.5) plot.frames.adaptBudget(start, count);
     plot.detailed = { offset: 0, complete: false };
-    plot.scheduleStill();
+    plot.frames.scheduleStill();
     return count;
   }
   const total = tiles.reduce((sum, t) => sum + t.count, 0);
   const d = plot.detailed;
   const key = tiles.map((t) => t.key).join();
   if (d.tiles !== key) Object.assign(d, { offset: 0, start: 0, complete: false, tiles: key });
-  if (total <= Math.min(plot.budget, STILL_AT_ONCE)) {
+  if (total <= Math.min(plot.frames.budget, STILL_AT_ONCE)) {
     d.complete = true;
     return tilesOnCanvas(plot, view, tiles, total, meeting);
   }
@@ -62,7 +62,7 @@ export function drawTiles(points, plot, view, moving, start) {
   if (slicing.fence) {
     if (gl.getSyncParameter(slicing.fence, gl.SYNC_STATUS) !== gl.SIGNALED) {
       slicing.waits++;
-      plot.schedule();
+      plot.frames.schedule();
       return plot.drawn;
     }
     gl.deleteSync(slicing.fence);
@@ -75,9 +75,9 @@ export function drawTiles(points, plot, view, moving, start) {
     if (!slicing.step) slicing.step = SLICE_POINTS[0];
     // No slice past what a moving frame draws in its time: a slice grown on a quiet GPU
     // would hold the next drag's frames behind it.
-    const step = Math.max(SLICE_POINTS[0], Math.min(slicing.step, plot.budget));
+    const step = Math.max(SLICE_POINTS[0], Math.min(slicing.step, plot.frames.budget));
     plot.detail.bind(plot.canvas.width, plot.canvas.height);
-    if (d.offset === 0 && d.start === 0) plot.clear();
+    if (d.offset === 0 && d.start === 0) plot.frames.clear();
     const ranges = [];
     let count = 0;
     while (d.offset < tiles.length && count < step) {
@@ -91,22 +91,22 @@ export function drawTiles(points, plot, view, moving, start) {
         d.start = 0;
       }
     }
-    plot.renderLayers({ ...view, tiles: null, ranges, sampleSize: sampleSize(total / meeting) }, 'base');
+    plot.frames.renderLayers({ ...view, tiles: null, ranges, sampleSize: sampleSize(total / meeting) }, 'base');
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     slicing.fence = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
     gl.flush();
     slicing.waits = 0;
     d.complete = d.offset >= tiles.length;
-    plot.schedule();
+    plot.frames.schedule();
     if (!plot.presentPending || d.complete) return plot.drawn;
     return tilesOnCanvas(plot, view, tiles.slice(0, 1), tiles[0].count, meeting);
   }
   if (!plot.presentPending && d.presented) return plot.drawn;
   d.presented = true;
   gl.viewport(0, 0, plot.canvas.width, plot.canvas.height);
-  plot.clear();
+  plot.frames.clear();
   plot.detail.present();
-  plot.renderLayers({ ...view, sampled: true }, 'top');
+  plot.frames.renderLayers({ ...view, sampled: true }, 'top');
   plot.drawn = total;
   return total;
 }
@@ -115,9 +115,9 @@ function tilesOnCanvas(plot, view, tiles, count, meeting, ranges = null) {
   const gl = plot.gl;
   gl.bindFramebuffer(gl.FRAMEBUFFER, null);
   gl.viewport(0, 0, plot.canvas.width, plot.canvas.height);
-  plot.clear();
-  plot.renderLayers({ ...view, tiles, ranges, sampleSize: sampleSize(count / meeting) }, 'base');
-  plot.renderLayers({ ...view, sampled: count < meeting }, 'top');
+  plot.frames.clear();
+  plot.frames.renderLayers({ ...view, tiles, ranges, sampleSize: sampleSize(count / meeting) }, 'base');
+  plot.frames.renderLayers({ ...view, sampled: count < meeting }, 'top');
   plot.drawn = count;
   return count;
 }

@@ -10,6 +10,7 @@
 import { FLAG_SELECTED, PointLayer } from '../renderer/points.js';
 import { pickTiles, regionOfTiles } from './answers.js';
 import { uniformTileColoring } from './coloring.js';
+import { cellsOf, fitOf, pointsMeeting, wantedCells } from './cells.js';
 import { fetchTile } from './fetch.js';
 import { drawTiles } from './frames.js';
 import { TileLayer } from './layer.js';
@@ -124,13 +125,8 @@ export class TilePoints {
     this.slicing = { step: 0, fence: null, waits: 0 };
     /** @type {{ candidates: object[], version: number, at: Map<number, number[]> } | null} */
     this.placed = null;
-    const { lo, hi } = manifest.box;
-    // Every tile's cell in the plot's unit square (x along axis 0, y along axis 1).
-    this.cells = manifest.tiles.map(([z, x, y, count]) => {
-      const side = 2 ** z;
-      const corner = (a, i) => ((lo[a] + ((hi[a] - lo[a]) * i) / side) - this.fit.mid[a]) * this.fit.scale;
-      return { key: `${z}/${x}/${y}`, z, x, y, count, x0: corner(0, x), x1: corner(0, x + 1), y0: corner(1, y), y1: corner(1, y + 1) };
-    });
+    /** Every tile's cell in the plot's unit square. */
+    this.cells = cellsOf(manifest, this.fit);
   }
 
   /**
@@ -145,7 +141,7 @@ export class TilePoints {
     this.onChange = () => plot.restartStill();
     this.closed = false;
     plot.loadPositions(new Float32Array(0), { keepPreview: true }); // no whole array
-    plot.addLayer(this.layer);
+    plot.addLayer(this.layer, { moving: false }); // the camera stays: straight to the still frame
     this.setColoring(plot.coloring);
     this.setMarks(plot.marks);
   }
@@ -199,20 +195,7 @@ export class TilePoints {
    */
   view(matrix) {
     this.views++;
-    const visible = this.cells.filter((c) => meets(matrix, c));
-    const wanted = [];
-    let taken = 0;
-    for (let z = 0; ; z++) {
-      const level = visible.filter((c) => c.z === z);
-      if (!level.length) {
-        if (visible.some((c) => c.z > z)) continue;
-        break;
-      }
-      const points = level.reduce((sum, c) => sum + c.count, 0);
-      if (z > 0 && taken + points > this.budgets.display) break;
-      taken += points;
-      wanted.push(...level);
-    }
+    const wanted = wantedCells(this.cells, matrix, this.budgets.display);
     this.wanted = wanted.map((c) => c.key);
     this.wantedCells = wanted;
     for (const c of wanted) {
@@ -225,7 +208,7 @@ export class TilePoints {
 
   /** Points of the view's cells at every level: what a drawn sample stands for. */
   pointsMeeting(matrix) {
-    return this.cells.reduce((sum, c) => sum + (meets(matrix, c) ? c.count : 0), 0);
+    return pointsMeeting(this.cells, matrix);
   }
 
   _request(cells) {
@@ -396,34 +379,4 @@ export class TilePoints {
     const at = this.placed.at;
     return candidates.filter((c) => at.has(c.index)).map((c) => ({ ...c, at: at.get(c.index) }));
   }
-}
-
-/** Centre and scale of `bounds` into the unit square, as geometry.fitPositions fits the whole set. */
-function fitOf(bounds) {
-  let half = 0;
-  const mid = [0, 0];
-  for (let a = 0; a < 2; a++) {
-    if (!(bounds.hi[a] >= bounds.lo[a])) continue;
-    mid[a] = (bounds.lo[a] + bounds.hi[a]) / 2;
-    half = Math.max(half, (bounds.hi[a] - bounds.lo[a]) / 2);
-  }
-  return { mid, scale: half > 0 ? 1 / half : 1 };
-}
-
-/** Whether a cell (unit-square corners) meets the clip square under `m`. */
-function meets(m, c) {
-  let x0 = Infinity;
-  let x1 = -Infinity;
-  let y0 = Infinity;
-  let y1 = -Infinity;
-  for (const [x, y] of [[c.x0, c.y0], [c.x1, c.y0], [c.x0, c.y1], [c.x1, c.y1]]) {
-    const w = m[3] * x + m[7] * y + m[15];
-    const cx = (m[0] * x + m[4] * y + m[12]) / w;
-    const cy = (m[1] * x + m[5] * y + m[13]) / w;
-    x0 = Math.min(x0, cx);
-    x1 = Math.max(x1, cx);
-    y0 = Math.min(y0, cy);
-    y1 = Math.max(y1, cy);
-  }
-  return x1 >= -1 && x0 <= 1 && y1 >= -1 && y0 <= 1;
 }
