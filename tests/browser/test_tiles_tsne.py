@@ -75,7 +75,7 @@ def test_a_tsne_too_large_to_come_whole_is_followed_then_shown_from_tiles(served
     projector.wait_projection("tsne", "done", timeout=120000)
     projector.wait_ready()
     plot = "window.__projector.app.plot"
-    page.wait_for_function(f"""{SHOWN}.tiled !== null && {plot}.source === {SHOWN}.tiled
+    page.wait_for_function(f"""{SHOWN}.source !== null && {plot}.source === {SHOWN}.source
         && {plot}.source.resident.size > 0 && {plot}.source.loading.size === 0""")
     assert page.evaluate(f"[{SHOWN}.data, {SHOWN}.frames, {plot}.n]") == [None, 0, 0]
     assert page.evaluate(f"{plot}.source.everyResident") is False  # the server answers

@@ -102,7 +102,7 @@ ZOOM_AND_COUNT = """(factor) => new Promise((resolve) => {
   // Zooms the 2D view in by `factor`; after the next frame (moving: a budget), the points drawn.
   const p = window.__projector.app.plot;
   p.setCamera({ ...p.camera, zoom: p.camera.zoom * factor });
-  requestAnimationFrame(() => requestAnimationFrame(() => resolve([p.drawn, p.budget])));
+  requestAnimationFrame(() => requestAnimationFrame(() => resolve([p.drawn, p.frames.budget])));
 })"""
 
 
