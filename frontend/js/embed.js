@@ -7,6 +7,7 @@
 const PROJECTIONS = ['pca', 'tsne', 'umap', 'custom'];
 const POLL_SECONDS = 10;
 
+/** @param {import('./app.js').App} app */
 export function installEmbed(app) {
   if (!new URLSearchParams(location.search).has('embed')) return;
   let version = -1;

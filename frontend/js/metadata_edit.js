@@ -39,7 +39,10 @@ export function tagRows(metadata, n, column, value, indices) {
   return { names, columns, nRows: n };
 }
 
-/** Wires the inspector's "Edit metadata" section and adds it to the app's panels. */
+/**
+ * Wires the inspector's "Edit metadata" section and adds it to the app's panels.
+ * @param {import('./app.js').App} app
+ */
 export function installMetadataEdit(app) {
   const columnInput = $('edit-column');
   const valueInput = $('edit-value');

@@ -241,10 +241,12 @@ const HIDDEN = [
 /**
  * Hides what a shared site cannot do (server-only controls and the projections it was not
  * exported with) and says what it is; the rest of the app works as it is.
+ * @param {import('./app.js').App} app
  */
 export async function installStaticMode(app) {
   document.documentElement.classList.add('static-site');
-  const manifest = await app.api.loadManifest().catch(() => null);
+  const api = /** @type {StaticApi} */ (app.api); // a shared site's (app.js makes it)
+  const manifest = await api.loadManifest().catch(() => null);
   const exported = new Set((manifest?.embeddings ?? []).flatMap((e) => Object.keys(e.projections)));
   const hidden = [...HIDDEN];
   for (const method of ['tsne', 'umap']) {

@@ -5,6 +5,7 @@
 
 import { errorOf } from './api.js';
 
+/** @param {import('./app.js').App} app */
 export async function uploadFiles(app, tensorFile, metadataFile) {
   const form = new FormData();
   form.append('tensor', tensorFile, tensorFile.name);

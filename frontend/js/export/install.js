@@ -29,7 +29,10 @@ function baseName(app) {
   return `${safe(ds?.name ?? 'plot')}-${safe(app.shown?.method ?? 'view')}`;
 }
 
-/** Saves the plot as `choice` ('1', '2', '4', 'width' with `width`, or 'svg'). */
+/**
+ * Saves the plot as `choice` ('1', '2', '4', 'width' with `width`, or 'svg').
+ * @param {import('../app.js').App} app
+ */
 export async function saveImage(app, choice = '2', width = null) {
   const plot = app.plot;
   if (!plot.n) {
@@ -144,6 +147,7 @@ function installExportSite(app) {
   downloads.append(button);
 }
 
+/** @param {import('../app.js').App} app */
 export function installExports(app) {
   installSaveImage(app);
   installExportSelection(app);

@@ -3,6 +3,7 @@
 
 import { $, el } from '../dom.js';
 
+/** @param {import('../app.js').App} app */
 export function createBookmarksPanel(app) {
   const list = $('bookmarks-list');
   const error = $('bookmark-error');

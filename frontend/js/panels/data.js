@@ -5,6 +5,7 @@ import { gradientCss, rgbToCss } from '../colors.js';
 import { $, el, formatCount, setOptions } from '../dom.js';
 import { uploadFiles } from '../upload.js';
 
+/** @param {import('../app.js').App} app */
 export function createDataPanel(app) {
   const runSelect = $('run-select');
   const embeddingSelect = $('embedding-select');

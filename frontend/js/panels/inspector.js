@@ -24,6 +24,7 @@ export function thumbnail(sprite, i, size) {
   return node;
 }
 
+/** @param {import('../app.js').App} app */
 export function createInspectorPanel(app) {
   const column = $('search-column');
   const input = $('search-input');

@@ -9,6 +9,7 @@ import { Labels3dLayer } from '../renderer/labels3d.js';
 import { PolylineLayer } from '../renderer/polylines.js';
 import { parseSequence, sequenceColumn, sequenceWarning } from '../sequences.js';
 
+/** @param {import('../app.js').App} app */
 export function installLabelsAndSequences(app) {
   const labels = new Labels3dLayer((i) => app.highlight.labelOf(i));
   const polylines = new PolylineLayer();

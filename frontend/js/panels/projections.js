@@ -24,6 +24,7 @@ function rangeFrom(input, param) {
   }
 }
 
+/** @param {import('../app.js').App} app */
 export function createProjectionsPanel(app) {
   const panel = $('projections-panel');
   const tabs = [...panel.querySelectorAll('[role="tab"]')];

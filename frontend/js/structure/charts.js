@@ -12,6 +12,7 @@ const TABLE_ROWS = 200;
 const HIST_HEIGHT = 64;
 const BAR_HEIGHT = 15;
 
+/** @param {import('../app.js').App} app */
 export function createChartsPanel(app) {
   const list = el('div', { class: 'charts-list', 'data-testid': 'charts-list' });
   const summary = el('p', { class: 'hint', 'data-testid': 'charts-summary' });

@@ -6,6 +6,7 @@ import { createChartsPanel } from './charts.js';
 import { StructureOverlay } from './overlay.js';
 import { createStructurePanel } from './panel.js';
 
+/** @param {import('../app.js').App} app */
 export function installStructure(app) {
   const sheet = document.createElement('link');
   sheet.rel = 'stylesheet';
