@@ -54,8 +54,9 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     page.goto(url + f"/?tiles=always&tilePoints={RESIDENT}" + state_hash(VIEW))
     projector.wait_ready()
     app = "window.__projector.app"
-    page.wait_for_function(f"""() => {app}.highlight.coloring?.kind === 'categorical' && {TILES}.resident.size > 0
-        && {TILES}.loading.size === 0 && [...{TILES}.resident.values()].every((t) => t.codes)""",
+    page.wait_for_function(f"""() => {app}.highlight.coloring?.kind === 'categorical'
+        && {TILES}.resident.size > 0 && {TILES}.loading.size === 0
+        && [...{TILES}.resident.values()].every((t) => t.codes)""",
                            timeout=120000)
 
     # The tiles carry the label column's codes; no column, TSV or result came whole.

@@ -68,7 +68,8 @@ def test_clicking_a_point_lists_its_neighbours(serve, sample_logdir, projector):
     first = int(rows.nth(0).get_attribute("data-index"))
     rows.nth(0).click()
     projector.page.wait_for_function(f"window.__projector.state().focus === {first}")
-    projector.wait_js(f"app.highlight.neighbors.length === 7 && !app.highlight.neighbors.some(n => n.index === {first})")
+    projector.wait_js(f"app.highlight.neighbors.length === 7"
+                      f" && !app.highlight.neighbors.some(n => n.index === {first})")
     assert projector.by("isolate-selection").inner_text() == "Isolate 8"
     # Isolate, show all, clear.
     projector.by("isolate-selection").click()

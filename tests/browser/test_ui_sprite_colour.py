@@ -28,7 +28,8 @@ def test_color_by_shows_over_digit_sprites(serve, sample_logdir, projector, tmp_
     projector.open(serve(sample_logdir), DIGITS)
     _sprites_drawn(projector)
     projector.page.evaluate("document.documentElement.dataset.theme = 'light'")
-    projector.page.evaluate("window.__projector.app.status.toggleTheme(); window.__projector.app.status.toggleTheme()")
+    projector.page.evaluate("window.__projector.app.status.toggleTheme();"
+                            " window.__projector.app.status.toggleTheme()")
     projector.wait_settled()
     by_label = projector.plot_image()
     assert _coloured(by_label) > 3000, "the label colours do not show over the sprites"
