@@ -64,7 +64,8 @@ export class Highlighting {
 
   /** Colours the points by the state's colour rule, as the shown projection's delivery makes it. */
   recolor() {
-    if (!this.app.dataset) return;
+    const ds = this.app.dataset;
+    if (!ds) return;
     const delivery = this.delivery();
     this.coloredBy = delivery;
     const token = ++this.colorToken;
@@ -72,7 +73,7 @@ export class Highlighting {
     this.coloring = now;
     this.app.plot.setColoring(now);
     later?.then((coloring) => {
-      if (token !== this.colorToken) return;
+      if (token !== this.colorToken || this.app.dataset !== ds) return;
       if (coloring) {
         this.coloring = coloring;
         this.app.plot.setColoring(coloring);
