@@ -34,8 +34,8 @@ def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, proje
     page.evaluate(f"""() => {{ const app = window.__projector.app;
         app.plot.frames.budget = {BUDGET};
         window.__frames = [];
-        const setPositions = app.plot.setPositions.bind(app.plot);
-        app.plot.setPositions = (positions, options) => {{ setPositions(positions, options);
+        const setSource = app.plot.setSource.bind(app.plot);
+        app.plot.setSource = (source, options) => {{ setSource(source, options);
             const p = app.shown;
             if (!p || p.method !== 'tsne' || !p.running) return;
             const order = app.plot.order, data = p.data, k = p.cols;
