@@ -270,7 +270,7 @@ def measure_scale(browser, logdir: Path, cache: Path, n: int) -> dict[str, objec
         out["zoom_still_drawn"] = page.evaluate("window.__projector.app.plot.drawn")
         page.evaluate("window.__projector.app.plot.resetView()")
         page.wait_for_function("window.__projector.app.plot.fullDetail", timeout=600000)
-        page.evaluate("window.__projector.app.plot.budget = Infinity")
+        page.evaluate("window.__projector.app.plot.frames.budget = Infinity")
         out["drag_all"] = page.evaluate(PAN_FRAMES, 4 if n <= 2_000_000 else 2)
         page.close()
         return out

@@ -223,19 +223,19 @@ def browser(base: str, job: str) -> dict[str, object]:
         first = time_to_points(page, url, box, 120)
         out["first picture after opening (s)"] = None if first is None else round(first, 2)
         out["the page found the job done"] = jobs[:1] == [job]
-        page.wait_for_function(f"() => {app}.plot.tiles && {app}.plot.tiles.loading.size === 0 "
+        page.wait_for_function(f"() => {app}.plot.source && {app}.plot.source.loading.size === 0 "
                                f"&& {app}.plot.detailed.complete", timeout=300000)
         out["tiles resident / points drawn"] = page.evaluate(
-            f"[{app}.plot.tiles.resident.size, {app}.plot.drawn]")
+            f"[{app}.plot.source.resident.size, {app}.plot.drawn]")
         intervals = sorted(frame_intervals_while_dragging(page, box))
         if intervals:
             p95 = intervals[min(len(intervals) - 1, int(len(intervals) * 0.95))]
             out["drag frame median / p95 / max (ms)"] = (
                 f"{statistics.median(intervals):.0f} / {p95:.0f} / {intervals[-1]:.0f}")
-        page.wait_for_function(f"() => {app}.plot.tiles.loading.size === 0", timeout=300000)
+        page.wait_for_function(f"() => {app}.plot.source.loading.size === 0", timeout=300000)
         held = page.evaluate(f"""() => {{ const a = {app}; const p = a.plot; return {{
-            points: p.tiles.residentPoints, bytes: p.tiles.residentBytes,
-            n: a.dataset.n, colors: a.coloring?.colors?.length ?? 0,
+            points: p.source.residentPoints, bytes: p.source.residentBytes,
+            n: a.dataset.n, colors: a.highlight.coloring?.colors?.length ?? 0,
             whole: Math.max(p.points.colors?.length ?? 0, p.flags?.length ?? 0, p.n),
             columns: (a.dataset.metadata?.columns ?? []).filter(Boolean).length,
             heap: performance.memory.usedJSHeapSize }}; }}""")
@@ -250,12 +250,12 @@ def browser(base: str, job: str) -> dict[str, object]:
         out["JS heap (performance.memory) / + array buffers (CDP) (MB)"] = (
             f"{held['heap'] / 2**20:.1f} / "
             f"{(heap['usedSize'] + heap.get('backingStorageSize', 0)) / 2**20:.1f}")
-        row = page.evaluate(f"[...{app}.plot.tiles.resident.values()][0].rows[0]")
+        row = page.evaluate(f"[...{app}.plot.source.resident.values()][0].rows[0]")
         started = time.perf_counter()
-        page.evaluate(f"(row) => {app}.selectPoint(row)", row)
-        page.wait_for_function(f"{app}.neighbors.length > 0", timeout=300000)
+        page.evaluate(f"(row) => {app}.highlight.selectPoint(row)", row)
+        page.wait_for_function(f"{app}.highlight.neighbors.length > 0", timeout=300000)
         out["click: neighbours in the page (s)"] = (
-            f"{time.perf_counter() - started:.2f} ({page.evaluate(f'{app}.neighbors.length')})")
+            f"{time.perf_counter() - started:.2f} ({page.evaluate(f'{app}.highlight.neighbors.length')})")
         column = page.evaluate(f"{app}.dataset.columns[0] ?? null")
         if column is None:
             out["search in the page"] = "no metadata column served for this data set"
@@ -263,9 +263,9 @@ def browser(base: str, job: str) -> dict[str, object]:
             started = time.perf_counter()
             page.evaluate(f"""(column) => {app}.update({{ search: {{ ...{app}.state.search,
                 column, query: 'class3', regex: false }} }})""", column)
-            page.wait_for_function(f"{app}.selectedCount() > 1", timeout=300000)
+            page.wait_for_function(f"{app}.highlight.selectedCount() > 1", timeout=300000)
             out["search in the page (s)"] = (f"{time.perf_counter() - started:.2f} "
-                                             f"({page.evaluate(f'{app}.selectedCount()'):,} found)")
+                                             f"({page.evaluate(f'{app}.highlight.selectedCount()'):,} found)")
         chromium.close()
     return out
 

@@ -11,7 +11,7 @@ frame intervals while the mouse drags the plot, and the page's own first-frame t
 (`window.__projector.firstFrameMs`, the figure earlier benchmarks printed) beside the
 screenshot figure, and the tab's JS heap (`performance.memory`) at the end of the visit.
 
-The page shows 2-D views above 2M points from tiles alone (tiled_projection.js) and smaller
+The page shows 2-D views above 2M points from tiles alone (frontend/js/tiles/) and smaller
 ones from the whole projection; `?tiles=always|never` overrides. Reference in the same run:
 on the same (warm) server, a visit of a fresh browser profile by the default path beside one
 by the other path, so the two display paths are compared under the same load.

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Sets up (see setup.sh --test) and runs every test: lint, type check (mypy), the core's layers
-# (import-linter's contracts in pyproject.toml), front-end unit tests, pytest
-# (formats, API under uvicorn, kernels, browser tests in headless chromium).
+# Sets up (see setup.sh --test) and runs every test: lint, type checks (mypy; tsc over the front
+# end's JSDoc types, no emit), the core's layers (import-linter's contracts in pyproject.toml),
+# front-end unit tests, pytest (formats, API under uvicorn, kernels, browser tests in headless
+# chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
 .venv/bin/ruff check .
 ./scripts/typecheck.sh
+node_modules/.bin/tsc --noEmit -p tsconfig.json
 .venv/bin/lint-imports
 if compgen -G "frontend/tests/*.test.js" >/dev/null; then
   node --test --test-reporter=dot frontend/tests/

@@ -54,6 +54,8 @@ function shapeOf(response) {
 export class Api {
   constructor(base = document.baseURI) {
     this.base = base;
+    /** A shared site's (static_mode.js StaticApi) answers from its files, with no server. */
+    this.isStatic = false;
   }
 
   url(path, params = {}) {
@@ -64,7 +66,12 @@ export class Api {
     return url;
   }
 
-  async _fetch(path, { params, method = 'GET', body, headers = {} } = {}) {
+  /**
+   * @param {string} path  under api/
+   * @param {{ params?: Record<string, any>, method?: string, body?: any, headers?: Record<string, string> }} [options]
+   * @returns {Promise<Response>}
+   */
+  async _fetch(path, { params = {}, method = 'GET', body = undefined, headers = {} } = {}) {
     const init = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
@@ -192,7 +199,11 @@ export class Api {
    * Resolves with the last message when the server closes the stream; falls back to polling
    * when WebSockets fail.
    */
-  follow(id, { onStatus = () => {}, onFrame = () => {}, frames = true }) {
+  /**
+   * @param {string} id
+   * @param {{ onStatus?: (status: any) => void, onFrame?: (frame: Float32Array) => void, frames?: boolean }} handlers
+   */
+  follow(id, { onStatus = (_status) => {}, onFrame = (_frame) => {}, frames = true }) {
     const url = this.url(`jobs/${encodeURIComponent(id)}/stream`, frames ? {} : { frames: false });
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return new Promise((resolve) => {

@@ -33,6 +33,7 @@ export function hexToRgb(hex) {
   return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
 }
 
+/** @param {ArrayLike<number> & Iterable<number>} rgb */
 export function rgbToCss([r, g, b]) {
   return `rgb(${r}, ${g}, ${b})`;
 }
@@ -110,7 +111,7 @@ export function colorWord(rgb) {
  * The categorical rule over a dictionary from how many rows hold each value (`perCode`):
  * categories by count, most first (ties by value), palette colours in that order; the colour
  * word of every code (`wordOf`), the order, and the rows missing a value. The whole set's
- * codes and a tiled projection's (tile_coloring.js) are coloured by this one rule.
+ * codes and a tiled projection's (tiles/coloring.js) are coloured by this one rule.
  */
 export function categoricalCodes(dictionary, perCode) {
   const order = [];

@@ -80,7 +80,14 @@ export function columnFetcher(api, run, embedding, n) {
  * one) and colour column (the first with 2..20 values) are known, so the defaults are those of
  * the whole table.
  */
-export async function fetchFirstColumns(fetchColumn, names, n, wanted, onProgress = () => {}) {
+/**
+ * @param {(name: string) => Promise<any[]>} fetchColumn
+ * @param {string[]} names
+ * @param {number} n
+ * @param {Array<string | null>} wanted
+ * @param {(fraction: number) => void} [onProgress]
+ */
+export async function fetchFirstColumns(fetchColumn, names, n, wanted, onProgress = (_fraction) => {}) {
   const columns = names.map(() => null);
   const load = async (name) => {
     const i = names.indexOf(name);

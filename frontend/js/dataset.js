@@ -9,6 +9,12 @@ import { numericColumn, ParseError, parseMetadataTsv, parseNpy, parseTensorTsv }
 /** Largest file the browser reads for an upload. */
 export const UPLOAD_LIMIT_BYTES = 512 * 2 ** 20;
 
+/**
+ * A data set's metadata: column names and their values (a large set's columns null until
+ * fetched, columns.js).
+ * @typedef {{ names: string[], columns: Array<any[] | null>, nRows: number }} Metadata
+ */
+
 export class Dataset {
   constructor({ source, run, name, n, d, metadata = null, sprite = null, vectors = null, info = null }) {
     this.source = source;
@@ -20,22 +26,33 @@ export class Dataset {
     this.sprite = sprite;
     this.vectors = vectors;
     this.info = info;
+    /** @type {any} the parameter table for this data (its limits and defaults; /api/methods), null: none */
+    this.methods = null;
     this.numericCache = new Map();
     // Columns the user tagged in this browser session: only here, never on the server.
     this.edited = new Set();
     this.edits = 0; // tags applied so far: views that cache what they drew compare it
     // Large server sets: (name) => Promise of a column's values, for columns not fetched yet
     // (metadata.columns[i] null); `onColumn(name)` once one arrives (a new metadata object).
+    /** @type {((name: string) => Promise<any[]>) | null} */
     this.fetchColumn = null;
+    /** @type {(name: string) => void} */
     this.onColumn = () => {};
+    /** @type {(name: string, err: Error) => void} */
     this.onColumnError = () => {};
     this.pendingColumns = new Map();
     // Whether a column may be fetched whole now (not while a view from tiles is shown: at
     // 100M points one column is over a GB in the tab); `onColumnRefused(name)` when not.
     this.wholeColumns = () => true;
+    /** @type {(name: string) => void} */
     this.onColumnRefused = () => {};
-    // A tiled view's default colour column, found by the server's counts (loading.js).
+    // A tiled view's default colour column, found by the server's counts (tiles/delivery.js).
+    /** @type {string | null | undefined} */
     this.tiledDefaultColor = undefined;
+    /** @type {Map<string, { asked: Promise<any>, value: any }>} the server's counts of columns' values (tiles/delivery.js) */
+    this.summaries = new Map();
+    /** @type {Set<string>} columns refused whole while the points come as tiles (said once each) */
+    this.refused = new Set();
   }
 
   get local() {

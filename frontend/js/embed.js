@@ -7,6 +7,7 @@
 const PROJECTIONS = ['pca', 'tsne', 'umap', 'custom'];
 const POLL_SECONDS = 10;
 
+/** @param {import('./app.js').App} app */
 export function installEmbed(app) {
   if (!new URLSearchParams(location.search).has('embed')) return;
   let version = -1;
@@ -15,7 +16,7 @@ export function installEmbed(app) {
   let last = null;
   let applying = false;
 
-  const loaded = () => Boolean(app.dataset) && app.ready !== false;
+  const loaded = () => Boolean(app.dataset) && app.datasets.ready !== false;
   const view = () => {
     const s = app.state;
     return { run: s.run, embedding: s.embedding, selection: s.selection, color_by: s.colorBy, projection: s.projection };

@@ -19,8 +19,19 @@ export function fitPositions(coords, n, stride, columns, include = null) {
  * every range, then scale(), then place every range.
  */
 export class Fit {
+  /**
+   * @param {ArrayLike<number>} coords  n x stride
+   * @param {number} n
+   * @param {number} stride
+   * @param {number[]} columns  the axes fitted
+   * @param {Set<number> | null} [include]  the rows kept (the others missing)
+   */
   constructor(coords, n, stride, columns, include = null) {
-    Object.assign(this, { coords, n, stride, columns, include });
+    this.coords = coords;
+    this.n = n;
+    this.stride = stride;
+    this.columns = columns;
+    this.include = include;
     this.positions = new Float32Array(n * 3);
     this.missing = new Uint8Array(n);
     this.lo = [Infinity, Infinity, Infinity];
@@ -92,7 +103,13 @@ export function projectPoints(positions, m, width, height, out = null) {
 }
 
 /** Indices of screen points inside the rectangle spanned by two corners, skipping `skip(i)`. */
-export function pointsInRect(screen, [x0, y0], [x1, y1], skip = () => false) {
+/**
+ * @param {Float32Array} screen  x, y per point
+ * @param {Iterable<number>} corner0
+ * @param {Iterable<number>} corner1
+ * @param {(i: number) => boolean} [skip]
+ */
+export function pointsInRect(screen, [x0, y0], [x1, y1], skip = (_i) => false) {
   const [minX, maxX] = [Math.min(x0, x1), Math.max(x0, x1)];
   const [minY, maxY] = [Math.min(y0, y1), Math.max(y0, y1)];
   const out = [];
@@ -105,6 +122,11 @@ export function pointsInRect(screen, [x0, y0], [x1, y1], skip = () => false) {
 }
 
 /** Even-odd rule: whether (x, y) lies inside a polygon given as [[x, y], ...]. */
+/**
+ * @param {number} x
+ * @param {number} y
+ * @param {Iterable<number>[]} polygon
+ */
 export function pointInPolygon(x, y, polygon) {
   let inside = false;
   for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
@@ -116,7 +138,12 @@ export function pointInPolygon(x, y, polygon) {
 }
 
 /** Indices of screen points inside a lasso polygon, testing its bounding box first. */
-export function pointsInPolygon(screen, polygon, skip = () => false) {
+/**
+ * @param {Float32Array} screen
+ * @param {Iterable<number>[]} polygon
+ * @param {(i: number) => boolean} [skip]
+ */
+export function pointsInPolygon(screen, polygon, skip = (_i) => false) {
   if (polygon.length < 3) return [];
   const xs = polygon.map((p) => p[0]);
   const ys = polygon.map((p) => p[1]);

@@ -39,7 +39,10 @@ export function tagRows(metadata, n, column, value, indices) {
   return { names, columns, nRows: n };
 }
 
-/** Wires the inspector's "Edit metadata" section and adds it to the app's panels. */
+/**
+ * Wires the inspector's "Edit metadata" section and adds it to the app's panels.
+ * @param {import('./app.js').App} app
+ */
 export function installMetadataEdit(app) {
   const columnInput = $('edit-column');
   const valueInput = $('edit-value');
@@ -66,9 +69,9 @@ export function installMetadataEdit(app) {
     if (ds !== app.dataset) return;
     ds.tag(column, value, selection);
     const { colorBy, labelBy, search } = app.state;
-    if (colorBy === column) app._recolor();
-    if (labelBy === column) app._updateLabels();
-    if (search.column === column && search.query) app.runSearch({ select: false });
+    if (colorBy === column) app.highlight.recolor();
+    if (labelBy === column) app.highlight.updateLabels();
+    if (search.column === column && search.query) app.highlight.runSearch({ select: false });
     say(`Tagged ${selection.length} point${selection.length === 1 ? '' : 's'}: ${column} = "${value}"`);
     app.render();
   });

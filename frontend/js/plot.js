@@ -6,35 +6,31 @@
 //   render(view)                          twice a frame: view.pass 'base' then 'top'
 //   onResize(width, height, dpr)          CSS size of the plot and device pixel ratio
 //   dispose()
-// and the plot loops over them. Picking needs no render pass of its own: the picking layer
-// finds points on the CPU over all of them. Level of detail: the points sit in the GPU in a draw order
-// whose every prefix is an even sample (the server's LOD order), so while the view moves a
-// frame draws at most `budget` points, drawn a little larger so that the sample looks like
-// the whole; once the view is still, the full-detail frame builds off screen a slice per
-// animation frame and replaces the sample in one copy (plot_frames.js); input in
-// plot_input.js. Renders on demand.
+// and the plot loops over them. The points come from one PointSource (points/point_source.js):
+// the whole array, in the plot's own buffers (ArrayPoints: a draw order whose every prefix is
+// an even sample, the server's LOD order), or tiles (TilePoints). The source draws each frame
+// (while the view moves a sample of at most `budget` points, drawn a little larger; once it
+// is still, the full-detail frame built off screen and shown in one copy), answers picks and
+// regions, and paints the page's colours and marks. Input in plot_input.js. Renders on demand.
 
 import { defaultCamera, pointScale, viewProjection } from './camera.js';
-import { pointsInPolygon, pointsInRect } from './geometry.js';
-import { mixin } from './mixin.js';
 import { PlotFrames } from './plot_frames.js';
 import { PlotInput } from './plot_input.js';
-import { PlotTiles } from './plot_tiles.js';
-import { CpuDetail } from './renderer/cpu_detail.js';
+import { ArrayPoints } from './points/array_points.js';
+import { CPU_SLICE, CpuDetail } from './renderer/cpu_detail.js';
 import { ViewCull } from './renderer/cull.js';
 import { DetailBuffer } from './renderer/detail.js';
 import { inverseOrder, randomOrder } from './renderer/lod.js';
 import { LabelLayer } from './renderer/labels.js';
 import { PickingLayer } from './renderer/picking.js';
-import { FLAG_HIDDEN, PointLayer } from './renderer/points.js';
+import { PointLayer } from './renderer/points.js';
 import { PreviewLayer } from './renderer/preview.js';
 import { SelectionLayer } from './renderer/selection.js';
 import { SpriteLayer } from './renderer/sprites.js';
-import { TileLayer } from './renderer/tiles.js';
+import { uniformTileColoring } from './tiles/coloring.js';
+import { NO_MARKS } from './tiles/paint.js';
 
 const TRANSITION_MS = 700;
-/** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */
-export const FRAME_BUDGET = 60000;
 
 const ease = (t) => (t < 0.5 ? 4 * t * t * t : 1 - (-2 * t + 2) ** 3 / 2);
 
@@ -57,11 +53,18 @@ export class Plot {
     const gl = this.canvas.getContext('webgl2', { antialias: false, alpha: false, powerPreference: 'high-performance' });
     if (!gl) throw new Error('this browser has no WebGL2');
     this.gl = gl;
+    /** The frame loop: frames on demand, the moving frame's budget (plot_frames.js). */
+    this.frames = new PlotFrames(this);
     this.n = 0;
+    /** @type {Float32Array} the whole array's positions in the buffers (n x 3) */
     this.positions = new Float32Array(0);
+    /** @type {Float32Array | null} where a transition starts */
     this.fromPositions = null;
+    /** @type {Int32Array | null} the draw order */
     this.order = null;
+    /** @type {Int32Array | null} its inverse */
     this.rank = null;
+    /** @type {Uint8Array} */
     this.flags = new Uint8Array(0);
     this.threeD = false;
     this.camera = defaultCamera();
@@ -74,12 +77,7 @@ export class Plot {
     this.labelCandidates = [];
     this.region = null;
     this.transitionStart = 0;
-    this.frameRequested = false;
-    this.firstFrameMs = null;
-    this.frameTimes = [];
     this.theme = null;
-    this.budget = FRAME_BUDGET;
-    this.probe = new Uint8Array(4);
     this.lastChange = 0;
     this.detailed = { offset: 0, complete: false };
     /** Points the canvas shows now (a sample, those on screen, or all). */
@@ -88,7 +86,7 @@ export class Plot {
     this.cssWidth = 0; // the canvas's CSS size and pixel ratio, once _resize has measured them
     this.cssHeight = 0;
     this.dpr = 0;
-    this.cpuStep = null; // points a slice of the CPU still frame draws (plot_frames.js)
+    this.cpuStep = CPU_SLICE; // points a slice of the CPU still frame draws (ArrayPoints)
     this.detail = new DetailBuffer(gl);
     this.cull = new ViewCull(gl);
     this.cpuDetail = new CpuDetail(gl);
@@ -99,21 +97,28 @@ export class Plot {
     this.labels = new LabelLayer();
     this.selection = new SelectionLayer(this.points);
     this.preview = new PreviewLayer();
-    /** A projection shown from its tiles (tiled_projection.js, plot_tiles.js), or null. */
-    this.tiles = null;
-    this.tileLayer = new TileLayer();
-    for (const layer of [this.preview, this.tileLayer, this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
+    /** @type {import('./points/point_source.js').PointSource} where the points come from */
+    this.source = /** @type {import('./points/point_source.js').PointSource} */ (new ArrayPoints(this.positions));
+    /** @type {import('./points/point_source.js').Coloring} the page's colours, for sources to come too */
+    this.coloring = /** @type {import('./points/point_source.js').Coloring} */ (uniformTileColoring());
+    /** @type {import('./points/point_source.js').Marks} the page's marks, for sources to come too */
+    this.marks = { ...NO_MARKS, selected: [] };
+    for (const layer of [this.preview, this.points, this.spriteLayer, this.picking, this.labels, this.selection]) this.addLayer(layer);
+    this.source.attach(this);
     this.input = new PlotInput(this);
     new ResizeObserver(() => this._changed()).observe(container);
   }
 
-  /** Adds a layer (the contract above); it draws from the next frame on. */
-  addLayer(layer) {
+  /**
+   * Adds a layer (the contract above); it draws from the next frame on. `moving`: the next
+   * frames draw a sample until the view is still (a source's own layer: straight to full detail).
+   */
+  addLayer(layer, { moving = true } = {}) {
     layer.setScene(this);
     this.layers.push(layer);
     if (this.n) layer.onPositionsChanged(this.positions, this.fromPositions ?? this.positions, this.order);
     if (this.cssWidth) layer.onResize(this.cssWidth, this.cssHeight, this.dpr);
-    this._changed();
+    this._changed({ moving });
   }
 
   /** Takes a layer out and frees what it holds. */
@@ -126,19 +131,49 @@ export class Plot {
   // ---- data -------------------------------------------------------------------------
 
   /**
-   * New positions (n x 3, fitted to the unit cube); `animate` glides from the current ones;
-   * `order` is the draw order (an Int32Array permutation whose prefixes are even samples);
-   * without one, the current order of as many points, or a random one when a frame cannot
-   * draw every point.
+   * Shows `source`'s points (the whole array or tiles) from now on; `animate` and `order`
+   * for the whole array (see loadPositions).
+   * @param {import('./points/point_source.js').PointSource} source
+   * @param {{ animate?: boolean, order?: Int32Array | null }} [options]
    */
-  setPositions(positions, { animate = false, order = null } = {}) {
-    this.preview.clear();
-    if (this.tiles) this.setTiles(null);
+  setSource(source, options = {}) {
+    if (source !== this.source) this.source.detach();
+    this.source = source;
+    source.attach(this, options);
+  }
+
+  /**
+   * The whole array's `positions` (n x 3, fitted to the unit cube), without a projection's
+   * rows missing (the comparison page, a new draw order of the same positions).
+   * @param {Float32Array} positions
+   * @param {{ animate?: boolean, order?: Int32Array | null }} [options]
+   */
+  setPositions(positions, options = {}) {
+    // The positions in the buffers now are the shown source's (a new draw order of them).
+    this.setSource(positions === this.positions ? this.source : new ArrayPoints(positions), options);
+  }
+
+  /** Shows no points (a data set opens, another projection's picture goes). */
+  clearPoints() {
+    this.setPositions(new Float32Array(0));
+  }
+
+  /**
+   * The whole array into the plot's buffers (ArrayPoints.attach; empty for tiles);
+   * `animate` glides from the current ones; `order` is the draw order (an Int32Array
+   * permutation whose prefixes are even samples); without one, the current order of as many
+   * points, or a random one when a frame cannot draw every point. `keepPreview`: the first
+   * picture stays (tiles replace it as they come).
+   * @param {Float32Array} positions
+   * @param {{ animate?: boolean, order?: Int32Array | null, keepPreview?: boolean }} [options]
+   */
+  loadPositions(positions, { animate = false, order = null, keepPreview = false } = {}) {
+    if (!keepPreview) this.preview.clear();
     const n = positions.length / 3;
     if (!order || order.length !== n) order = this.order?.length === n ? this.order : null;
-    if (!order && n > this.budget) order = randomOrder(n);
+    if (!order && n > this.frames.budget) order = randomOrder(n);
     const sameSize = positions.length === this.positions.length;
-    const from = animate && sameSize && this.n ? this._currentPositions() : positions;
+    const from = animate && sameSize && this.n ? this.currentPositions() : positions;
     this.fromPositions = from === positions ? null : from;
     this.positions = positions;
     this.n = n;
@@ -149,10 +184,11 @@ export class Plot {
     this.cull.invalidate(this);
     for (const layer of this.layers) layer.onPositionsChanged(positions, from, order);
     this.transitionStart = this.fromPositions ? performance.now() : 0;
-    this._changed();
+    this._changed({ moving: !keepPreview }); // tiles: the camera stays, straight to the still frame
   }
 
-  _transitionT() {
+  /** How far the transition between two positions is (0..1; 1: none). */
+  transitionT() {
     if (!this.fromPositions) return 1;
     const t = (performance.now() - this.transitionStart) / TRANSITION_MS;
     if (t >= 1) {
@@ -163,7 +199,7 @@ export class Plot {
     return ease(t);
   }
 
-  _currentPositions() {
+  currentPositions() {
     if (!this.fromPositions) return this.positions;
     const t = ease(Math.min(1, (performance.now() - this.transitionStart) / TRANSITION_MS));
     const out = new Float32Array(this.positions.length);
@@ -181,18 +217,50 @@ export class Plot {
     this._changed();
   }
 
-  setColors(colors, { plain }) {
+  /**
+   * One RGBA per point of the whole array (`plain`: every point in the default colour).
+   * @param {Uint8Array} colors
+   */
+  setColors(colors, { plain = this.plain } = {}) {
     this.plain = plain;
     this.preview.setColors(colors);
     this.points.setColors(colors);
     this._changed({ moving: false });
   }
 
-  setFlags(flags, hasSelection) {
+  /**
+   * One flag byte per point of the whole array.
+   * @param {Uint8Array} flags
+   */
+  setFlags(flags, hasSelection = this.hasSelection) {
     this.flags = flags;
     this.hasSelection = hasSelection;
     this.points.setFlags(flags);
-    this.selection.setHighlighted(flags, this.rank, this.budget);
+    this.selection.setHighlighted(flags, this.rank, this.frames.budget);
+    this._changed({ moving: false });
+  }
+
+  /**
+   * The page's colours (point_source.js Coloring), painted by the source now and by
+   * sources to come.
+   * @param {import('./points/point_source.js').Coloring} coloring
+   */
+  setColoring(coloring) {
+    this.coloring = coloring;
+    this.plain = coloring.kind === 'none';
+    this.source.setColoring(coloring);
+    this._changed({ moving: false });
+  }
+
+  /**
+   * The page's marks (point_source.js Marks): selection, neighbours, isolated rows.
+   * @param {import('./points/point_source.js').Marks} marks
+   * @param {boolean} hasSelection  others are dimmed
+   */
+  setMarks(marks, hasSelection) {
+    this.marks = marks;
+    this.hasSelection = hasSelection;
+    this.source.setMarks(marks);
     this._changed({ moving: false });
   }
 
@@ -284,19 +352,21 @@ export class Plot {
   /** Redraws the canvas at the next animation frame (hover, labels, outline changed). */
   requestRender() {
     this.presentPending = true;
-    this._schedule();
+    this.frames.schedule();
   }
 
-  _schedule() {
-    if (this.frameRequested) return;
-    this.frameRequested = true;
-    requestAnimationFrame(() => {
-      this.frameRequested = false;
-      this._draw();
-    });
+  /**
+   * New points came (a tile): the still frame starts over off screen while the canvas keeps
+   * what it shows (redrawing it would make the page wait for the GPU), unless it shows nothing.
+   */
+  restartStill() {
+    this.detailed = { offset: 0, complete: false };
+    if (!this.drawn) this.presentPending = true;
+    this.frames.schedule();
   }
 
-  _resize() {
+  /** The canvas's size in device pixels, from its CSS size and the pixel ratio. */
+  resize() {
     const dpr = window.devicePixelRatio || 1;
     const width = this.canvas.clientWidth;
     const height = this.canvas.clientHeight;
@@ -315,38 +385,9 @@ export class Plot {
     this.dpr = dpr;
   }
 
-  _view() {
-    const theme = this.theme;
-    const atlas = this.spriteLayer.atlas;
-    return {
-      matrix: this.matrix(),
-      t: this._transitionT(),
-      size: this.sprites && atlas ? this.size * 3.6 : this.size,
-      scale: pointScale(this.camera, this.threeD) * (this.dpr || 1),
-      sampleSize: 1,
-      threeD: this.threeD,
-      hover: this.hover,
-      rank: this.rank,
-      hasSelection: this.hasSelection,
-      plain: this.plain,
-      sprites: this.sprites,
-      spriteAtlas: atlas,
-      dim: theme.dim,
-      selectedColor: theme.selected,
-      hoverColor: theme.hovered,
-      ringColor: theme.ring,
-      inkColor: theme.text,
-      background: theme.background,
-      start: 0,
-      count: this.n,
-      sampled: false,
-      pass: 'base',
-    };
-  }
-
   /** Whether the canvas shows every point (not a sample). */
   get fullDetail() {
-    return this.n <= this.budget || this.detailed.complete;
+    return this.n <= this.frames.budget || this.detailed.complete;
   }
 
   // ---- picking and regions ---------------------------------------------------------------
@@ -356,27 +397,19 @@ export class Plot {
     return [event.clientX - rect.left, event.clientY - rect.top];
   }
 
-  /** The point under CSS pixel (x, y), or -1: exact over all points, whatever is drawn. */
+  /** The point under CSS pixel (x, y), or -1 (a Promise when the server answers): exact over all points. */
   pickAt(x, y) {
-    if (!this.n && !this.tiles) return -1;
-    this._resize();
+    this.resize();
     const scale = pointScale(this.camera, this.threeD);
     const radius = Math.max(4, this.threeD ? 4 : (this.size * scale * (this.sprites && this.spriteLayer.atlas ? 3.6 : 1)) / 2);
-    if (this.tiles) return this._pickTiled(x, y, radius); // a Promise when the server answers
-    return this.picking.pick(x, y, radius);
+    return this.source.pick(this, x, y, radius);
   }
 
-  /** Indices of visible points inside a box or lasso (CSS pixels): one projection pass. */
+  /**
+   * Rows of visible points inside a box or lasso (CSS pixels); a Promise when the server answers.
+   * @param {import('./points/point_source.js').Region} region
+   */
   pointsInRegion(region) {
-    if (this.tiles) return this._regionTiled(region); // a Promise when the server answers
-    const screen = this.picking.screenPositions();
-    const hidden = (i) => (this.flags[i] & FLAG_HIDDEN) !== 0;
-    if (region.kind === 'box') {
-      return pointsInRect(screen, region.points[0], region.points[region.points.length - 1], hidden);
-    }
-    return pointsInPolygon(screen, region.points, hidden);
+    return this.source.region(this, region);
   }
 }
-
-mixin(Plot, PlotFrames);
-mixin(Plot, PlotTiles);

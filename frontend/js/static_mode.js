@@ -7,7 +7,7 @@
 
 import { Api, ApiError } from './api.js';
 import { decodeColumn } from './columns.js';
-import { search as localSearch } from './compute.js';
+import { search as localSearch } from './kernels.js';
 
 const TAG = 'meta[name="projector-static"]';
 const METHOD_NAMES = { pca: 'PCA', tsne: 't-SNE', umap: 'UMAP', custom: 'Custom' };
@@ -55,7 +55,7 @@ export function neighborsFromChunk(buffer, rows, k, row, wanted) {
 }
 
 export class StaticApi extends Api {
-  constructor(base = document.baseURI, manifestPath = document.querySelector(TAG)?.content || 'static.json') {
+  constructor(base = document.baseURI, manifestPath = document.querySelector(/** @type {'meta'} */ (TAG))?.content || 'static.json') {
     super(base);
     this.isStatic = true;
     this.manifestUrl = new URL(manifestPath, base);
@@ -92,6 +92,7 @@ export class StaticApi extends Api {
   }
 
   /** Every path this site cannot answer: an error, never a request. */
+  /** @returns {URL} never: it throws */
   url(path, params = {}) {
     if (path === 'sprite/atlas' || path === 'sprite/page') {
       throw new ApiError(404, 'sprite files are read through loadSpriteFiles in a shared site');
@@ -99,7 +100,8 @@ export class StaticApi extends Api {
     throw new ApiError(404, `${path} needs a Projector server; this is a shared static site`);
   }
 
-  async _fetch(path) {
+  /** @returns {Promise<Response>} never: it throws */
+  async _fetch(path, _options = {}) {
     throw new ApiError(404, `${path} needs a Projector server; this is a shared static site`);
   }
 
@@ -183,7 +185,8 @@ export class StaticApi extends Api {
     return { id, status: 'done', progress: 1, iteration: null, error: null, paused: false, info: p.info };
   }
 
-  async follow(id, { onStatus = () => {} } = {}) {
+  /** @param {string} id @param {{ onStatus?: (status: any) => void, onFrame?: (frame: Float32Array) => void, frames?: boolean }} handlers */
+  async follow(id, { onStatus = (_status) => {} } = {}) {
     const status = await this.job(id);
     onStatus(status);
     return status;
@@ -238,10 +241,12 @@ const HIDDEN = [
 /**
  * Hides what a shared site cannot do (server-only controls and the projections it was not
  * exported with) and says what it is; the rest of the app works as it is.
+ * @param {import('./app.js').App} app
  */
 export async function installStaticMode(app) {
   document.documentElement.classList.add('static-site');
-  const manifest = await app.api.loadManifest().catch(() => null);
+  const api = /** @type {StaticApi} */ (app.api); // a shared site's (app.js makes it)
+  const manifest = await api.loadManifest().catch(() => null);
   const exported = new Set((manifest?.embeddings ?? []).flatMap((e) => Object.keys(e.projections)));
   const hidden = [...HIDDEN];
   for (const method of ['tsne', 'umap']) {
@@ -257,7 +262,8 @@ export async function installStaticMode(app) {
   }
   // Neighbours: only the exported metrics can be chosen; none exported, none asked for.
   const metrics = new Set((manifest?.embeddings ?? []).flatMap((e) => Object.keys(e.neighbors?.metrics ?? {})));
-  for (const option of document.querySelectorAll('[data-testid="neighbors-metric"] option')) option.disabled = !metrics.has(option.value);
+  const options = /** @type {NodeListOf<HTMLOptionElement>} */ (document.querySelectorAll('[data-testid="neighbors-metric"] option'));
+  for (const option of options) option.disabled = !metrics.has(option.value);
   if (!metrics.size) {
     hidden.push('.field-row:has([data-testid="neighbors-k"])');
     const hint = document.querySelector('[data-testid="neighbors-hint"]');

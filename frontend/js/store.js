@@ -1,78 +1,38 @@
 // The App's store, in two parts. The *state* (state.js) is what a URL or a bookmark
-// serialises: every view choice, validated on the way in. The *runtime* (below) is what the
-// page holds beside it and never serialises: the open data set, its projections, answers
-// from the server, tokens of requests in flight. Every runtime field is declared here, with
-// its shape and its writer, and the App is built from this declaration: a module that needs
-// a new field adds it here, never on the App ad hoc (tests/store.test.js reads the sources
-// and refuses an undeclared one). A projection's own fields (its job, frames, level of detail,
-// display) are declared the same way, once, by its class (projection/projection.js).
+// serialises: every view choice, validated on the way in, held and written by the App alone
+// (app.update, app.replaceState). The *runtime* is what the page holds beside it and never
+// serialises: the open data set, its projections, answers from the server, tokens of
+// requests in flight. It is split by the App's parts (app.js: datasets, projecting,
+// highlight, saving, status): each part declares its fields once, typed, in its constructor
+// and is sealed; a part writes only its own fields and asks another part through its
+// methods (tests/store.test.js reads the sources and refuses a field written elsewhere,
+// or undeclared). A projection's own fields (its job, frames, level of detail, display) are
+// declared the same way, once, by its class (projection/projection.js). The shapes the
+// parts share are declared here.
 
 /** @typedef {ReturnType<typeof import('./state.js').defaultState>} State  the serialised part */
-/** @typedef {import('./dataset.js').Dataset} Dataset */
-/** @typedef {{ name: string, embeddings: Array<{ name: string, shape?: number[], error?: string }> }} Run */
-/** @typedef {{ kind: 'none' | 'categorical' | 'numeric' | 'quality', colors: Uint8Array, legend: object | null }} Coloring */
-/** @typedef {import('./projection/projection.js').Projection} Projection  one method's projection of the open data set */
-/** @typedef {{ label: string, projector?: State }} Bookmark  a TensorBoard State (bookmarks.js), ours inside */
-
 /**
- * What the App holds beside the state.
- * @typedef {object} Runtime
- * @property {Run[]} runs  the server's runs (listed at start, again after an upload)
- * @property {Dataset | null} dataset  the data set on screen (controller/loading.js)
- * @property {Dataset[]} localDatasets  sets read in this browser, by file or drop
- * @property {{ pca: Projection | null, tsne: Projection | null, umap: Projection | null, custom: Projection | null }} projections
- *   each method's latest projection of the open data set (controller/projecting.js)
- * @property {Projection | null} shown  the projection the plot shows
- * @property {Uint8Array | null} missing  1 per row without coordinates in the shown projection
- * @property {Array<{ index: number, distance: number }>} neighbors  the focus's neighbours, nearest first
- * @property {{ indices: number[], error: string | null }} searchResult  the state's search, answered
- * @property {Coloring | null} coloring  the points' colours by the state's colour rule (colors.js pointColoring)
- * @property {Array<number | null> | null} quality  per-point quality of the shown projection, once measured (structure panel)
- * @property {number} hover  the point under the pointer, or -1
- * @property {Bookmark[]} bookmarks  the tray (panels/bookmarks.js, controller/saving.js)
- * @property {number} activeBookmark  the tray's bookmark the view is, or -1 once the view changed
- * @property {{ text: string, error: boolean }} message  the status line (controller/status.js)
- * @property {boolean} ready  the data set's first view is up (tests and the widget wait for it)
- * @property {number} loadToken  the latest data set load: an older one that finishes late is dropped
- * @property {number} neighborToken  the same for neighbour requests
- * @property {number} searchToken  the same for searches
- * @property {number} colorToken  the same for a tiled view's colours (controller/tile_highlighting.js)
- * @property {boolean} coloredTiled  colours and flags are the tiles' rules, not per-point arrays
- * @property {object | null} selectionScope  the region or search that made the selection in a tiled
- *   view (controller/tile_highlighting.js), valid while the state's selection is its list
- * @property {string | null} lastHash  the URL hash this page wrote last (its own hashchange is ignored)
- * @property {unknown[] | null} slicedDisplay  what the plot is being filled with in slices (data, axes, order,
- *   isolated rows), while it is (projection/display.js)
+ * @typedef {object} EmbeddingEntry  one embedding of a run in /api/runs
+ * @property {string} name
+ * @property {number[]} [shape]
+ * @property {string} [status]  'ready' | 'loading' | ...
+ * @property {string} [error]
+ * @property {string[]} [warnings]
+ * @property {{ fraction: number, bytes_done: number, bytes_total: number }} [progress]
+ * @property {string[]} [metadata_columns]
+ * @property {string | null} [label_column]  the column that names points (the server's choice)
+ * @property {boolean} [sprite]
+ * @property {boolean} [has_bookmarks]
+ * @property {boolean} [tiles]  2-D PCA and custom views come as tiles (points/point_source.js)
+ * @property {boolean} [tsne_umap_tiles]  t-SNE and UMAP too
+ */
+/** @typedef {{ name: string, error?: string, embeddings: EmbeddingEntry[] }} Run */
+/** @typedef {{ label: string, projector?: State, isSelected?: boolean, tSNEIteration?: number }} Bookmark  a TensorBoard State (bookmarks.js), ours inside */
+/** @typedef {{ index: number, distance: number }} Neighbor */
+/**
+ * What made the selection when it lists fewer rows than it holds (tiles: a region's or a
+ * search's first rows), valid while the state's selection is its list.
+ * @typedef {{ kind: 'region' | 'search', count: number, selection: number[], polygon?: number[][], axes?: number[], column?: string, codes?: Set<number> }} SelectionScope
  */
 
-/** A fresh runtime: the App's fields before anything is loaded. */
-export function runtimeDefaults() {
-  return {
-    runs: [],
-    dataset: null,
-    localDatasets: [],
-    projections: { pca: null, tsne: null, umap: null, custom: null },
-    shown: null,
-    missing: null,
-    neighbors: [],
-    searchResult: { indices: [], error: null },
-    coloring: null,
-    quality: null,
-    hover: -1,
-    bookmarks: [],
-    activeBookmark: -1,
-    message: { text: '', error: false },
-    ready: false,
-    loadToken: 0,
-    neighborToken: 0,
-    searchToken: 0,
-    colorToken: 0,
-    coloredTiled: false,
-    selectionScope: null,
-    lastHash: null,
-    slicedDisplay: null,
-  };
-}
-
-/** The runtime's field names, for the check that nothing else is written on the App. */
-export const RUNTIME_FIELDS = Object.freeze(Object.keys(runtimeDefaults()));
+export {};

@@ -63,6 +63,10 @@ function checkNames(names, file) {
  * for the server's /api/metadata, which always writes one. A blank line inside a multi-column
  * body is an error, and so is a row whose cell count is not the header's.
  */
+/**
+ * @param {string} text
+ * @param {{ header?: boolean | 'auto', file?: string }} [options]
+ */
 export function parseMetadataTsv(text, { header = 'auto', file = 'metadata.tsv' } = {}) {
   const body = content(text);
   if (body === '') throw new ParseError(`${file}: the file is empty`);

@@ -5,6 +5,7 @@
 
 import { errorOf } from './api.js';
 
+/** @param {import('./app.js').App} app */
 export async function uploadFiles(app, tensorFile, metadataFile) {
   const form = new FormData();
   form.append('tensor', tensorFile, tensorFile.name);
@@ -17,14 +18,14 @@ export async function uploadFiles(app, tensorFile, metadataFile) {
     task.done();
   }
   if (response.status === 413) {
-    await app.openFiles(tensorFile, metadataFile);
+    await app.datasets.openFiles(tensorFile, metadataFile);
     app.setMessage(`${tensorFile.name} is over the server's upload limit: shown from this browser (PCA and Custom only)`);
     return;
   }
   if (!response.ok) throw await errorOf(response);
   const body = await response.json();
-  app.runs = await app.api.runs();
+  await app.datasets.relist();
   if (app.dataset) app.update({ run: body.run, embedding: body.embedding });
-  else await app.openDataset(body.run, body.embedding);
+  else await app.datasets.openDataset(body.run, body.embedding);
   app.setMessage(`Uploaded ${tensorFile.name}: kept in the server's memory for this session only`);
 }

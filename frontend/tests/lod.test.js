@@ -30,7 +30,7 @@ test('a column decodes from its dictionary and codes', async () => {
 });
 
 test('a slice of the order is fitted to the screen as the whole set is', async () => {
-  const { fitSlice } = await import('../js/projection/lod.js');
+  const { fitSlice } = await import('../js/tiles/fetch.js');
   const { fitPositions } = await import('../js/geometry.js');
   const n = 1000;
   const coords = new Float32Array(n * 2);

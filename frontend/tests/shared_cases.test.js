@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
-import { customProjection, nearestNeighbors, pca, search } from '../js/compute.js';
+import { customProjection, nearestNeighbors, pca, search } from '../js/kernels.js';
 import { parseSequence } from '../js/sequences.js';
 import { numericColumn, parseMetadataTsv, parseNpy, parseTensorTsv } from '../js/tsv.js';
 

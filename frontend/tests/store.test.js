@@ -1,7 +1,7 @@
-// The App's, the Plot's and a Projection's fields are declared in one place each (store.js
-// for the App's runtime, the Plot's and the Projection's constructors): read from the
-// sources, every field any module writes on them must be one of those, and the mixed-in
-// files must not define a method twice.
+// The App's, its parts', the Plot's and a Projection's fields are declared in one place each:
+// their constructors (store.js says why). Read from the sources, every field any module
+// writes on them must be one of those, and a part writes only its own fields: never the
+// App's (its state included) nor another part's.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -9,9 +9,12 @@ import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { mixin } from '../js/mixin.js';
+import { Highlighting } from '../js/controller/highlighting.js';
+import { DatasetLoading } from '../js/controller/loading.js';
+import { Projecting } from '../js/controller/projecting.js';
+import { Saving } from '../js/controller/saving.js';
+import { StatusDisplay } from '../js/controller/status.js';
 import { Projection } from '../js/projection/projection.js';
-import { RUNTIME_FIELDS, runtimeDefaults } from '../js/store.js';
 
 const JS = join(dirname(fileURLToPath(import.meta.url)), '..', 'js');
 const ASSIGN = String.raw`\s*(?:=(?!=)|\?\?=|\|\|=|&&=|\+=|-=|\+\+|--)`;
@@ -85,63 +88,80 @@ function constructorBody(text, className) {
   throw new Error(`no constructor in class ${className}`);
 }
 
-/** The files of a class written as several (mixin.js): its own and those mixed into it. */
-function classFiles(file, className) {
-  const text = code(join(JS, file));
-  const call = new RegExp(String.raw`mixin\(${className},([^)]*)\)`).exec(text);
-  const sources = call ? call[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
-  const files = sources.map((name) => {
-    const imported = new RegExp(String.raw`import \{[^}]*\b${name}\b[^}]*\} from '\./([^']+)'`).exec(text);
-    assert.ok(imported, `${file}: where does ${name} come from?`);
-    return join(dirname(file), imported[1]);
-  });
-  return [file, ...files];
+/** The App's parts: the name it holds each by, its file, its class. */
+const PARTS = [
+  ['datasets', join('controller', 'loading.js'), 'DatasetLoading', DatasetLoading],
+  ['projecting', join('controller', 'projecting.js'), 'Projecting', Projecting],
+  ['highlight', join('controller', 'highlighting.js'), 'Highlighting', Highlighting],
+  ['saving', join('controller', 'saving.js'), 'Saving', Saving],
+  ['status', join('controller', 'status.js'), 'StatusDisplay', StatusDisplay],
+];
+
+/** The fields a class's constructor declares (`this.NAME = ...`). */
+function declaredBy(file, className) {
+  return new Set(writes(constructorBody(code(join(JS, file)), className), 'this.'));
 }
 
-/** Every write of a field on an instance not declared: `this.` in its files, `<names>.` elsewhere. */
-function undeclared(file, className, declared, names) {
-  const own = classFiles(file, className);
+/** Every write of a field not declared: `this.` in the class's own file, `<names>.` anywhere. */
+function undeclared(file, declared, names) {
   const wrong = [];
   for (const path of allSources()) {
     const rel = relative(JS, path);
     const text = code(path);
-    const prefixes = own.includes(rel) ? ['this.', ...names] : names;
-    for (const prefix of prefixes) {
+    for (const prefix of rel === file ? ['this.', ...names] : names) {
       for (const field of writes(text, prefix)) if (!declared.has(field)) wrong.push(`${rel}: ${prefix}${field}`);
     }
   }
   return wrong;
 }
 
-test('the runtime is declared once, fresh for each app', () => {
-  const a = runtimeDefaults();
-  const b = runtimeDefaults();
-  assert.deepEqual(Object.keys(a), [...RUNTIME_FIELDS]);
-  for (const key of RUNTIME_FIELDS) if (a[key] !== null && typeof a[key] === 'object') assert.notEqual(a[key], b[key], key);
-  assert.ok(Object.isFrozen(RUNTIME_FIELDS));
+test('every field written on the App is one its constructor declares, and only the App writes them', () => {
+  const declared = declaredBy('app.js', 'App');
+  for (const field of ['state', 'plot', 'panels', 'datasets', 'highlight']) assert.ok(declared.has(field), field);
+  assert.deepEqual(undeclared('app.js', declared, ['app.']), []);
+  const outside = [];
+  for (const path of allSources()) {
+    const rel = relative(JS, path);
+    if (rel === 'app.js') continue;
+    for (const field of [...writes(code(path), 'app.'), ...writes(code(path), 'this.app.')]) outside.push(`${rel}: app.${field}`);
+  }
+  assert.deepEqual(outside, []); // the state included: app.update() and app.replaceState() write it
 });
 
-test('every field written on the App is its state, its runtime (store.js) or a collaborator of its constructor', () => {
-  const text = code(join(JS, 'app.js'));
-  assert.match(constructorBody(text, 'App'), /Object\.assign\(this, runtimeDefaults\(\)\)/);
-  const declared = new Set([...RUNTIME_FIELDS, ...writes(constructorBody(text, 'App'), 'this.')]);
-  assert.ok(declared.has('state') && declared.has('plot') && declared.has('panels'));
-  assert.ok(classFiles('app.js', 'App').includes(join('controller', 'highlighting.js')));
-  assert.deepEqual(undeclared('app.js', 'App', declared, ['app.']), []);
+test("each part of the App declares its fields, is sealed, and no other module writes them", () => {
+  for (const [name, file, className, Part] of PARTS) {
+    const declared = declaredBy(file, className);
+    assert.ok(declared.has('app'), `${className} holds the app`);
+    assert.deepEqual(undeclared(file, declared, []), [], className);
+    const outside = [];
+    for (const path of allSources()) {
+      const rel = relative(JS, path);
+      if (rel === file) continue;
+      for (const prefix of [`app.${name}.`, `this.app.${name}.`, `this.${name}.`]) {
+        for (const field of writes(code(path), prefix)) outside.push(`${rel}: ${prefix}${field}`);
+      }
+    }
+    assert.deepEqual(outside, [], `${className}'s fields are its own`);
+    const part = new Part({});
+    assert.deepEqual(new Set(Object.keys(part)), declared, className);
+    assert.ok(Object.isSealed(part), className);
+  }
 });
 
 test('every field written on the Plot is one its constructor declares', () => {
-  const declared = new Set(writes(constructorBody(code(join(JS, 'plot.js')), 'Plot'), 'this.'));
-  assert.deepEqual(classFiles('plot.js', 'Plot'), ['plot.js', 'plot_frames.js']);
-  assert.deepEqual(undeclared('plot.js', 'Plot', declared, ['plot.', 'app.plot.', 'this.plot.']), []);
+  const declared = declaredBy('plot.js', 'Plot');
+  for (const field of ['source', 'coloring', 'marks', 'frames', 'detailed', 'drawn', 'cpuStep']) assert.ok(declared.has(field), field);
+  assert.deepEqual(undeclared('plot.js', declared, ['plot.', 'app.plot.', 'this.plot.', 'view.plot.']), []);
+  const frames = declaredBy('plot_frames.js', 'PlotFrames');
+  for (const field of ['budget', 'requested', 'firstFrameMs']) assert.ok(frames.has(field), field);
+  assert.deepEqual(undeclared('plot_frames.js', frames, ['plot.frames.', 'app.plot.frames.', 'this.plot.frames.', 'view.plot.frames.']), []);
 });
 
 test('every field written on a Projection is one its constructor declares, and no other can be', () => {
   const file = join('projection', 'projection.js');
-  const declared = new Set(writes(constructorBody(code(join(JS, file)), 'Projection'), 'this.'));
-  for (const field of ['status', 'data', 'tiled', 'previewLoad', 'previewInOrder', 'displayedOnce', 'lodPending']) assert.ok(declared.has(field), field);
-  assert.deepEqual(classFiles(file, 'Projection'), [file, ...['running.js', 'preview.js', 'display.js'].map((f) => join('projection', f))]);
-  assert.deepEqual(undeclared(file, 'Projection', declared, ['p.', 'projection.', 'shown.', 'old.']), []);
+  const declared = declaredBy(file, 'Projection');
+  for (const field of ['status', 'data', 'source', 'delivery', 'previewLoad', 'previewInOrder', 'displayedOnce', 'lodPending', 'slicing']) assert.ok(declared.has(field), field);
+  assert.deepEqual(undeclared(file, declared, ['p.', 'projection.', 'shown.', 'old.']), []);
   const p = new Projection('pca', {}, 2);
   assert.deepEqual(new Set(Object.keys(p)), declared);
   p.displayedOnce = true;
@@ -156,36 +176,5 @@ test('the check finds a field written ad hoc', () => {
   assert.deepEqual(writes('app.e = f; app.g(); x.app.h === 1', 'app.'), ['e']);
   assert.deepEqual(writes('Object.assign(p, { a: f(1, 2), b, c: { d: 1 } }); Object.assign(q, { e: 1 })', 'p.'), ['a', 'b', 'c']);
   assert.deepEqual(writes('p.shown.x = 1; shown.y = 2', 'shown.'), ['x', 'y']);
-});
-
-test('mixin copies methods and getters, and refuses a method defined twice', () => {
-  class Base {
-    constructor() {
-      this.n = 2;
-    }
-
-    own() {
-      return 'own';
-    }
-  }
-  class Doubling {
-    double() {
-      return this.n * 2;
-    }
-
-    get square() {
-      return this.n * this.n;
-    }
-  }
-  class Shadowing {
-    own() {
-      return 'other';
-    }
-  }
-  mixin(Base, Doubling);
-  const b = new Base();
-  assert.equal(b.double(), 4);
-  assert.equal(b.square, 4);
-  assert.throws(() => mixin(Base, Shadowing), /Shadowing\.own would replace Base\.own on Base/);
-  assert.equal(new Base().own(), 'own');
+  assert.deepEqual(writes('this.app.saving.bookmarks = []', 'this.app.saving.'), ['bookmarks']);
 });

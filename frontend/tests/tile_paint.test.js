@@ -3,8 +3,8 @@ import { test } from 'node:test';
 
 import { columnColoring } from '../js/colors.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED } from '../js/renderer/points.js';
-import { categoricalByDefault, tileColoring } from '../js/tile_coloring.js';
-import { NO_MARKS, tileColors, tileFlags } from '../js/tile_paint.js';
+import { categoricalByDefault, tileColoring } from '../js/tiles/coloring.js';
+import { NO_MARKS, tileColors, tileFlags } from '../js/tiles/paint.js';
 import { numericColumn } from '../js/tsv.js';
 
 /** A column's dictionary (first appearance) and its counts, as the server's counts route. */

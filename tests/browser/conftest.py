@@ -134,7 +134,8 @@ class ProjectorPage:
     def wait_settled(self) -> None:
         """Waits until transitions are over (two quiet animation frames)."""
         self.page.wait_for_function(
-            "() => !window.__projector.app.plot.fromPositions && !window.__projector.app.plot.frameRequested")
+            "() => !window.__projector.app.plot.fromPositions"
+            " && !window.__projector.app.plot.frames.requested")
 
 
 @pytest.fixture

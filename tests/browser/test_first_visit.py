@@ -47,7 +47,7 @@ def test_two_column_embedding_opens_in_2d_from_its_tiles(serve, tmp_path, projec
     assert page.evaluate("window.__projector.app.plot.threeD") is False
     assert projector.by("mode-badge").inner_text() == "2D"
     tiles = "performance.getEntriesByType('resource').map((e) => e.name)" \
-        ".filter((n) => n.includes('/tiles/'))"
+        ".filter((n) => n.includes('/api/jobs/') && n.includes('/tiles/'))"
     page.wait_for_function(f"{tiles}.length >= 1")
     assert ["/tiles/0/0/0?" in name for name in page.evaluate(tiles)] == [True]  # the root alone
 
@@ -70,7 +70,7 @@ def test_while_the_whole_set_streams_the_tiles_show_and_search_is_exact(serve, t
     assert projector.drawn_pixels() > 1500
     # The root tile alone: it holds more points than the first picture draws.
     assert page.evaluate("performance.getEntriesByType('resource').filter((e) =>"
-                         " e.name.includes('/tiles/')).length") == 1
+                         " e.name.includes('/api/jobs/') && e.name.includes('/tiles/')).length") == 1
     projector.by("search-column").select_option("label")
     projector.by("search-input").fill("class7")
     expected = np.flatnonzero(labels == "class7")

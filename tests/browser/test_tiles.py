@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REQUESTS = """performance.getEntriesByType('resource')
   .map((e) => new URL(e.name).pathname + new URL(e.name).search)"""
-ALL_RESIDENT = """() => { const t = window.__projector.app.plot.tiles;
+ALL_RESIDENT = """() => { const t = window.__projector.app.plot.source;
   return Boolean(t) && t.everyResident && t.loading.size === 0; }"""
 
 
@@ -27,7 +27,7 @@ def test_million_points_from_tiles_alone_answer_exactly(million, projector):
     page.wait_for_function(ALL_RESIDENT, timeout=120000)
     plot = "window.__projector.app.plot"
     assert page.evaluate(f"{plot}.n") == 0  # no whole-set buffers: the tiles' own
-    tiles = page.evaluate(f"[...{plot}.tiles.resident.values()].map((t) => t.count)")
+    tiles = page.evaluate(f"[...{plot}.source.resident.values()].map((t) => t.count)")
     assert sum(tiles) == 1_000_000 and max(tiles) <= 65536
     requests = page.evaluate(REQUESTS)
     assert any("/tiles/0/0/0" in r for r in requests)
@@ -54,7 +54,7 @@ def test_million_points_from_tiles_alone_answer_exactly(million, projector):
         "[data-testid=neighbors-list] li", "rows => rows.map(r => r.dataset.index)")]
     assert shown == [n["index"] for n in expected["neighbors"]]
     # The tiles draw the highlight: the focus's flags reached the tile that holds it.
-    assert page.evaluate(f"""(row) => [...{plot}.tiles.resident.values()].some((t) =>
+    assert page.evaluate(f"""(row) => [...{plot}.source.resident.values()].some((t) =>
         t.rows.includes(row) && t.layer.flags[t.rows.indexOf(row)] !== 0)""", hovered)
 
     # Lasso: exactly the points inside, of all million.
@@ -104,16 +104,16 @@ def test_beyond_the_tabs_budget_the_server_answers_exactly(million, projector):
     page.goto(url + "/?tiles=always&tilePoints=400000" + state_hash(VIEW))
     projector.wait_ready()
     plot = "window.__projector.app.plot"
-    page.wait_for_function(f"{plot}.tiles.resident.size > 0 && {plot}.tiles.loading.size === 0",
+    page.wait_for_function(f"{plot}.source.resident.size > 0 && {plot}.source.loading.size === 0",
                            timeout=120000)
-    assert page.evaluate(f"{plot}.tiles.everyResident") is False
+    assert page.evaluate(f"{plot}.source.everyResident") is False
     projector.wait_settled()
     box = projector.by("plot").bounding_box()
 
     # Hover: the server's nearest of all million (the tab holds far fewer).
     screen = screen_of_all(url, page)
     hovered, (x, y) = hover_nearest(page, screen, box, (0.55, 0.5), tolerance=1e-3, timeout=60000)
-    resident = page.evaluate(f"[...{plot}.tiles.resident.values()].flatMap((t) => [...t.rows])")
+    resident = page.evaluate(f"[...{plot}.source.resident.values()].flatMap((t) => [...t.rows])")
     assert len(resident) <= 400_000
     assert any("/pick?" in r for r in page.evaluate(REQUESTS))
 
@@ -149,6 +149,6 @@ def test_beyond_the_tabs_budget_the_server_answers_exactly(million, projector):
     page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.35)
     for _ in range(3):
         page.mouse.wheel(0, -600)
-    page.wait_for_function(f"""() => {{ const t = {plot}.tiles; return t.loading.size === 0 &&
+    page.wait_for_function(f"""() => {{ const t = {plot}.source; return t.loading.size === 0 &&
         [...t.resident.values()].some((tile) => tile.z >= 2); }}""", timeout=120000)
-    assert page.evaluate(f"{plot}.tiles.residentPoints") <= 400_000
+    assert page.evaluate(f"{plot}.source.residentPoints") <= 400_000

@@ -21,7 +21,7 @@ VIEW = {"run": "mid", "embedding": "points", "pca": {"is3d": False}, "sprites": 
         "labelBy": "label", "colorBy": "label"}
 REQUESTS = """performance.getEntriesByType('resource')
   .map((e) => new URL(e.name).pathname + new URL(e.name).search)"""
-TILES = "window.__projector.app.plot.tiles"
+TILES = "window.__projector.app.plot.source"
 # Per resident point: [row, colour word, flags, label code].
 RESIDENT_POINTS = f"""() => [...{TILES}.resident.values()].flatMap((t) => {{
   const words = new Uint32Array(t.layer.colors.buffer, t.layer.colors.byteOffset, t.count);
@@ -54,13 +54,14 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     page.goto(url + f"/?tiles=always&tilePoints={RESIDENT}" + state_hash(VIEW))
     projector.wait_ready()
     app = "window.__projector.app"
-    page.wait_for_function(f"""() => {app}.coloring?.kind === 'categorical' && {TILES}.resident.size > 0
-        && {TILES}.loading.size === 0 && [...{TILES}.resident.values()].every((t) => t.codes)""",
+    page.wait_for_function(f"""() => {app}.highlight.coloring?.kind === 'categorical'
+        && {TILES}.resident.size > 0 && {TILES}.loading.size === 0
+        && [...{TILES}.resident.values()].every((t) => t.codes)""",
                            timeout=120000)
 
     # The tiles carry the label column's codes; no column, TSV or result came whole.
     requests = page.evaluate(REQUESTS)
-    tiles = [r for r in requests if "/tiles/" in r]
+    tiles = [r for r in requests if r.startswith("/api/jobs/") and "/tiles/" in r]
     assert tiles and all("column=label" in r for r in tiles)
     assert any(r.startswith("/api/metadata/column/counts") for r in requests)
     assert not [r for r in requests if r.startswith(("/api/metadata/column?", "/api/metadata?"))
@@ -76,23 +77,23 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     assert len(rows) > 10000
     assert np.array_equal(words, whole[rows])
     counts = Counter(v for v in labels.tolist() if v)
-    legend = page.evaluate(f"{app}.coloring.legend")
+    legend = page.evaluate(f"{app}.highlight.coloring.legend")
     assert [(i["value"], i["count"]) for i in legend["items"]] == sorted(
         counts.items(), key=lambda kv: (-kv[1], kv[0]))
     assert legend["missing"] == int((labels == "").sum())
 
     # Nothing the size of the data set: no whole-set colours or flags, tiles within budget.
     held = page.evaluate(f"""() => {{ const a = {app}; const p = a.plot; return {{
-        coloring: a.coloring.colors === null, colors: p.points.colors?.length ?? 0,
+        coloring: a.highlight.coloring.colors === null, colors: p.points.colors?.length ?? 0,
         flags: p.flags?.length ?? 0, columns: a.dataset.metadata.columns.filter(Boolean).length,
-        points: p.tiles.residentPoints, bytes: p.tiles.residentBytes }}; }}""")
+        points: p.source.residentPoints, bytes: p.source.residentBytes }}; }}""")
     assert held["coloring"] and held["colors"] < N and held["flags"] < N
     assert held["columns"] == 0
     # Panels that need a whole column (charts, the inspector's row) asked: they are told no,
     # and the status line says why.
     refused = page.evaluate(f"[...({app}.dataset.refused ?? [])]")
     if refused:
-        assert "stays on the server" in page.evaluate(f"{app}.message.text")
+        assert "stays on the server" in page.evaluate(f"{app}.status.message.text")
     assert held["points"] <= RESIDENT and held["bytes"] <= 64 * held["points"]
 
     # Lasso: answered by the server (the tab holds half the points), kept as its region;
@@ -107,10 +108,10 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     for point in [*points[1:], points[0]]:
         page.mouse.move(*point, steps=4)
     page.mouse.up()
-    page.wait_for_function(f"{app}.selectionScope?.kind === 'region'", timeout=60000)
+    page.wait_for_function(f"{app}.highlight.selectionScope?.kind === 'region'", timeout=60000)
     selection = set(projector.state()["selection"])
     assert len(selection) > 1000
-    assert page.evaluate(f"{app}.selectedCount()") == len(selection)
+    assert page.evaluate(f"{app}.highlight.selectedCount()") == len(selection)
     assert any("/select" in r for r in page.evaluate(REQUESTS))
     rows, _, flags = resident(page)
     flagged = (flags & 1) != 0
@@ -122,8 +123,8 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     projector.by("search-column").select_option("label")
     projector.by("search-input").fill("class3")
     expected = int((labels == "class3").sum())
-    page.wait_for_function(f"{app}.selectionScope?.kind === 'search' && "
-                           f"{app}.selectedCount() === {expected}", timeout=60000)
+    page.wait_for_function(f"{app}.highlight.selectionScope?.kind === 'search' && "
+                           f"{app}.highlight.selectedCount() === {expected}", timeout=60000)
     rows, _, flags = resident(page)
     assert np.array_equal((flags & 1) != 0, labels[rows] == "class3")
     assert sorted(projector.state()["selection"]) == np.flatnonzero(labels == "class3").tolist()
@@ -133,7 +134,7 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     projector.by("tool-navigate").click()
     rows, _, _ = resident(page)
     target = int(rows[0])
-    page.evaluate(f"(row) => {app}.selectPoint(row)", target)
+    page.evaluate(f"(row) => {app}.highlight.selectPoint(row)", target)
     projector.by("neighbors-list").locator("li").nth(99).wait_for(timeout=60000)
     neighbours = [int(i) for i in page.eval_on_selector_all(
         "[data-testid=neighbors-list] li", "rows => rows.map(r => r.dataset.index)")]
@@ -144,5 +145,5 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     near = [at[i] for i in neighbours if i in at]
     assert near and all(f & 2 for f in near)
     # Its label from the tiles' codes (the label column never came whole).
-    assert page.evaluate(f"(row) => {app}.labelOf(row)", target) == (labels[target] or f"#{target}")
+    assert page.evaluate(f"(row) => {app}.highlight.labelOf(row)", target) == (labels[target] or f"#{target}")
     assert projector.errors == []

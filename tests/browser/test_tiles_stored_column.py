@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 N = 120_000  # above COLUMNS_ABOVE (columns.js): no column would come whole either way
 KINDS = ["oak", "ash", "elm", "yew", "fir", "box"]
 VIEW = {"run": ".", "embedding": "v", "pca": {"is3d": False}, "sprites": False}
-TILES = "window.__projector.app.plot.tiles"
+TILES = "window.__projector.app.plot.source"
 # Per resident point: [row, colour word, code].
 RESIDENT_POINTS = f"""() => [...{TILES}.resident.values()].flatMap((t) => {{
   const words = new Uint32Array(t.layer.colors.buffer, t.layer.colors.byteOffset, t.count);
@@ -41,7 +41,7 @@ def test_colour_by_a_stored_column_comes_with_the_tiles(serve, tmp_path, project
     options = projector.by("color-by").locator("option").all_inner_texts()
     assert "kind" in options
     projector.by("color-by").select_option("kind")
-    page.wait_for_function(f"""() => window.__projector.app.coloring?.kind === 'categorical'
+    page.wait_for_function(f"""() => window.__projector.app.highlight.coloring?.kind === 'categorical'
         && {TILES}.resident.size > 0 && {TILES}.loading.size === 0
         && [...{TILES}.resident.values()].every((t) => t.codes)""", timeout=120000)
     requests = page.evaluate("""performance.getEntriesByType('resource')
@@ -60,7 +60,7 @@ def test_colour_by_a_stored_column_comes_with_the_tiles(serve, tmp_path, project
     assert len(rows) > 10_000
     np.testing.assert_array_equal(carried, codes[rows])  # the stored codes, row for row
     np.testing.assert_array_equal(words, whole[rows])
-    legend = page.evaluate("window.__projector.app.coloring.legend")
+    legend = page.evaluate("window.__projector.app.highlight.coloring.legend")
     counts = np.bincount(codes, minlength=len(KINDS))
     assert [(i["value"], i["count"]) for i in legend["items"]] == sorted(
         ((k, int(c)) for k, c in zip(KINDS, counts, strict=True)), key=lambda kv: (-kv[1], kv[0]))

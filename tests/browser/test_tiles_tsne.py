@@ -75,10 +75,10 @@ def test_a_tsne_too_large_to_come_whole_is_followed_then_shown_from_tiles(served
     projector.wait_projection("tsne", "done", timeout=120000)
     projector.wait_ready()
     plot = "window.__projector.app.plot"
-    page.wait_for_function(f"""{SHOWN}.tiled !== null && {plot}.tiles === {SHOWN}.tiled
-        && {plot}.tiles.resident.size > 0 && {plot}.tiles.loading.size === 0""")
+    page.wait_for_function(f"""{SHOWN}.source !== null && {plot}.source === {SHOWN}.source
+        && {plot}.source.resident.size > 0 && {plot}.source.loading.size === 0""")
     assert page.evaluate(f"[{SHOWN}.data, {SHOWN}.frames, {plot}.n]") == [None, 0, 0]
-    assert page.evaluate(f"{plot}.tiles.everyResident") is False  # the server answers
+    assert page.evaluate(f"{plot}.source.everyResident") is False  # the server answers
     requests = page.evaluate(REQUESTS)
     assert any(f"/api/jobs/{job}/tiles/" in r for r in requests)
     assert not [r for r in requests if "/result" in r or "wait=true" in r]

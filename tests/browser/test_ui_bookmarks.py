@@ -25,7 +25,7 @@ def test_bookmark_saved_reloaded_and_loaded_from_a_file(serve, sample_logdir, pr
     # Make a view: PCA 3D, coloured by parity, point 7 selected, camera turned.
     projector.by("pca-3d").check()
     projector.by("color-by").select_option("parity")
-    projector.page.evaluate("window.__projector.app.selectPoint(7)")
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(7)")
     box = projector.by("plot").bounding_box()
     projector.page.mouse.move(box["x"] + 300, box["y"] + 300)
     projector.page.mouse.down()
@@ -87,7 +87,7 @@ def test_a_bookmark_for_another_data_set_is_refused(serve, sample_logdir, projec
     assert "other.json" in projector.by("bookmark-error").inner_text()
     assert "150 x 4" in projector.by("bookmark-error").inner_text()
     # Refused before anything is replaced: the tray keeps the run's own two bookmarks.
-    assert projector.page.evaluate("window.__projector.app.bookmarks.map((b) => b.label)") == [
+    assert projector.page.evaluate("window.__projector.app.saving.bookmarks.map((b) => b.label)") == [
         "PCA 2-D, coloured by label", "PCA 3-D, the zeros selected"]
 
 
@@ -99,7 +99,7 @@ def test_bookmarks_can_be_renamed_and_deleted(serve, sample_logdir, projector):
     name = items.nth(0).locator("input.bookmark-name-input")
     name.fill("My view")
     name.press("Enter")
-    assert projector.page.evaluate("window.__projector.app.bookmarks[0].label") == "My view"
+    assert projector.page.evaluate("window.__projector.app.saving.bookmarks[0].label") == "My view"
     assert items.nth(0).get_by_test_id("bookmark-name").inner_text() == "My view"
     items.nth(1).get_by_role("button", name="Delete").click()
     assert items.count() == 1
@@ -114,7 +114,7 @@ def test_a_file_that_is_not_a_bookmark_list_is_refused_and_changes_nothing(serve
     projector.by("bookmark-load").set_input_files(str(stray))
     projector.by("bookmark-error").wait_for()
     assert "settings.json is not a list of bookmarks" in projector.by("bookmark-error").inner_text()
-    assert projector.page.evaluate("window.__projector.app.bookmarks.length") == 2
+    assert projector.page.evaluate("window.__projector.app.saving.bookmarks.length") == 2
     assert projector.by("bookmarks-list").locator("li").count() == 2
     assert projector.state() == before  # nothing applied: colour, label, projection as they were
     assert projector.by("legend").is_visible()
@@ -146,7 +146,7 @@ def test_a_bookmark_loads_from_its_name_and_the_tray_is_above_the_fold(serve, sa
     names = projector.by("bookmarks-list").get_by_test_id("bookmark-name")
     names.nth(1).click()
     projector.page.wait_for_function("window.__projector.state().pca.is3d === true")
-    assert projector.page.evaluate("window.__projector.app.activeBookmark") == 1
+    assert projector.page.evaluate("window.__projector.app.saving.activeBookmark") == 1
     assert projector.by("bookmarks-list").locator("input.bookmark-name-input").count() == 0  # not renaming
     names.nth(0).click()
     projector.page.wait_for_function("window.__projector.state().pca.is3d === false")

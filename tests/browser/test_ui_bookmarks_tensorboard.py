@@ -53,7 +53,7 @@ def test_a_bookmark_file_our_page_saves_is_served_by_tensorboards_projector(
         serve, sample_logdir, projector, tmp_path):
     projector.open(serve(sample_logdir), DIGITS)
     projector.by("color-by").select_option("parity")
-    projector.page.evaluate("window.__projector.app.selectPoint(7)")
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(7)")
     projector.by("bookmark-add").click()
     with projector.page.expect_download() as download:
         projector.by("bookmark-save").click()

@@ -78,12 +78,12 @@ def test_clicking_a_table_row_keeps_the_table(serve, sample_logdir, projector):
     assert len(projector.state()["selection"]) == 50
     assert rows.count() == 50
     assert "focused" in (row.get_attribute("class") or "")
-    projector.page.wait_for_function("window.__projector.app.neighbors.length > 0")
+    projector.page.wait_for_function("window.__projector.app.highlight.neighbors.length > 0")
     assert rows.count() == 50
     # Hovering a row highlights its point on the map.
     rows.nth(7).hover()
     hovered = int(rows.nth(7).get_attribute("data-index"))
-    projector.page.wait_for_function(f"window.__projector.app.hover === {hovered}")
+    projector.page.wait_for_function(f"window.__projector.app.highlight.hover === {hovered}")
 
 
 def test_histograms_have_a_scale_and_a_brush_band(serve, sample_logdir, projector):

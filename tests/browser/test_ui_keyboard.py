@@ -22,7 +22,7 @@ def test_result_rows_focus_and_escape_clears(serve, sample_logdir, projector):
     page.keyboard.press("Tab")  # the regex box
     page.keyboard.press("Tab")  # the first result
     assert page.evaluate("document.activeElement.dataset.index") == str(first)
-    page.wait_for_function(f"window.__projector.app.hover === {first}")
+    page.wait_for_function(f"window.__projector.app.highlight.hover === {first}")
     page.keyboard.press("Tab")
     second = int(page.evaluate("document.activeElement.dataset.index"))
     page.keyboard.press("Enter")

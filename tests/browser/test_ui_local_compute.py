@@ -42,12 +42,12 @@ def test_an_upload_over_the_limit_gets_the_servers_pca_search_and_neighbours(ser
         projector.by("search-input").fill(query)
         expected = json.dumps(search(NAMES, query), separators=(",", ":"))
         projector.wait_js(f"app.state.search.query === {json.dumps(query)}"
-                          f" && JSON.stringify(app.searchResult.indices) === '{expected}'")
+                          f" && JSON.stringify(app.highlight.searchResult.indices) === '{expected}'")
     assert search(NAMES, " ") == []
 
     projector.page.evaluate("window.__projector.app.update({ selection: [4], focus: 4 })")
-    projector.wait_js("app.neighbors.length === 39")
-    found = projector.page.evaluate("window.__projector.app.neighbors")
+    projector.wait_js("app.highlight.neighbors.length === 39")
+    found = projector.page.evaluate("window.__projector.app.highlight.neighbors")
     indices, distances = ExactIndex(vectors).neighbors_of([4], 39, "cosine")
     assert [n["index"] for n in found] == indices[0].tolist()
     np.testing.assert_allclose([n["distance"] for n in found], distances[0], atol=1e-6)

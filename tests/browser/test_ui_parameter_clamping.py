@@ -40,8 +40,8 @@ def test_a_link_out_of_range_opens_clamped_with_a_note(serve, sample_logdir, pro
         const app = window.__projector.app;
         const tb = { selectedProjection: 'tsne', label: 'wild', projector: {
             ...window.__projector.state(), tsne: { ...app.state.tsne, nIter: 200000 } } };
-        app.bookmarks = [tb];
-        app.loadBookmark(0);
+        app.saving.bookmarks = [tb];
+        app.saving.loadBookmark(0);
     }""")
     assert projector.state()["tsne"]["nIter"] == table["tsne"]["params"]["n_iter"]["maximum"]
     note = projector.by("status-message").inner_text()

@@ -17,7 +17,8 @@ from PIL import Image
 def _open_digits(projector, url):
     projector.open(url)  # digits, its selected bookmark: PCA 2-D coloured by label
     projector.wait_projection("pca")
-    projector.wait_js("app.dataset.metadata !== null && app.coloring && app.coloring.kind !== 'none'")
+    projector.wait_js("app.dataset.metadata !== null && app.highlight.coloring"
+                      " && app.highlight.coloring.kind !== 'none'")
     projector.page.mouse.move(0, 0)  # no hover highlight in either picture
     projector.wait_settled()
 

@@ -72,8 +72,8 @@ def hover_nearest(page, screen: np.ndarray, box: dict, at: tuple[float, float], 
                            + np.abs(screen[:, 1] - box["height"] * at[1])))
     x, y = box["x"] + screen[target, 0], box["y"] + screen[target, 1]
     page.mouse.move(x, y)
-    page.wait_for_function("window.__projector.app.hover >= 0 && window.__pointer", timeout=timeout)
-    hovered = page.evaluate("window.__projector.app.hover")
+    page.wait_for_function("window.__projector.app.highlight.hover >= 0 && window.__pointer", timeout=timeout)
+    hovered = page.evaluate("window.__projector.app.highlight.hover")
     distance = np.hypot(*(screen - np.array(page.evaluate("window.__pointer"))).T)
     assert distance[hovered] == pytest.approx(distance.min(), abs=tolerance)
     return hovered, (x, y)
@@ -102,7 +102,7 @@ ZOOM_AND_COUNT = """(factor) => new Promise((resolve) => {
   // Zooms the 2D view in by `factor`; after the next frame (moving: a budget), the points drawn.
   const p = window.__projector.app.plot;
   p.setCamera({ ...p.camera, zoom: p.camera.zoom * factor });
-  requestAnimationFrame(() => requestAnimationFrame(() => resolve([p.drawn, p.budget])));
+  requestAnimationFrame(() => requestAnimationFrame(() => resolve([p.drawn, p.frames.budget])));
 })"""
 
 
@@ -112,13 +112,13 @@ def test_million_points_pick_and_select_exactly(million, projector):
     page = projector.page
     page.wait_for_function("window.__projector.app.dataset.metadata && window.__projector.app.shown.lod",
                            timeout=120000)
-    assert page.evaluate("window.__projector.app.plot.budget") < N  # frames draw a sample
+    assert page.evaluate("window.__projector.app.plot.frames.budget") < N  # frames draw a sample
     # Metadata columns on demand: the colour and label column alone first; the others only
     # when a panel asks for them (the charts panel on screen here, the inspector's card).
     fetched = page.evaluate(COLUMNS_FETCHED)
     assert fetched[0]["column"] == "label"
     assert all(f["start"] >= fetched[0]["end"] for f in fetched[1:])
-    assert page.evaluate("window.__projector.app.coloring.kind") == "categorical"
+    assert page.evaluate("window.__projector.app.highlight.coloring.kind") == "categorical"
     # The first picture came from the level-of-detail tiles, before the whole.
     assert page.evaluate("performance.getEntriesByType('resource')"
                          ".some((e) => e.name.includes('/tiles/0/0/0?'))")

@@ -43,8 +43,8 @@ def test_metadata_markup_is_shown_as_text_and_never_runs(serve, hostile_logdir, 
         projector.wait_settled()
         x, y = projector.screen_position(target)
         page.mouse.move(x, y)
-        page.wait_for_function("window.__projector.app.hover >= 0")
-        index = page.evaluate("window.__projector.app.hover")
+        page.wait_for_function("window.__projector.app.highlight.hover >= 0")
+        index = page.evaluate("window.__projector.app.highlight.hover")
         assert projector.by("tooltip").inner_text() == HOSTILE[index % len(HOSTILE)]
         page.mouse.click(x, y)
         page.wait_for_function(f"window.__projector.state().focus === {index}")

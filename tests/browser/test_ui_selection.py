@@ -41,10 +41,10 @@ def test_clicking_a_point_lists_its_neighbours(serve, sample_logdir, projector):
     x, y = projector.screen_position(42)
     projector.page.mouse.move(x, y)
     # Point 42 or a neighbour drawn over it: the one under the cursor is picked.
-    projector.page.wait_for_function("window.__projector.app.hover >= 0")
-    index = projector.page.evaluate("window.__projector.app.hover")
+    projector.page.wait_for_function("window.__projector.app.highlight.hover >= 0")
+    index = projector.page.evaluate("window.__projector.app.highlight.hover")
     assert projector.by("tooltip").is_visible()
-    label = projector.page.evaluate(f"window.__projector.app.labelOf({index})")
+    label = projector.page.evaluate(f"window.__projector.app.highlight.labelOf({index})")
     assert projector.by("tooltip").inner_text() == label
     projector.page.mouse.click(x, y)
     rows = projector.by("neighbors-list").locator("li")
@@ -68,7 +68,8 @@ def test_clicking_a_point_lists_its_neighbours(serve, sample_logdir, projector):
     first = int(rows.nth(0).get_attribute("data-index"))
     rows.nth(0).click()
     projector.page.wait_for_function(f"window.__projector.state().focus === {first}")
-    projector.wait_js(f"app.neighbors.length === 7 && !app.neighbors.some(n => n.index === {first})")
+    projector.wait_js(f"app.highlight.neighbors.length === 7"
+                      f" && !app.highlight.neighbors.some(n => n.index === {first})")
     assert projector.by("isolate-selection").inner_text() == "Isolate 8"
     # Isolate, show all, clear.
     projector.by("isolate-selection").click()

@@ -76,9 +76,9 @@ def test_shared_site_draws_and_searches_without_a_server(static_url, projector, 
     assert projector.drawn_pixels() > 500
     assert projector.state()["embedding"] == "words"
     projector.by("search-input").fill("king")
-    projector.wait_js("app.searchResult.indices.length > 0")
+    projector.wait_js("app.highlight.searchResult.indices.length > 0")
     words = projector.page.evaluate("""() => { const app = window.__projector.app;
-        return app.searchResult.indices.map((i) => app.dataset.values('word')[i]); }""")
+        return app.highlight.searchResult.indices.map((i) => app.dataset.values('word')[i]); }""")
     assert "king" in words and all("king" in w for w in words)
     # Server-only features are hidden, not broken.
     for testid in ["tab-tsne", "tab-umap", "tab-custom", "upload-tensor", "compare-link", "spherize"]:
@@ -94,9 +94,9 @@ def test_clicked_point_lists_the_servers_neighbours(static_url, serve, sample_lo
     projector.wait_settled()
     x, y = projector.screen_position(123)
     projector.page.mouse.click(x, y)
-    projector.wait_js("app.state.focus !== null && app.neighbors.length === 30")
+    projector.wait_js("app.state.focus !== null && app.highlight.neighbors.length === 30")
     focus = projector.state()["focus"]
-    shown = projector.page.evaluate("window.__projector.app.neighbors")
+    shown = projector.page.evaluate("window.__projector.app.highlight.neighbors")
     assert len(projector.by("neighbors-list").locator("li").all()) == 30
     server = httpx.get(serve(sample_logdir) + "/api/neighbors",
                        params={"run": "digits", "embedding": "digits", "index": focus, "k": 30},
@@ -108,7 +108,7 @@ def test_clicked_point_lists_the_servers_neighbours(static_url, serve, sample_lo
 
 def test_bookmarks_and_sprites_come_with_the_site(static_url, projector, requests):
     projector.open(static_url, {"run": "digits", "embedding": "digits"})
-    projector.wait_js("app.bookmarks.length === 2 && app.dataset.sprite !== null")
+    projector.wait_js("app.saving.bookmarks.length === 2 && app.dataset.sprite !== null")
     items = projector.by("bookmarks-list").locator("input[type=radio]")
     items.nth(1).check()
     projector.wait_js("app.state.selection.length > 100")

@@ -62,7 +62,7 @@ def test_100k_thumbnails_show_when_zoomed_in(tmp_path: Path, serve, projector) -
     assert checked >= 20, "the zoomed view should show the points around the target"
     assert matched >= 0.9 * checked, f"{matched} of {checked} points show their thumbnail"
     # The inspector's thumbnail of a point on the second page is cut from that page.
-    projector.page.evaluate(f"window.__projector.app.selectPoint({target})")
+    projector.page.evaluate(f"window.__projector.app.highlight.selectPoint({target})")
     thumb = projector.by("point-card").locator(".thumb")
     thumb.wait_for()
     style = thumb.evaluate("n => [n.style.backgroundImage, n.style.backgroundPosition]")

@@ -28,7 +28,8 @@ def test_color_by_shows_over_digit_sprites(serve, sample_logdir, projector, tmp_
     projector.open(serve(sample_logdir), DIGITS)
     _sprites_drawn(projector)
     projector.page.evaluate("document.documentElement.dataset.theme = 'light'")
-    projector.page.evaluate("window.__projector.app.toggleTheme(); window.__projector.app.toggleTheme()")
+    projector.page.evaluate("window.__projector.app.status.toggleTheme();"
+                            " window.__projector.app.status.toggleTheme()")
     projector.wait_settled()
     by_label = projector.plot_image()
     assert _coloured(by_label) > 3000, "the label colours do not show over the sprites"
@@ -63,7 +64,7 @@ def test_digit_sprites_are_not_a_wall_of_white_in_the_dark_theme(serve, sample_l
     assert background.max() < 60  # the dark plot shows through between the strokes
     assert _coloured(image) > 3000
     # The inspector's thumbnails follow: ink on paper is inverted, no white squares.
-    projector.page.evaluate("window.__projector.app.selectPoint(5)")
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(5)")
     projector.page.wait_for_function(
         "document.querySelectorAll('[data-testid=neighbors-list] .thumb').length > 0")
     style = projector.page.evaluate(

@@ -32,10 +32,10 @@ def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, proje
     page = projector.page
     assert page.evaluate("window.__projector.state().tsne.nIter") == 20
     page.evaluate(f"""() => {{ const app = window.__projector.app;
-        app.plot.budget = {BUDGET};
+        app.plot.frames.budget = {BUDGET};
         window.__frames = [];
-        const setPositions = app.plot.setPositions.bind(app.plot);
-        app.plot.setPositions = (positions, options) => {{ setPositions(positions, options);
+        const setSource = app.plot.setSource.bind(app.plot);
+        app.plot.setSource = (source, options) => {{ setSource(source, options);
             const p = app.shown;
             if (!p || p.method !== 'tsne' || !p.running) return;
             const order = app.plot.order, data = p.data, k = p.cols;
@@ -44,7 +44,7 @@ def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, proje
             for (let i = 0; i < {N}; i++) if (placed(i)) count++;
             let prefix = 0;
             while (prefix < {N} && placed(order[prefix])) prefix++;
-            window.__frames.push({{ count, prefix, budget: app.plot.budget }}); }}; }}""")
+            window.__frames.push({{ count, prefix, budget: app.plot.frames.budget }}); }}; }}""")
     projector.by("tab-tsne").click()
     projector.wait_projection("tsne", "done", timeout=600000)
     info = page.evaluate("window.__projector.app.shown.info")

@@ -13,7 +13,8 @@ DIGITS_2D = {"run": "digits", "embedding": "digits", "sprites": False,
 
 # What colours the points: the app's colouring and whether the plot was handed its colours.
 COLOURING = """() => { const app = window.__projector.app;
-    return { kind: app.coloring.kind, onPlot: app.plot.points.colors === app.coloring.colors }; }"""
+    const coloring = app.highlight.coloring;
+    return { kind: coloring.kind, onPlot: app.plot.points.colors === coloring.colors }; }"""
 
 PAINTED = """() => { const c = document.querySelector('[data-testid=structure-overlay]');
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;

@@ -83,10 +83,11 @@ def test_supervision_controls_go_into_the_tsne_request(serve, sample_logdir, pro
     tsne = projector.state()["tsne"]
     assert tsne["superviseColumn"] == "species" and tsne["superviseWeight"] == 1
     projector.by("tsne-run").click()
-    projector.wait_js("app.projections.tsne && app.projections.tsne.params.supervise_column "
-                      "=== 'species' && app.projections.tsne.status === 'done'")
-    job = projector.page.evaluate("window.__projector.app.projections.tsne.jobId")
-    params = projector.page.evaluate("window.__projector.app.projections.tsne.params")
+    projector.wait_js("app.projecting.projections.tsne"
+                      " && app.projecting.projections.tsne.params.supervise_column === 'species'"
+                      " && app.projecting.projections.tsne.status === 'done'")
+    job = projector.page.evaluate("window.__projector.app.projecting.projections.tsne.jobId")
+    params = projector.page.evaluate("window.__projector.app.projecting.projections.tsne.params")
     assert params["supervise_column"] == "species" and params["supervise_weight"] == 1
     result = httpx.get(f"{url}/api/jobs/{job}/result", timeout=30).json()
     assert result["info"]["supervised"] is True and len(result["coordinates"]) == 150

@@ -30,7 +30,7 @@ def test_a_set_shown_from_tiles_opens_in_2d_from_them(serve, projector, tmp_path
     [embedding] = [e for run in runs for e in run["embeddings"]]
     assert embedding["tiles"] is True
     projector.open(url)
-    projector.wait_js("app.shown && app.shown.tiled !== null")
+    projector.wait_js("app.shown && app.shown.source !== null")
     assert projector.state()["pca"]["is3d"] is False
     assert projector.page.evaluate("window.__projector.app.shown.data") is None  # no whole set
     projector.wait_settled()

@@ -25,7 +25,7 @@ def test_a_tiled_view_downloads_every_row_from_the_server(serve, sample_logdir, 
     page.goto(url + "/?tiles=always" + state_hash(DIGITS))
     projector.wait_ready()
     page.wait_for_function("(() => { const p = window.__projector.app.shown; "
-                           "return p && p.tiled && p.status === 'done'; })()", timeout=60000)
+                           "return p && p.source && p.status === 'done'; })()", timeout=60000)
     assert page.evaluate("window.__projector.app.shown.data") is None  # tiles only
     job = page.evaluate("window.__projector.app.shown.jobId")
     with page.expect_download() as download:

@@ -57,6 +57,6 @@ def test_a_k_from_the_url_shows_as_used(serve, sample_logdir, projector):
     """A shared link asking for 5000 neighbours of a 150-point set shows the 149 used."""
     projector.open(serve(sample_logdir), {**IRIS_3D, "neighbors": {"k": 5000, "metric": "cosine"}})
     assert projector.by("neighbors-k").input_value() == "149"
-    projector.page.evaluate("window.__projector.app.selectPoint(3)")
-    projector.page.wait_for_function("window.__projector.app.neighbors.length > 0")
-    assert projector.page.evaluate("window.__projector.app.neighbors.length") == 149
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(3)")
+    projector.page.wait_for_function("window.__projector.app.highlight.neighbors.length > 0")
+    assert projector.page.evaluate("window.__projector.app.highlight.neighbors.length") == 149

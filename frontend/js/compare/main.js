@@ -5,7 +5,7 @@
 // previous step's, coloured by the change between consecutive steps.
 
 import { Api, ApiError } from '../api.js';
-import { search } from '../compute.js';
+import { search } from '../kernels.js';
 import { startsFromLayout } from '../limits.js';
 import { $, el, setOptions } from '../dom.js';
 import { flipTheme } from '../theme.js';
@@ -322,5 +322,5 @@ class ComparePage {
 
 const page = new ComparePage();
 /** Hooks for tests: the page and its plots. */
-window.__compare = page;
+/** @type {any} */ (window).__compare = page;
 page.start().catch((error) => page.fail(error));

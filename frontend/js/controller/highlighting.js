@@ -1,26 +1,91 @@
-// What the points look like beyond their place: colour by a column, state flags (selected,
+// What the points look like beyond their place: colour by a column, marks (selected,
 // neighbour, hidden), labels; and the interactions that change them (hover, click, box and
-// lasso, neighbours of the focus, search).
+// lasso, neighbours of the focus, search). One part of the App (app.js) whichever way the
+// points came: the marks and colours are one description the plot's PointSource paints, and
+// what depends on the way (colours counted by the server or from whole columns, the search,
+// label texts) is asked of the shown projection's delivery (points/point_source.js).
 
-import { neighborShade, pointColoring } from '../colors.js';
-import { nearestNeighbors, neighborLimit, search as localSearch } from '../compute.js';
+import { neighborShade } from '../colors.js';
+import { debounce } from '../dom.js';
+import { nearestNeighbors, neighborLimit, search as localSearch } from '../kernels.js';
 import { clampToLimit, limitFor, withinLimit } from '../limits.js';
-import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
+import { ARRAY } from '../points/array_delivery.js';
+import { FLAG_FOCUS, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
 
 const LABEL_LIMIT = 10000;
 
 export class Highlighting {
-  /** Colours the points by the state's colour rule (colors.js pointColoring). */
-  _recolor() {
-    const ds = this.dataset;
+  /** @param {import('../app.js').App} app */
+  constructor(app) {
+    this.app = app;
+    /** @type {import('../store.js').Neighbor[]} the focus's neighbours, nearest first */
+    this.neighbors = [];
+    /** @type {{ indices: number[], error: string | null }} the state's search, answered */
+    this.searchResult = { indices: [], error: null };
+    /** @type {import('../points/point_source.js').Coloring | null} the points' colours by the state's colour rule */
+    this.coloring = null;
+    /** @type {Array<number | null> | null} per-point quality of the shown projection, once measured (structure panel) */
+    this.quality = null;
+    /** @type {number} the point under the pointer, or -1 */
+    this.hover = -1;
+    /** @type {import('../store.js').SelectionScope | null} what made the selection (tiles), while it is its list */
+    this.selectionScope = null;
+    /** @type {import('../points/point_source.js').PointDelivery | null} the delivery the colours were made for */
+    this.coloredBy = null;
+    /** The latest neighbour request: an older answer is dropped. */
+    this.neighborToken = 0;
+    /** The same for searches. */
+    this.searchToken = 0;
+    /** The same for colours the server counts (tiles). */
+    this.colorToken = 0;
+    this.searchSoon = debounce(() => this.runSearch({ select: true }), 250);
+    this.neighborsSoon = debounce(() => this.loadNeighbors(), 150);
+    Object.seal(this);
+  }
+
+  /** How the shown projection's points reach the page (the whole array when none is shown). */
+  delivery() {
+    return this.app.shown?.delivery ?? ARRAY;
+  }
+
+  /** The delivery the colours, labels and searches are made for now (the shown one's once its points are in). */
+  way() {
+    return this.coloredBy ?? ARRAY;
+  }
+
+  /** A data set opens: nothing of the last one's stays. */
+  reset() {
+    this.neighbors = [];
+    this.searchResult = { indices: [], error: null };
+    this.hover = -1;
+  }
+
+  // ---- colours ------------------------------------------------------------------------------
+
+  /** Colours the points by the state's colour rule, as the shown projection's delivery makes it. */
+  recolor() {
+    const ds = this.app.dataset;
     if (!ds) return;
-    this.coloredTiled = this._tiledView();
-    if (this.coloredTiled) {
-      this._recolorTiles(); // tile_highlighting.js: no per-point array
-      return;
-    }
-    this.coloring = pointColoring(this.state, ds, this.quality);
-    this.plot.setColors(this.coloring.colors, { plain: this.coloring.kind === 'none' });
+    const delivery = this.delivery();
+    this.coloredBy = delivery;
+    const token = ++this.colorToken;
+    const { now, later } = delivery.coloring(this);
+    this.coloring = now;
+    this.app.plot.setColoring(now);
+    later?.then((coloring) => {
+      if (token !== this.colorToken || this.app.dataset !== ds) return;
+      if (coloring) {
+        this.coloring = coloring;
+        this.app.plot.setColoring(coloring);
+      }
+      this.updateLabels(); // label texts from the counted dictionary
+      this.app.render();
+    });
+  }
+
+  /** Whether a change of `key` in the state changes the colours. */
+  colorsFollow(key) {
+    return this.way().colorKeys.includes(key);
   }
 
   /**
@@ -30,145 +95,182 @@ export class Highlighting {
   setQuality(values) {
     if (values === this.quality) return;
     this.quality = values;
-    if (!this.state.colorByQuality) return;
-    this._recolor();
-    this.render();
+    if (!this.app.state.colorByQuality) return;
+    this.recolor();
+    this.app.render();
   }
 
-  _updateFlags() {
-    const ds = this.dataset;
-    if (!ds) return;
-    if (this.coloredTiled !== this._tiledView()) this._recolor(); // tiles <-> the whole set
-    if (this.coloredTiled) {
-      this._updateTileMarks();
-      this._updateLabels();
-      return;
-    }
-    const flags = new Uint8Array(ds.n);
-    if (this.missing) for (let i = 0; i < ds.n; i++) if (this.missing[i]) flags[i] = FLAG_HIDDEN;
-    if (this.state.isolated) {
-      const keep = new Uint8Array(ds.n);
-      for (const i of this.state.isolated) if (i < ds.n) keep[i] = 1;
-      for (let i = 0; i < ds.n; i++) if (!keep[i]) flags[i] |= FLAG_HIDDEN;
-    }
+  /** What the colour panel shows of a column (numeric, categorical by default), or null: not known yet. */
+  columnKind(column) {
+    return this.app.dataset && column ? this.way().columnKind(this, column) : null;
+  }
+
+  // ---- marks and labels ------------------------------------------------------------------------
+
+  /** The shown projection's points are in the plot: colours for their delivery, marks, labels. */
+  pointsShown() {
+    this.updateFlags();
+  }
+
+  /** The page's marks (selection, neighbours, focus, isolated rows) into the plot. */
+  updateFlags() {
+    const app = this.app;
+    if (!app.dataset) return;
+    if (this.coloredBy !== this.delivery()) this.recolor(); // the whole array <-> tiles
+    const { selection, focus, isolated } = app.state;
+    const scope = this.scope();
+    const rows = new Map();
+    const mark = (row, flags) => rows.set(row, (rows.get(row) ?? 0) | flags);
     const nb = this.neighbors;
-    nb.forEach(({ index }, rank) => {
-      if (index < ds.n) flags[index] |= FLAG_NEIGHBOR | (neighborShade(rank, nb.length) << SHADE_SHIFT);
-    });
-    for (const i of this.state.selection) if (i < ds.n) flags[i] |= FLAG_SELECTED;
-    if (this.state.focus !== null && this.state.focus < ds.n) flags[this.state.focus] |= FLAG_FOCUS | FLAG_SELECTED;
-    this.plot.setFlags(flags, this.state.selection.length > 0 || nb.length > 0);
-    this._updateLabels();
+    nb.forEach(({ index }, rank) => mark(index, FLAG_NEIGHBOR | (neighborShade(rank, nb.length) << SHADE_SHIFT)));
+    if (focus !== null) mark(focus, FLAG_FOCUS | FLAG_SELECTED);
+    app.plot.setMarks({
+      selected: selection,
+      rows,
+      region: scope?.kind === 'region' ? { polygon: scope.polygon, axes: scope.axes } : null,
+      match: scope?.kind === 'search' ? { column: scope.column, codes: scope.codes } : null,
+      keep: isolated ? new Set(isolated) : null,
+    }, selection.length > 0 || nb.length > 0);
+    this.updateLabels();
+  }
+
+  /**
+   * What the state's selection is, when a region or a search made it over tiles; null when
+   * it is only its list of rows (a click, a link, an added region).
+   */
+  scope() {
+    const scope = this.selectionScope;
+    return scope && scope.selection === this.app.state.selection ? scope : null;
+  }
+
+  /** How many points are selected (a region's or a search's count may pass its rows listed). */
+  selectedCount() {
+    return this.scope()?.count ?? this.app.state.selection.length;
   }
 
   labelOf(i) {
-    if (!this.dataset) return '';
-    if (this.coloredTiled) return this._tileLabeler([i])(i);
-    return this.dataset.label(i, this.state.labelBy);
+    if (!this.app.dataset) return '';
+    return this.way().labeler(this, [i])(i);
   }
 
-  _updateLabels() {
+  updateLabels() {
+    const { state } = this.app;
     const candidates = [];
     const add = (index, priority, strong) => {
       if (candidates.length < LABEL_LIMIT) candidates.push({ index, text: '', priority, strong });
     };
     if (this.hover >= 0) add(this.hover, 0, true);
-    if (this.state.focus !== null) add(this.state.focus, 1, true);
+    if (state.focus !== null) add(state.focus, 1, true);
     this.neighbors.forEach((nb, rank) => add(nb.index, 2 + rank / 1e5, false));
-    for (const i of this.state.selection) {
+    for (const i of state.selection) {
       if (candidates.length >= LABEL_LIMIT) break;
-      if (i !== this.state.focus) add(i, 3, false);
+      if (i !== state.focus) add(i, 3, false);
     }
-    const text = this.coloredTiled ? this._tileLabeler(candidates.map((c) => c.index)) : (i) => this.labelOf(i);
-    for (const c of candidates) c.text = text(c.index);
-    this.plot.setLabels(candidates);
+    if (this.app.dataset) {
+      const text = this.way().labeler(this, candidates.map((c) => c.index));
+      for (const c of candidates) c.text = text(c.index);
+    }
+    this.app.plot.setLabels(candidates);
   }
 
   // ---- selection, neighbours, search ------------------------------------------------------
 
-  _hovered(i) {
+  /** The plot's pointer is over point `i` (or -1). */
+  hovered(i) {
     this.hover = i;
-    this._updateLabels();
-    this._renderStatus();
-    for (const panel of this.panels) panel.hovered?.(i);
+    this.updateLabels();
+    this.app.status.renderStatus();
+    for (const panel of this.app.panels) panel.hovered?.(i);
   }
 
+  /** Hovers point `i` from elsewhere than the plot (a panel's row). */
   hoverPoint(i) {
     this.hover = i;
-    this.plot.setHover(i);
-    this._updateLabels();
-    this._renderStatus();
+    this.app.plot.setHover(i);
+    this.updateLabels();
+    this.app.status.renderStatus();
   }
 
-  _clicked(i, event) {
+  /** A click on point `i` (or -1: on nothing). */
+  clicked(i, event) {
     const additive = event.shiftKey || event.ctrlKey || event.metaKey;
     if (i < 0) {
       if (!additive) this.clearSelection();
       return;
     }
     if (additive) {
-      const set = new Set(this.state.selection);
+      const set = new Set(this.app.state.selection);
       if (set.has(i)) set.delete(i);
       else set.add(i);
-      this.update({ selection: [...set] });
+      this.app.update({ selection: [...set] });
     } else {
       this.selectPoint(i);
     }
   }
 
   selectPoint(i) {
-    this.update({ selection: [i], focus: i });
+    this.app.update({ selection: [i], focus: i });
   }
 
-  _regionSelected(indices, event) {
-    const additive = event.ctrlKey || event.metaKey || (event.shiftKey && this.plot.tool !== 'navigate');
-    const selection = additive ? [...new Set([...this.state.selection, ...indices])] : indices;
-    if (this.coloredTiled) this._tileRegionSelected(indices, additive);
-    this.update({ selection, focus: selection.length === 1 ? selection[0] : null }); // the bar counts it
+  /** A box or lasso answered `indices`; a region that stands for more rows is kept with them. */
+  regionSelected(indices, event) {
+    const { plot, state } = this.app;
+    const additive = event.ctrlKey || event.metaKey || (event.shiftKey && plot.tool !== 'navigate');
+    const selection = additive ? [...new Set([...state.selection, ...indices])] : indices;
+    const region = plot.source.lastRegion;
+    if (!additive && region && region.rows === indices) {
+      this.selectionScope = { kind: 'region', polygon: region.polygon, axes: region.axes, count: region.count, selection: indices };
+    }
+    this.app.update({ selection, focus: selection.length === 1 ? selection[0] : null }); // the bar counts it
   }
 
   clearSelection() {
     this.neighbors = [];
-    this.update({ selection: [], focus: null });
+    this.app.update({ selection: [], focus: null });
   }
 
   isolateSelection() {
-    const ids = new Set([...this.state.selection, ...this.neighbors.map((n) => n.index)]);
-    if (ids.size) this.update({ isolated: [...ids].sort((a, b) => a - b) });
+    const ids = new Set([...this.app.state.selection, ...this.neighbors.map((n) => n.index)]);
+    if (ids.size) this.app.update({ isolated: [...ids].sort((a, b) => a - b) });
   }
 
-  async _loadNeighbors() {
-    const ds = this.dataset;
-    const focus = this.state.focus;
+  /** The focus changed or the data: its neighbours go (they are asked again). */
+  dropNeighbors() {
+    this.neighbors = [];
+  }
+
+  async loadNeighbors() {
+    const { dataset: ds, state, api } = this.app;
+    const focus = state.focus;
     const token = ++this.neighborToken;
     if (focus === null || !ds) return;
-    const { metric } = this.state.neighbors;
+    const { metric } = state.neighbors;
     // k >= N is refused: by the API for server data, by the browser's kernel for local data.
     const limit = ds.local ? neighborLimit(ds.n) : limitFor(ds, 'neighbors', 'k');
-    const k = clampToLimit(this.state.neighbors.k, limit);
+    const k = clampToLimit(state.neighbors.k, limit);
     if (k < 1 || !withinLimit(k, limit)) return;
     try {
       let list;
       if (ds.local) list = nearestNeighbors(ds.vectors, ds.n, ds.d, focus, k, metric);
-      else list = (await this.api.neighbors(ds.run, ds.name, focus, k, metric)).neighbors;
-      if (token !== this.neighborToken || this.state.focus !== focus) return;
+      else list = (await api.neighbors(ds.run, ds.name, focus, k, metric)).neighbors;
+      if (token !== this.neighborToken || this.app.state.focus !== focus) return;
       this.neighbors = list;
     } catch (err) {
       if (token !== this.neighborToken) return;
       this.neighbors = [];
-      this.setMessage(`Neighbours: ${err.message}`, true);
+      this.app.setMessage(`Neighbours: ${err.message}`, true);
     }
-    this._updateFlags();
-    this.render();
+    this.updateFlags();
+    this.app.render();
   }
 
   async runSearch({ select }) {
-    const ds = this.dataset;
-    const { column, query, regex } = this.state.search;
+    const ds = this.app.dataset;
+    const { column, query, regex } = this.app.state.search;
     const token = ++this.searchToken;
     if (!ds || !query || !column) {
       this.searchResult = { indices: [], error: null };
-      this.render();
+      this.app.render();
       return;
     }
     let result;
@@ -176,8 +278,7 @@ export class Highlighting {
     try {
       let indices;
       if (ds.local || ds.edited.has(column)) indices = localSearch(ds.values(column), query, regex); // a tagged column is only here
-      else if (this.coloredTiled) ({ indices, codes: scope } = await this._searchTiles(column, query, regex));
-      else indices = (await this.api.search(ds.run, ds.name, column, query, regex)).indices;
+      else ({ indices, scope } = await this.way().search(this, column, query, regex));
       result = { indices, error: null };
     } catch (err) {
       result = { indices: [], error: err.message };
@@ -188,9 +289,9 @@ export class Highlighting {
       if (scope) this.selectionScope = { ...scope, selection: result.indices };
       // A query that fails (a bad regex) matches nothing: the last query's matches go too.
       const focus = result.indices.length === 1 ? result.indices[0] : null;
-      this.update({ selection: result.indices, focus });
+      this.app.update({ selection: result.indices, focus });
     } else {
-      this.render();
+      this.app.render();
     }
   }
 }

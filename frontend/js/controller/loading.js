@@ -1,22 +1,64 @@
-// Opening data sets: a server embedding (metadata, sprite and bookmarks fetched beside the
-// first projection) or uploaded files, and the state a fresh data set starts from.
+// Opening data sets, a part of the App (app.js): a server embedding (metadata, sprite and
+// bookmarks fetched beside the first projection) or uploaded files, and the state a fresh
+// data set starts from.
 
-import { columnFetcher, COLUMNS_ABOVE, fetchFirstColumns } from '../columns.js';
+import { columnFetcher, COLUMNS_ABOVE } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
 import { clampNote, clampState } from '../limits.js';
 import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
-import { tileAxesFor } from '../projection/display.js';
 import { defaultPointSize } from '../plot.js';
-import { datasetDefaults, defaultStateFor, sanitizeState } from '../state.js';
+import { deliveryFor, opensIn2d } from '../points/point_source.js';
+import { datasetDefaults, defaultStateFor, is3d, sanitizeState } from '../state.js';
+import { listRunsWhenReady } from '../run_list.js';
 import { parseMetadataTsv } from '../tsv.js';
 
 export class DatasetLoading {
+  /** @param {import('../app.js').App} app */
+  constructor(app) {
+    this.app = app;
+    /** @type {import('../store.js').Run[]} the server's runs (listed at start, again after an upload) */
+    this.runs = [];
+    /** @type {Dataset | null} the data set on screen */
+    this.dataset = null;
+    /** @type {Dataset[]} sets read in this browser, by file or drop */
+    this.localDatasets = [];
+    /** @type {boolean} the data set's first view is up (tests and the widget wait for it) */
+    this.ready = false;
+    /** @type {number} the latest data set load: an older one that finishes late is dropped */
+    this.loadToken = 0;
+    Object.seal(this);
+  }
+
+  /**
+   * The server's runs, waiting while the embedding to open is still read (run_list.js).
+   * @param {import('../store.js').State | null} fromUrl  the link's state
+   */
+  async listRuns(fromUrl) {
+    const task = this.app.progress.start('Listing runs…');
+    try {
+      this.runs = await listRunsWhenReady(this.app, fromUrl);
+    } catch (err) {
+      this.app.setMessage(`Could not list runs: ${err.message}`, true);
+      this.runs = [];
+    } finally {
+      task.done();
+    }
+    return this.runs;
+  }
+
+  /** The server's runs listed again (an upload added one). */
+  async relist() {
+    this.runs = await this.app.api.runs();
+  }
+
   embeddingInfo(run, name) {
     return this.runs.find((r) => r.name === run)?.embeddings.find((e) => e.name === name) ?? null;
   }
 
   /** Loads a server embedding and shows it, with `restore` (a state) or the defaults. */
   async openDataset(run, name, restore = null) {
+    const { app } = this;
+    const { api, plot, progress, highlight, projecting, saving } = app;
     const info = this.embeddingInfo(run, name);
     if (!info || !info.shape) {
       this._refuseDataset(run, name, info);
@@ -27,64 +69,63 @@ export class DatasetLoading {
     const [n, d] = info.shape;
     // The parameter table for this data (its limits and defaults) comes before the state is
     // made from it; without one (a shared static site) the state stays as it is.
-    const methods = await this.api.methods(run, name).catch(() => null);
+    const methods = await api.methods(run, name).catch(() => null);
     if (token !== this.loadToken) return;
     this._resetForDataset();
-    this._showLoadFailure(null);
+    app.status.showLoadFailure(null);
     const dataset = new Dataset({ source: 'server', run, name, n, d, info });
     dataset.methods = methods;
     this.dataset = dataset;
-    this.state = this._initialState(dataset, restore);
-    this.render();
-    const metaTask = this.progress.start('Loading metadata…');
+    app.replaceState(this._initialState(dataset, restore));
+    app.render();
+    const metaTask = progress.start('Loading metadata…');
     const columnar = n > COLUMNS_ABOVE;
     if (columnar) this._fetchColumnsOnDemand(dataset);
-    // A view from tiles takes its colour and labels from their codes: no column comes whole.
-    const tiled = columnar && Boolean(tileAxesFor(dataset, this.state.projection, this.state));
-    const { labelBy, colorBy, search } = this.state;
-    const metadata = info.metadata_columns?.length
-      ? (tiled
-          ? this._tiledMetadata(dataset, info.metadata_columns, Boolean(restore))
-          : columnar
-          ? fetchFirstColumns(dataset.fetchColumn, info.metadata_columns, n, [colorBy, labelBy ?? info.label_column, search.column], (f) => metaTask.update(f))
-          : this.api
+    const { labelBy, colorBy, search, projection } = app.state;
+    // The way the first view's points come says which columns come first (tiles: none whole).
+    const delivery = deliveryFor(dataset, projection, is3d(app.state));
+    const names = info.metadata_columns ?? [];
+    const metadata = names.length
+      ? (columnar
+          ? delivery.firstColumns(highlight, dataset, names, [colorBy, labelBy ?? info.label_column, search.column], Boolean(restore), (f) => metaTask.update(f))
+          : api
               .metadata(run, name, (got, total) => metaTask.update(total ? got / total : null))
               .then((text) => parseMetadataTsv(text, { header: true, file: 'metadata' }))
         ).catch((err) => {
-            this.setMessage(`Metadata: ${err.message}`, true);
+            app.setMessage(`Metadata: ${err.message}`, true);
             return null;
           })
       : Promise.resolve(null);
-    const spriteTask = info.sprite ? this.progress.start('Loading thumbnails…') : null;
+    const spriteTask = info.sprite ? progress.start('Loading thumbnails…') : null;
     const sprite = info.sprite
-      ? loadSpriteAtlas(this.api, run, name, undefined, (got, total) => spriteTask.update(got / total))
+      ? loadSpriteAtlas(api, run, name, undefined, (got, total) => spriteTask.update(got / total))
           .catch((err) => {
-            this.setMessage(`Sprite: ${err.message}`, true);
+            app.setMessage(`Sprite: ${err.message}`, true);
             return null;
           })
           .finally(() => spriteTask.done())
       : Promise.resolve(null);
-    const bookmarks = info.has_bookmarks ? this.api.bookmarks(run, name).catch(() => []) : Promise.resolve([]);
-    this.plot.setPointSize(defaultPointSize(n));
-    this._showProjection({ animate: false, resetCamera: !this.state.camera });
+    const bookmarks = info.has_bookmarks ? api.bookmarks(run, name).catch(() => []) : Promise.resolve([]);
+    plot.setPointSize(defaultPointSize(n));
+    projecting.showProjection({ animate: false, resetCamera: !app.state.camera });
     dataset.metadata = await metadata;
     metaTask.done();
     if (token !== this.loadToken) return;
-    this._applyMetadataDefaults({ restored: Boolean(restore) });
-    this._recolor();
-    this._updateFlags();
+    this.applyMetadataDefaults({ restored: Boolean(restore) });
+    highlight.recolor();
+    highlight.updateFlags();
     dataset.sprite = await sprite;
     if (token !== this.loadToken) return;
-    if (dataset.sprite) this.plot.setSprite(dataset.sprite);
-    this.plot.setShowSprites(Boolean(dataset.sprite) && this.state.sprites);
-    this.bookmarks = (await bookmarks).map((b, i) => ({ ...b, label: b.label || `State ${i}` }));
+    if (dataset.sprite) plot.setSprite(dataset.sprite);
+    plot.setShowSprites(Boolean(dataset.sprite) && app.state.sprites);
+    saving.reset((await bookmarks).map((b, i) => ({ ...b, label: b.label || `State ${i}` })));
     if (token !== this.loadToken) return;
     this.ready = true;
-    this._writeUrl(); // what was applied before the data set was ready (a clamped link) reaches the URL
-    this._afterStateApplied();
-    const selected = this.bookmarks.findIndex((b) => b.isSelected);
-    if (!restore && selected >= 0) this.loadBookmark(selected);
-    this.render();
+    app.writeUrlSoon(); // what was applied before the data set was ready (a clamped link) reaches the URL
+    app.afterStateApplied();
+    const selected = saving.bookmarks.findIndex((b) => b.isSelected);
+    if (!restore && selected >= 0) saving.loadBookmark(selected);
+    app.render();
   }
 
   /**
@@ -92,15 +133,16 @@ export class DatasetLoading {
    * title and plot stay on what is loaded, and the plot says what failed and why.
    */
   _refuseDataset(run, name, info) {
+    const { app } = this;
     const why = info?.error || this.runs.find((r) => r.name === run)?.error || 'no readable embedding';
     const what = name ? `${run} / ${name}` : run;
     const ds = this.dataset;
-    if (ds) this.state = { ...this.state, run: ds.run, embedding: ds.name };
+    if (ds) app.replaceState({ ...app.state, run: ds.run, embedding: ds.name });
     const still = ds ? ` Still showing ${ds.local ? 'the uploaded files' : `${ds.run} / ${ds.name}`}.` : '';
-    this._showLoadFailure(`Could not open ${what}: ${why}.${still}`);
-    this.setMessage(`Could not open ${what}`, true, { holds: () => this.state.run === (ds?.run ?? run) });
-    this.render();
-    this._writeUrl(); // a link to the refused run is put back to what is shown
+    app.status.showLoadFailure(`Could not open ${what}: ${why}.${still}`);
+    app.setMessage(`Could not open ${what}`, true, { holds: () => app.state.run === (ds?.run ?? run) });
+    app.render();
+    app.writeUrlSoon(); // a link to the refused run is put back to what is shown
   }
 
   /**
@@ -108,26 +150,32 @@ export class DatasetLoading {
    * redraws what reads it.
    */
   _fetchColumnsOnDemand(dataset) {
-    dataset.fetchColumn = columnFetcher(this.api, dataset.run, dataset.name, dataset.n);
+    const { app } = this;
+    dataset.fetchColumn = columnFetcher(app.api, dataset.run, dataset.name, dataset.n);
     dataset.onColumn = (column) => {
       if (this.dataset !== dataset) return;
-      if (column === this.state.colorBy) this._recolor();
-      if (column === this.state.labelBy) this._updateLabels();
-      this.render();
+      if (column === app.state.colorBy) app.highlight.recolor();
+      if (column === app.state.labelBy) app.highlight.updateLabels();
+      app.render();
     };
     dataset.onColumnError = (column, err) => {
-      if (this.dataset === dataset) this.setMessage(`Metadata column ${column}: ${err.message}`, true);
+      if (this.dataset === dataset) app.setMessage(`Metadata column ${column}: ${err.message}`, true);
     };
-    dataset.wholeColumns = () => !this.coloredTiled;
-    dataset.onColumnRefused = (column) => this._columnRefused(dataset, column);
+    dataset.wholeColumns = () => app.highlight.way().wholeColumns;
+    dataset.onColumnRefused = (column) => {
+      // A panel asked for a whole column while the points come as tiles: said once per column.
+      if (this.dataset !== dataset || dataset.refused.has(column)) return;
+      dataset.refused.add(column);
+      app.setMessage(`Shown from tiles: "${column}" stays on the server (no chart, inspector row or export of it here)`);
+    };
   }
 
   /** Shows an uploaded data set (tensor + optional metadata files). */
   async openFiles(tensorFile, metadataFile) {
-    const task = this.progress.start(`Reading ${tensorFile.name}…`);
+    const task = this.app.progress.start(`Reading ${tensorFile.name}…`);
     try {
       const dataset = await datasetFromFiles(tensorFile, metadataFile, (got, total) => task.update(got / total));
-      dataset.methods = await this.api.methods().catch(() => null); // no data limits: computed here
+      dataset.methods = await this.app.api.methods().catch(() => null); // no data limits: computed here
       this.localDatasets = [dataset];
       this.openLocal(dataset);
     } finally {
@@ -136,36 +184,32 @@ export class DatasetLoading {
   }
 
   openLocal(dataset) {
+    const { app } = this;
     ++this.loadToken;
     this._resetForDataset();
-    this._showLoadFailure(null);
+    app.status.showLoadFailure(null);
     this.dataset = dataset;
-    this.state = this._initialState(dataset, null);
-    this._applyMetadataDefaults();
-    this.plot.setPointSize(defaultPointSize(dataset.n));
-    this.plot.setSprite(null);
-    this.plot.setShowSprites(false);
+    app.replaceState(this._initialState(dataset, null));
+    this.applyMetadataDefaults();
+    app.plot.setPointSize(defaultPointSize(dataset.n));
+    app.plot.setSprite(null);
+    app.plot.setShowSprites(false);
     this.ready = true;
-    this._showProjection({ animate: false, resetCamera: true });
-    this._recolor();
-    this._updateFlags();
-    this.render();
+    app.projecting.showProjection({ animate: false, resetCamera: true });
+    app.highlight.recolor();
+    app.highlight.updateFlags();
+    app.render();
   }
 
   _resetForDataset() {
-    for (const p of Object.values(this.projections)) if (p?.running) p.cancel();
-    this.projections = { pca: null, tsne: null, umap: null, custom: null };
-    this.shown = null;
-    this.missing = null;
-    this.neighbors = [];
-    this.searchResult = { indices: [], error: null };
-    this.hover = -1;
-    this.bookmarks = [];
-    this.activeBookmark = -1;
+    const { app } = this;
+    app.projecting.reset();
+    app.highlight.reset();
+    app.saving.reset();
     this.ready = false;
-    this.plot.setHover(-1);
-    this.plot.setPositions(new Float32Array(0));
-    this._showPlotMessage(null);
+    app.plot.setHover(-1);
+    app.plot.clearPoints();
+    app.status.showPlotMessage(null);
   }
 
   /**
@@ -178,9 +222,9 @@ export class DatasetLoading {
     const base = restore ? sanitizeState(restore, defaults) : defaults;
     base.run = dataset.run;
     base.embedding = dataset.name;
-    if (!restore) base.pca.is3d = datasetDefaults(dataset.d, Boolean(dataset.info?.tiles)).pca3d;
+    if (!restore) base.pca.is3d = datasetDefaults(dataset.d, opensIn2d(dataset)).pca3d;
     const { state, notes } = clampState(base, dataset.methods);
-    if (restore && notes.length) this.setMessage(clampNote(notes, 'The link'));
+    if (restore && notes.length) this.app.setMessage(clampNote(notes, 'The link'));
     return state;
   }
 
@@ -188,15 +232,16 @@ export class DatasetLoading {
    * Fills the column choices from the metadata: defaults for a fresh view; for a restored
    * one only replacements of columns this data set lacks ("none" and "index" stay).
    */
-  _applyMetadataDefaults({ restored = false } = {}) {
+  applyMetadataDefaults({ restored = false } = {}) {
+    const { app } = this;
     const ds = this.dataset;
     const patch = {};
-    const { labelBy, colorBy } = this.state;
+    const { labelBy, colorBy } = app.state;
     if (labelBy !== null ? !ds.columns.includes(labelBy) : !restored) patch.labelBy = ds.defaultLabelColumn();
     if (colorBy !== null ? !ds.columns.includes(colorBy) : !restored) patch.colorBy = restored ? null : ds.defaultColorColumn();
-    const first = patch.labelBy ?? this.state.labelBy ?? ds.columns[0] ?? null;
-    if (!ds.columns.includes(this.state.search.column)) patch.search = { ...this.state.search, column: first };
-    if (!ds.columns.includes(this.state.custom.column)) patch.custom = { ...this.state.custom, column: first };
-    this.state = { ...this.state, ...patch };
+    const first = patch.labelBy ?? app.state.labelBy ?? ds.columns[0] ?? null;
+    if (!ds.columns.includes(app.state.search.column)) patch.search = { ...app.state.search, column: first };
+    if (!ds.columns.includes(app.state.custom.column)) patch.custom = { ...app.state.custom, column: first };
+    app.replaceState({ ...app.state, ...patch });
   }
 }

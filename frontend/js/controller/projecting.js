@@ -1,30 +1,54 @@
-// Projections on screen: the request a state asks for, starting or reusing its projection,
-// and which one is shown. A projection's own life (its job, stream, level of detail and
-// display) is its own (projection/projection.js): this only asks it to start, stop or show.
+// Projections on screen, a part of the App (app.js): the request a state asks for, starting
+// or reusing its projection, and which one is shown. A projection's own life (its job,
+// stream, level of detail and display) is its own (projection/projection.js): this only asks
+// it to start, stop or show. How its points reach the page is chosen here once per
+// projection (points/point_source.js deliveryFor).
 
 import { clampToLimit, isQuick, limitFor } from '../limits.js';
+import { deliveryFor } from '../points/point_source.js';
 import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
-import { tileAxesFor } from '../projection/display.js';
 import { is3d } from '../state.js';
 import { superviseColumn } from '../supervision.js';
 
 export class Projecting {
+  /** @param {import('../app.js').App} app */
+  constructor(app) {
+    this.app = app;
+    /** @type {{ pca: Projection | null, tsne: Projection | null, umap: Projection | null, custom: Projection | null }}
+     * each method's latest projection of the open data set */
+    this.projections = { pca: null, tsne: null, umap: null, custom: null };
+    /** @type {Projection | null} the projection the plot shows */
+    this.shown = null;
+    Object.seal(this);
+  }
 
-  /** The request parameters and dimensions of a method under a state. */
-  requestFor(method, state = this.state) {
+  /** A data set opens: the last one's projections stop and go. */
+  reset() {
+    for (const p of Object.values(this.projections)) if (p?.running) p.cancel();
+    this.projections = { pca: null, tsne: null, umap: null, custom: null };
+    this.shown = null;
+  }
+
+  /**
+   * The request parameters and dimensions of a method under a state.
+   * @param {string} method
+   * @param {import('../store.js').State} [state]
+   */
+  requestFor(method, state = this.app.state) {
+    const ds = this.app.dataset;
     switch (method) {
       case 'pca':
         return { params: { spherize: state.pca.spherize }, dims: 3 };
       case 'tsne': {
         // The parameter table's limit for this data (perplexity <= (N - 1) / 3).
-        const perplexity = clampToLimit(state.tsne.perplexity, limitFor(this.dataset, 'tsne', 'perplexity'));
+        const perplexity = clampToLimit(state.tsne.perplexity, limitFor(ds, 'tsne', 'perplexity'));
         const params = { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter };
-        const supervise = superviseColumn(state.tsne, this.dataset);
+        const supervise = superviseColumn(state.tsne, ds);
         if (supervise) Object.assign(params, { supervise_column: supervise, supervise_weight: state.tsne.superviseWeight });
         return { params, dims: state.tsne.is3d ? 3 : 2 };
       }
       case 'umap': {
-        const nNeighbors = clampToLimit(state.umap.nNeighbors, limitFor(this.dataset, 'umap', 'n_neighbors'));
+        const nNeighbors = clampToLimit(state.umap.nNeighbors, limitFor(ds, 'umap', 'n_neighbors'));
         return { params: { n_neighbors: nNeighbors, min_dist: state.umap.minDist }, dims: state.umap.is3d ? 3 : 2 };
       }
       default: {
@@ -34,97 +58,118 @@ export class Projecting {
     }
   }
 
+  /** How a projection of `method` reaches the page under the state now. */
+  _deliveryOf(method) {
+    return deliveryFor(this.app.dataset, method, is3d(this.app.state));
+  }
+
+  /** Starts the state's projection of `method` (the one it replaces is cancelled first). */
   _start(method) {
+    const { app } = this;
     const { params, dims } = this.requestFor(method);
     const old = this.projections[method];
     const cancelled = old?.running ? old.cancel() : null;
-    const ds = this.dataset;
-    const tileAxes = tileAxesFor(ds, method, this.state);
-    const task = this.progress.start(`${methodName(method)}…`);
-    const p = new Projection(method, params, dims, { api: this.api, onChange: (q) => this._projectionChanged(q), task, tileAxes });
-    p.start(ds, cancelled);
+    const delivery = this._deliveryOf(method);
+    const task = app.progress.start(`${methodName(method)}…`);
+    const p = new Projection(method, params, dims, {
+      api: app.api,
+      onChange: (q) => this._projectionChanged(q),
+      task,
+      delivery,
+      sourceAxes: delivery.axes(method, app.state),
+    });
+    p.start(app.dataset, cancelled);
     this.projections[method] = p;
     p.finished.then(() => task.done());
     return p;
   }
 
+  /**
+   * A finished projection from a bookmark's coordinates replaces its method's.
+   * @param {Projection} p
+   */
+  restore(p) {
+    const old = this.projections[p.method];
+    if (old?.running) old.cancel();
+    this.projections[p.method] = p;
+  }
+
   /** Whether the custom projection has something to compute. */
   customReady() {
-    const c = this.state.custom;
+    const c = this.app.state.custom;
     return Boolean(c.column) && [c.left, c.right, c.up, c.down].some((q) => q.trim());
   }
 
   /** Puts the state's projection on screen, starting its computation when needed. */
-  _showProjection({ animate, resetCamera = false }) {
-    if (!this.dataset) return;
-    const method = this.state.projection;
+  showProjection({ animate, resetCamera = false }) {
+    const { app } = this;
+    const ds = app.dataset;
+    if (!ds) return;
+    const method = app.state.projection;
     let p = this.projections[method];
     const { params, dims } = this.requestFor(method);
     const key = projectionKey(method, params, dims);
-    const local = this.dataset.local;
-    if (local && (method === 'tsne' || method === 'umap')) {
+    if (ds.local && (method === 'tsne' || method === 'umap')) {
       this.shown = null;
-      this._showPlotMessage(`${methodName(method)} runs on the server. Put these files in a LOGDIR and run \`projector serve LOGDIR\` to use it; PCA and Custom work here.`);
-      this.render();
+      app.status.showPlotMessage(`${methodName(method)} runs on the server. Put these files in a LOGDIR and run \`projector serve LOGDIR\` to use it; PCA and Custom work here.`);
+      app.render();
       return;
     }
     if (method === 'custom' && !this.customReady()) {
       this.shown = null;
-      this._showPlotMessage('Type a query for at least one side (Left, Right, Up, Down) to place the points.');
-      this.render();
+      app.status.showPlotMessage('Type a query for at least one side (Left, Right, Up, Down) to place the points.');
+      app.render();
       return;
     }
-    if (isQuick(this.dataset, method)) {
+    if (isQuick(ds, method)) {
       // Tiles or the whole set: a 2-D view of tiles turned 3-D needs the whole set.
-      if (!p || p.key !== key || Boolean(p.tileAxes) !== Boolean(tileAxesFor(this.dataset, method, this.state))) p = this._start(method);
+      if (!p || p.key !== key || p.delivery !== this._deliveryOf(method)) p = this._start(method);
     } else if (!p) {
       p = this._start(method);
     }
     this.shown = p;
-    this._showPlotMessage(null);
-    this.plot.setMode(is3d(this.state) && (method !== 'pca' || !p.data || p.cols >= 3));
-    if (p.data) p.display(this, animate);
-    else if (p.tiled) p.displayTiles(this);
-    if (resetCamera) this.plot.resetView();
-    this.render();
+    app.status.showPlotMessage(null);
+    app.plot.setMode(is3d(app.state) && (method !== 'pca' || !p.data || p.cols >= 3));
+    p.show(app, animate);
+    if (resetCamera) app.plot.resetView();
+    app.render();
   }
 
   /** Stops and restarts the current t-SNE/UMAP with the current parameters. */
   rerun() {
-    const method = this.state.projection;
-    const p = this._start(method);
-    this.shown = p;
-    this.plot.setMode(is3d(this.state));
-    this._showPlotMessage(null);
-    this.render();
+    const { app } = this;
+    this.shown = this._start(app.state.projection);
+    app.plot.setMode(is3d(app.state));
+    app.status.showPlotMessage(null);
+    app.render();
   }
 
   stopJob(method) {
-    const p = this.projections[method];
-    if (p) p.cancel();
+    this.projections[method]?.cancel();
   }
 
   /** Pause holds the server job (its frames stop); resume lets it go on. */
   togglePause(method) {
-    const p = this.projections[method];
-    if (p) p.togglePause();
+    this.projections[method]?.togglePause();
   }
 
   _projectionChanged(p) {
+    const { app } = this;
     if (p !== this.projections[p.method]) return;
     if (p === this.shown) {
       if (p.status === 'failed') {
-        this.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
-        if (!p.data) this._showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
+        app.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
+        if (!p.data) app.status.showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
       }
-      p.refresh(this);
+      p.refresh(app);
     }
     if (p.task) p.task.update(p.progress || null, progressText(p));
-    this.render();
+    app.render();
   }
 
-  _refit() {
-    this.shown?.refit(this);
+  /** The shown projection in the plot again (the axes or the isolated rows changed). */
+  refit() {
+    this.shown?.show(this.app, true);
   }
 
   /** The shown projection's coordinates as { data, dims } (for PCA every component). */

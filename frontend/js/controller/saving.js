@@ -1,4 +1,5 @@
-// Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata.
+// Bookmarks (add, load, save, load a file) and downloads of coordinates and metadata: a part
+// of the App (app.js).
 
 import { fromTensorBoardState, parseBookmarkFile, toTensorBoardState } from '../bookmarks.js';
 import { clampNote } from '../limits.js';
@@ -7,36 +8,66 @@ import { downloadName } from '../file_names.js';
 import { formatCoordinates, formatMetadataTsv } from '../tsv.js';
 
 export class Saving {
+  /** @param {import('../app.js').App} app */
+  constructor(app) {
+    this.app = app;
+    /** @type {import('../store.js').Bookmark[]} the tray (panels/bookmarks.js) */
+    this.bookmarks = [];
+    /** @type {number} the tray's bookmark the view is, or -1 once the view changed */
+    this.activeBookmark = -1;
+    Object.seal(this);
+  }
+
+  /** A data set opens with its own bookmarks (none yet). */
+  reset(bookmarks = []) {
+    this.bookmarks = bookmarks;
+    this.activeBookmark = -1;
+  }
+
+  /** The view changed: it is no longer the tray's bookmark it was. */
+  viewChanged() {
+    this.activeBookmark = -1;
+  }
+
   addBookmark() {
-    const ds = this.dataset;
+    const { app } = this;
+    const ds = app.dataset;
     if (!ds) return;
-    this.state = { ...this.state, camera: this.plot.camera };
-    const tb = toTensorBoardState(this.state, {
+    app.replaceState({ ...app.state, camera: app.plot.camera });
+    const tb = toTensorBoardState(app.state, {
       label: `State ${this.bookmarks.length}`,
       n: ds.n,
       d: ds.d,
-      coords: this.currentCoords(),
-      iteration: this.projections.tsne?.iteration ?? 0,
+      coords: app.projecting.currentCoords(),
+      iteration: app.projecting.projections.tsne?.iteration ?? 0,
     });
     this.bookmarks.push(tb);
     this.activeBookmark = this.bookmarks.length - 1;
-    this.render();
+    app.render();
   }
 
   loadBookmark(index) {
+    const { app } = this;
     const tb = this.bookmarks[index];
-    if (!tb || !this.dataset) return;
+    if (!tb || !app.dataset) return;
     try {
-      const ds = this.dataset;
+      const ds = app.dataset;
       const { state, coords, notes } = fromTensorBoardState(tb, { n: ds.n, d: ds.d, table: ds.methods });
-      this.applyState(state, { coords, iteration: tb.tSNEIteration });
+      app.applyState(state, { coords, iteration: tb.tSNEIteration });
       this.activeBookmark = index;
       const clamped = notes.length ? `. ${clampNote(notes, 'It')}` : '';
-      this.setMessage(`Loaded bookmark “${tb.label}”${clamped}`, false, { holds: () => this.activeBookmark === index && this.bookmarks[index] === tb });
+      app.setMessage(`Loaded bookmark “${tb.label}”${clamped}`, false, { holds: () => this.activeBookmark === index && this.bookmarks[index] === tb });
     } catch (err) {
-      this.setMessage(`Bookmark: ${err.message}`, true);
+      app.setMessage(`Bookmark: ${err.message}`, true);
     }
-    this.render();
+    app.render();
+  }
+
+  removeBookmark(index) {
+    this.bookmarks.splice(index, 1);
+    if (this.activeBookmark === index) this.activeBookmark = -1;
+    else if (this.activeBookmark > index) this.activeBookmark--;
+    this.app.render();
   }
 
   saveBookmarks() {
@@ -47,10 +78,11 @@ export class Saving {
   /** Replaces the tray with a file's bookmarks, only once every one of them fits this data set. */
   async loadBookmarkFile(file) {
     const list = parseBookmarkFile(await file.text(), file.name);
-    if (!this.dataset) throw new Error('Open a data set before loading bookmarks');
+    const ds = this.app.dataset;
+    if (!ds) throw new Error('Open a data set before loading bookmarks');
     list.forEach((tb, i) => {
       try {
-        fromTensorBoardState(tb, { n: this.dataset.n, d: this.dataset.d });
+        fromTensorBoardState(tb, { n: ds.n, d: ds.d });
       } catch (err) {
         throw new Error(`${file.name}, bookmark “${tb.label}” (item ${i + 1}): ${err.message}`);
       }
@@ -65,21 +97,22 @@ export class Saving {
    * The Compare link opens on the shown embedding and carries this view's URL hash, which
    * the Compare page's "Back to the projector" link hands back.
    */
-  _linkCompare(hash) {
-    const params = new URLSearchParams({ run: this.state.run, embedding: this.state.embedding });
+  linkCompare(hash) {
+    const params = new URLSearchParams({ run: this.app.state.run, embedding: this.app.state.embedding });
     $('compare-link').href = `compare?${params}${hash}`;
   }
 
   // ---- downloads ----------------------------------------------------------------------------
 
   downloadCoordinates(sep) {
-    const p = this.shown;
+    const { app } = this;
+    const p = app.shown;
     const ext = sep === ',' ? 'csv' : 'tsv';
-    const name = p ? downloadName(this.dataset, p.method, ext) : null;
+    const name = p ? downloadName(app.dataset, p.method, ext) : null;
     if (!p?.data && p?.jobId && p.status === 'done') {
-      // A tiled view holds no whole-set coordinates: the server writes the same file from
-      // the job's result, streamed to disk by the browser (GET /api/jobs/ID/result?format=).
-      const url = this.api.url(`jobs/${p.jobId}/result`, { format: ext, axes: p.axes(this.state).join(',') });
+      // No whole-set coordinates in the tab (they came as tiles): the server writes the same
+      // file from the job's result, streamed to disk by the browser (GET /api/jobs/ID/result?format=).
+      const url = app.api.url(`jobs/${p.jobId}/result`, { format: ext, axes: p.axes(app.state).join(',') });
       const link = el('a', { href: url.href, download: name });
       document.body.append(link);
       link.click();
@@ -87,20 +120,20 @@ export class Saving {
       return;
     }
     if (!p?.data) {
-      this.setMessage('No projection to download yet', true);
+      app.setMessage('No projection to download yet', true);
       return;
     }
-    const axes = p.axes(this.state);
-    const n = this.dataset.n;
+    const axes = p.axes(app.state);
+    const n = app.dataset.n;
     const coords = new Float32Array(n * axes.length);
     for (let i = 0; i < n; i++) for (let a = 0; a < axes.length; a++) coords[i * axes.length + a] = p.data[i * p.cols + axes[a]];
     download(name, formatCoordinates(coords, n, axes.length, sep), `text/${ext === 'csv' ? 'csv' : 'tab-separated-values'}`);
   }
 
   async downloadMetadata() {
-    const ds = this.dataset;
+    const ds = this.app.dataset;
     if (!ds?.metadata) {
-      this.setMessage('This data set has no metadata', true);
+      this.app.setMessage('This data set has no metadata', true);
       return;
     }
     await ds.ensureColumns(ds.columns); // a large set's columns come when asked for

@@ -1,27 +1,37 @@
-// The status bar, the plot's message and progress card, and the theme the plot reads.
+// The status bar, the plot's message and progress card, and the theme the plot reads: a part
+// of the App (app.js).
 
 import { $, el, formatCount } from '../dom.js';
 import { flipTheme, readTheme } from '../theme.js';
 
 export class StatusDisplay {
+  /** @param {import('../app.js').App} app */
+  constructor(app) {
+    this.app = app;
+    /** @type {{ text: string, error: boolean, dataset?: import('../dataset.js').Dataset | null, holds?: (() => boolean) | null }} the status line */
+    this.message = { text: '', error: false };
+    Object.seal(this);
+  }
+
   /**
    * Shows a status message for as long as it is true: until the data set changes, and, with
    * `holds`, until that says the state it described is gone (a selection replaced, a
    * bookmark's view changed), so the bar never reports what is no longer on screen.
    */
   setMessage(text, error = false, { holds = null } = {}) {
-    this.message = { text, error, dataset: this.dataset, holds };
-    this._renderStatus();
+    this.message = { text, error, dataset: this.app.dataset, holds };
+    this.renderStatus();
   }
 
   /** The message, or none once what it describes has gone. */
   _currentMessage() {
     const m = this.message;
-    if (m.text && (m.dataset !== this.dataset || (m.holds && !m.holds()))) this.message = { text: '', error: false };
+    if (m.text && (m.dataset !== this.app.dataset || (m.holds && !m.holds()))) this.message = { text: '', error: false };
     return this.message;
   }
 
-  _showPlotMessage(text) {
+  /** A message in the plot area instead of points (null: none). */
+  showPlotMessage(text) {
     const box = $('plot-message');
     box.hidden = !text;
     box.textContent = text || '';
@@ -31,7 +41,7 @@ export class StatusDisplay {
    * A failure to open a data set, in the plot area over what stays shown (null removes it);
    * the user dismisses it, or the next data set that opens does.
    */
-  _showLoadFailure(text) {
+  showLoadFailure(text) {
     let box = document.querySelector('[data-testid="load-failure"]');
     if (!text) {
       box?.remove();
@@ -46,16 +56,16 @@ export class StatusDisplay {
     box.querySelector('.load-failure-text').textContent = text;
   }
 
-  _renderStatus() {
-    const ds = this.dataset;
-    const shownCount = this.state.isolated ? this.state.isolated.length : null;
+  renderStatus() {
+    const { dataset: ds, state, highlight } = this.app;
+    const shownCount = state.isolated ? state.isolated.length : null;
     $('status-points').textContent = ds
       ? `Points: ${formatCount(ds.n)}${shownCount !== null ? ` (showing ${formatCount(shownCount)})` : ''}`
       : 'Points: –';
     $('status-dimension').textContent = ds ? `Dimension: ${formatCount(ds.d)}` : 'Dimension: –';
-    $('status-hover').textContent = this.hover >= 0 ? this.labelOf(this.hover) : '';
-    const selected = this.selectedCount();
-    const nb = this.neighbors.length;
+    $('status-hover').textContent = highlight.hover >= 0 ? highlight.labelOf(highlight.hover) : '';
+    const selected = highlight.selectedCount();
+    const nb = highlight.neighbors.length;
     $('status-selection').textContent = selected
       ? `Selected ${formatCount(selected)} point${selected === 1 ? '' : 's'}${nb ? ` + ${formatCount(nb)} neighbours` : ''}`
       : '';
@@ -65,8 +75,8 @@ export class StatusDisplay {
     message.classList.toggle('error', error);
   }
 
-  _renderProgress() {
-    const task = this.progress.top;
+  renderProgress() {
+    const task = this.app.progress.top;
     const box = $('progress');
     box.hidden = !task;
     if (!task) return;
@@ -76,9 +86,8 @@ export class StatusDisplay {
     fill.style.width = task.fraction === null ? '' : `${Math.round(task.fraction * 100)}%`;
   }
 
-
   toggleTheme() {
     flipTheme();
-    this.plot.setTheme(readTheme());
+    this.app.plot.setTheme(readTheme());
   }
 }

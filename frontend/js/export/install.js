@@ -18,7 +18,7 @@ const CHOICES = [
 ];
 
 function legendOf(app) {
-  const coloring = app.coloring;
+  const coloring = app.highlight.coloring;
   if (!coloring || coloring.kind === 'none' || !coloring.legend) return null;
   return { title: app.state.colorBy, coloring };
 }
@@ -29,7 +29,10 @@ function baseName(app) {
   return `${safe(ds?.name ?? 'plot')}-${safe(app.shown?.method ?? 'view')}`;
 }
 
-/** Saves the plot as `choice` ('1', '2', '4', 'width' with `width`, or 'svg'). */
+/**
+ * Saves the plot as `choice` ('1', '2', '4', 'width' with `width`, or 'svg').
+ * @param {import('../app.js').App} app
+ */
 export async function saveImage(app, choice = '2', width = null) {
   const plot = app.plot;
   if (!plot.n) {
@@ -126,7 +129,7 @@ function installExportSite(app) {
     }
     // PCA always, and the projection on screen with the parameters it was computed with.
     const methods = ['pca', app.state.projection].filter((m, i, all) => ['pca', 'tsne', 'umap'].includes(m) && all.indexOf(m) === i);
-    const requests = Object.fromEntries(methods.map((m) => [m, app.requestFor(m)]));
+    const requests = Object.fromEntries(methods.map((m) => [m, app.projecting.requestFor(m)]));
     const params = { run: ds.run, embedding: ds.name, projection: methods.join(','), requests: JSON.stringify(requests) };
     if (location.hash.length < 20000) params.view = location.hash || undefined;
     const task = app.progress.start('Building the site…');
@@ -144,6 +147,7 @@ function installExportSite(app) {
   downloads.append(button);
 }
 
+/** @param {import('../app.js').App} app */
 export function installExports(app) {
   installSaveImage(app);
   installExportSelection(app);

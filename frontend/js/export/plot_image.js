@@ -27,7 +27,7 @@ export function scaleFor(plot, { scale = 2, width = null } = {}) {
 
 /**
  * The plot at `scale` times its CSS size as a 2D canvas: every point drawn, the top pass
- * (highlights, labels) over them, then `legend` (app.coloring's legend, titled) when given.
+ * (highlights, labels) over them, then `legend` (app.highlight.coloring's legend, titled) when given.
  */
 export function renderPlotImage(plot, { scale = 2, legend = null } = {}) {
   const gl = plot.gl;
@@ -44,11 +44,11 @@ export function renderPlotImage(plot, { scale = 2, legend = null } = {}) {
     plot.dpr = scale;
     for (const layer of plot.layers) layer.onResize(cssW, cssH, scale);
     buffer.bind(w, h);
-    plot._clear();
-    const view = plot._view();
+    plot.frames.clear();
+    const view = plot.frames.view();
     Object.assign(view, { start: 0, count: plot.n, sampled: false, sampleSize: 1, elements: null });
-    plot._renderLayers(view, 'base');
-    plot._renderLayers(view, 'top');
+    plot.frames.renderLayers(view, 'base');
+    plot.frames.renderLayers(view, 'top');
     gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
   } finally {
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
@@ -157,7 +157,7 @@ const css = (rgb) => `rgb(${rgb.map((c) => Math.round(c * 255)).join(',')})`;
 export function plotSvg(plot, { legend = null } = {}) {
   const w = plot.canvas.clientWidth;
   const h = plot.canvas.clientHeight;
-  const view = plot._view();
+  const view = plot.frames.view();
   const matrix = view.matrix;
   const shown = [];
   for (let i = 0; i < plot.n; i++) if (!(plot.flags[i] & FLAG_HIDDEN)) shown.push(i);

@@ -15,7 +15,10 @@ function tsvField(value) {
   return String(value ?? '').replace(/[\t\r\n]+/g, ' ');
 }
 
-/** The table text for `rows` of the app's data set, `sep` ',' or '\t'. */
+/**
+ * The table text for `rows` of the app's data set, `sep` ',' or '\t'.
+ * @param {import('../app.js').App} app
+ */
 export function selectionTable(app, rows, sep, url) {
   const ds = app.dataset;
   const field = sep === ',' ? csvField : tsvField;

@@ -3,20 +3,21 @@
 
 import { $, el } from '../dom.js';
 
+/** @param {import('../app.js').App} app */
 export function createBookmarksPanel(app) {
   const list = $('bookmarks-list');
   const error = $('bookmark-error');
   let renderedFor = null;
 
-  $('bookmark-add').addEventListener('click', () => app.addBookmark());
-  $('bookmark-save').addEventListener('click', () => app.saveBookmarks());
+  $('bookmark-add').addEventListener('click', () => app.saving.addBookmark());
+  $('bookmark-save').addEventListener('click', () => app.saving.saveBookmarks());
   $('bookmark-load').addEventListener('change', async (event) => {
     const file = event.target.files[0];
     event.target.value = '';
     if (!file) return;
     error.hidden = true;
     try {
-      await app.loadBookmarkFile(file);
+      await app.saving.loadBookmarkFile(file);
     } catch (err) {
       error.textContent = err.message;
       error.hidden = false;
@@ -45,7 +46,7 @@ export function createBookmarksPanel(app) {
   }
 
   function row(bookmark, index) {
-    const active = index === app.activeBookmark;
+    const active = index === app.saving.activeBookmark;
     // The name loads the bookmark (as the radio does); renaming has its own button.
     const name = el('button', {
       type: 'button',
@@ -53,7 +54,7 @@ export function createBookmarksPanel(app) {
       title: `Load ${bookmark.label} (double-click to rename)`,
       'aria-current': active ? 'true' : null,
       dataset: { testid: 'bookmark-name' },
-      onclick: () => app.loadBookmark(index),
+      onclick: () => app.saving.loadBookmark(index),
       ondblclick: () => rename(bookmark, name),
     }, bookmark.label);
     return el(
@@ -64,7 +65,7 @@ export function createBookmarksPanel(app) {
         name: 'bookmark',
         checked: active,
         'aria-label': `Load ${bookmark.label}`,
-        onchange: () => app.loadBookmark(index),
+        onchange: () => app.saving.loadBookmark(index),
       }),
       name,
       el('button', {
@@ -82,12 +83,7 @@ export function createBookmarksPanel(app) {
           class: 'icon-button',
           title: 'Delete',
           'aria-label': `Delete ${bookmark.label}`,
-          onclick: () => {
-            app.bookmarks.splice(index, 1);
-            if (app.activeBookmark === index) app.activeBookmark = -1;
-            else if (app.activeBookmark > index) app.activeBookmark--;
-            app.render();
-          },
+          onclick: () => app.saving.removeBookmark(index),
         },
         icon('M6 6l12 12M18 6L6 18'),
       ),
@@ -95,12 +91,12 @@ export function createBookmarksPanel(app) {
   }
 
   function render() {
-    const key = JSON.stringify([app.bookmarks.map((b) => b.label), app.activeBookmark, app.bookmarks.length]);
+    const key = JSON.stringify([app.saving.bookmarks.map((b) => b.label), app.saving.activeBookmark, app.saving.bookmarks.length]);
     if (key === renderedFor) return;
     renderedFor = key;
-    list.replaceChildren(...app.bookmarks.map(row));
-    $('bookmarks-empty').hidden = app.bookmarks.length > 0;
-    $('bookmark-save').disabled = app.bookmarks.length === 0;
+    list.replaceChildren(...app.saving.bookmarks.map(row));
+    $('bookmarks-empty').hidden = app.saving.bookmarks.length > 0;
+    $('bookmark-save').disabled = app.saving.bookmarks.length === 0;
   }
 
   return { render };

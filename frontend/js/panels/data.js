@@ -5,6 +5,7 @@ import { gradientCss, rgbToCss } from '../colors.js';
 import { $, el, formatCount, setOptions } from '../dom.js';
 import { uploadFiles } from '../upload.js';
 
+/** @param {import('../app.js').App} app */
 export function createDataPanel(app) {
   const runSelect = $('run-select');
   const embeddingSelect = $('embedding-select');
@@ -18,12 +19,12 @@ export function createDataPanel(app) {
   let legendFor = null;
 
   runSelect.addEventListener('change', () => {
-    const local = app.localDatasets.find((d) => d.run === runSelect.value);
+    const local = app.datasets.localDatasets.find((d) => d.run === runSelect.value);
     if (local) {
       app.update({ run: local.run, embedding: local.name });
       return;
     }
-    const run = app.runs.find((r) => r.name === runSelect.value);
+    const run = app.datasets.runs.find((r) => r.name === runSelect.value);
     const first = run?.embeddings.find((e) => e.shape && !e.error) ?? run?.embeddings[0];
     // A run with nothing readable is still asked for: the app refuses it and says why.
     if (run) app.update({ run: run.name, embedding: first?.name ?? null });
@@ -34,9 +35,9 @@ export function createDataPanel(app) {
   categorical.addEventListener('change', () => app.update({ categorical: categorical.checked }));
   spherize.addEventListener('change', () => app.update({ pca: { ...app.state.pca, spherize: spherize.checked } }));
   sprites.addEventListener('change', () => app.update({ sprites: sprites.checked }));
-  $('download-csv').addEventListener('click', () => app.downloadCoordinates(','));
-  $('download-tsv').addEventListener('click', () => app.downloadCoordinates('\t'));
-  $('download-metadata').addEventListener('click', () => app.downloadMetadata());
+  $('download-csv').addEventListener('click', () => app.saving.downloadCoordinates(','));
+  $('download-tsv').addEventListener('click', () => app.saving.downloadCoordinates('\t'));
+  $('download-metadata').addEventListener('click', () => app.saving.downloadMetadata());
   $('upload-apply').addEventListener('click', async () => {
     const tensor = $('upload-tensor').files[0];
     const metadata = $('upload-metadata').files[0] ?? null;
@@ -55,7 +56,7 @@ export function createDataPanel(app) {
   });
 
   function renderLegend() {
-    const coloring = app.coloring;
+    const coloring = app.highlight.coloring;
     if (coloring === legendFor) return;
     legendFor = coloring;
     legend.hidden = !coloring?.legend;
@@ -80,19 +81,19 @@ export function createDataPanel(app) {
 
   function render() {
     const { state, dataset: ds } = app;
-    const runOptions = app.runs.map((r) => ({ value: r.name, label: r.error ? `${r.name} (error)` : r.name }));
-    for (const local of app.localDatasets) runOptions.push({ value: local.run, label: 'Uploaded files' });
+    const runOptions = app.datasets.runs.map((r) => ({ value: r.name, label: r.error ? `${r.name} (error)` : r.name }));
+    for (const local of app.datasets.localDatasets) runOptions.push({ value: local.run, label: 'Uploaded files' });
     setOptions(runSelect, runOptions, state.run);
-    const local = app.localDatasets.find((d) => d.run === state.run);
+    const local = app.datasets.localDatasets.find((d) => d.run === state.run);
     const embeddings = local
       ? [{ value: local.name, label: `${local.name} (${formatCount(local.n)} × ${local.d})` }]
-      : (app.runs.find((r) => r.name === state.run)?.embeddings ?? []).map((e) => ({
+      : (app.datasets.runs.find((r) => r.name === state.run)?.embeddings ?? []).map((e) => ({
           value: e.name,
           label: e.shape ? `${e.name} (${formatCount(e.shape[0])} × ${e.shape[1]})` : `${e.name} (unreadable)`,
         }));
     setOptions(embeddingSelect, embeddings, state.embedding);
 
-    const info = ds && !ds.local ? app.embeddingInfo(ds.run, ds.name) : null;
+    const info = ds && !ds.local ? app.datasets.embeddingInfo(ds.run, ds.name) : null;
     const notes = [info?.error, ...(info?.warnings ?? [])].filter(Boolean);
     const warnings = $('dataset-warnings');
     warnings.hidden = notes.length === 0;
@@ -101,11 +102,11 @@ export function createDataPanel(app) {
     const columns = ds ? ds.columns : [];
     setOptions(labelBy, [{ value: '', label: '(index)' }, ...columns.map((c) => ({ value: c, label: c }))], state.labelBy ?? '');
     setOptions(colorBy, [{ value: '', label: '(none)' }, ...columns.map((c) => ({ value: c, label: c }))], state.colorBy ?? '');
-    // A tiled view knows a column by the server's counts of its values, not by all of them.
-    const kind = app.coloredTiled ? app.tileColumnKind(state.colorBy) : null;
-    const numeric = Boolean(ds && state.colorBy && (kind ? kind.numeric : !app.coloredTiled && ds.numeric(state.colorBy)));
+    // Known from the whole column, or (tiles) from the server's counts of its values once here.
+    const kind = app.highlight.columnKind(state.colorBy);
+    const numeric = Boolean(kind?.numeric);
     $('categorical-field').hidden = !numeric;
-    categorical.checked = numeric && (state.categorical ?? (kind ? kind.categorical : ds.categoricalByDefault(state.colorBy)));
+    categorical.checked = numeric && (state.categorical ?? kind.categorical);
     spherize.checked = state.pca.spherize;
     $('sprites-field').hidden = !ds?.sprite;
     sprites.checked = state.sprites;

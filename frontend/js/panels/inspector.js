@@ -2,7 +2,7 @@
 // (isolate, show all, clear), the selected point's metadata card, and its nearest
 // neighbours with distance bars and sprite thumbnails.
 
-import { neighborLimit } from '../compute.js';
+import { neighborLimit } from '../kernels.js';
 import { $, el, formatCount, setOptions } from '../dom.js';
 import { clampToLimit, limitFor } from '../limits.js';
 
@@ -24,6 +24,7 @@ export function thumbnail(sprite, i, size) {
   return node;
 }
 
+/** @param {import('../app.js').App} app */
 export function createInspectorPanel(app) {
   const column = $('search-column');
   const input = $('search-input');
@@ -41,9 +42,9 @@ export function createInspectorPanel(app) {
   column.addEventListener('change', () => setSearch({ column: column.value || null }));
   input.addEventListener('input', () => setSearch({ query: input.value }));
   regex.addEventListener('change', () => setSearch({ regex: regex.checked }));
-  $('isolate-selection').addEventListener('click', () => app.isolateSelection());
+  $('isolate-selection').addEventListener('click', () => app.highlight.isolateSelection());
   $('show-all').addEventListener('click', () => app.update({ isolated: null }));
-  $('clear-selection').addEventListener('click', () => app.clearSelection());
+  $('clear-selection').addEventListener('click', () => app.highlight.clearSelection());
   // The field shows the k that is used (the data's limit applied); anything else is said.
   const kNote = el('p', { class: 'hint', 'data-testid': 'neighbors-k-note', hidden: true });
   kInput.closest('.field-row')?.after(kNote);
@@ -78,15 +79,15 @@ export function createInspectorPanel(app) {
   // Rows are reached with Tab too: focus hovers the point, Enter (or Space) picks it.
   const rowEvents = (i) => ({
     tabindex: '0',
-    onclick: () => app.selectPoint(i),
-    onmouseenter: () => app.hoverPoint(i),
-    onmouseleave: () => app.hoverPoint(-1),
-    onfocus: () => app.hoverPoint(i),
-    onblur: () => app.hoverPoint(-1),
+    onclick: () => app.highlight.selectPoint(i),
+    onmouseenter: () => app.highlight.hoverPoint(i),
+    onmouseleave: () => app.highlight.hoverPoint(-1),
+    onfocus: () => app.highlight.hoverPoint(i),
+    onblur: () => app.highlight.hoverPoint(-1),
     onkeydown: (event) => {
       if (event.key !== 'Enter' && event.key !== ' ') return;
       event.preventDefault();
-      app.selectPoint(i);
+      app.highlight.selectPoint(i);
     },
   });
 
@@ -100,16 +101,16 @@ export function createInspectorPanel(app) {
     input.placeholder = searchable ? 'Search' : 'No metadata to search';
     if (input.value !== search.query) input.value = search.query;
     regex.checked = search.regex;
-    const { indices, error } = app.searchResult;
+    const { indices, error } = app.highlight.searchResult;
     const errorBox = $('search-error');
     errorBox.hidden = !error;
     errorBox.textContent = error ? `Invalid search: ${error}` : '';
     $('match-count').textContent = search.query && !error ? `${formatCount(indices.length)} match${indices.length === 1 ? '' : 'es'}` : '';
-    if (resultsFor === app.searchResult) return;
-    resultsFor = app.searchResult;
+    if (resultsFor === app.highlight.searchResult) return;
+    resultsFor = app.highlight.searchResult;
     results.replaceChildren(
       ...indices.slice(0, RESULT_LIMIT).map((i) =>
-        el('li', { ...rowEvents(i), dataset: { index: i } }, el('span', { class: 'row-label' }, app.labelOf(i)), el('span', { class: 'row-index' }, `#${i}`)),
+        el('li', { ...rowEvents(i), dataset: { index: i } }, el('span', { class: 'row-label' }, app.highlight.labelOf(i)), el('span', { class: 'row-index' }, `#${i}`)),
       ),
     );
   }
@@ -122,14 +123,14 @@ export function createInspectorPanel(app) {
     cardFor = key;
     card.hidden = focus === null || !ds;
     if (card.hidden) return;
-    const title = el('div', { class: 'card-title' }, ds.sprite ? thumbnail(ds.sprite, focus, 40) : null, el('span', {}, app.labelOf(focus)), el('span', { class: 'row-index' }, `#${focus}`));
+    const title = el('div', { class: 'card-title' }, ds.sprite ? thumbnail(ds.sprite, focus, 40) : null, el('span', {}, app.highlight.labelOf(focus)), el('span', { class: 'row-index' }, `#${focus}`));
     const rows = [];
     for (const name of ds.columns) rows.push(el('dt', {}, name), el('dd', {}, ds.values(name)?.[focus] || '–'));
     card.replaceChildren(title, ...rows);
   }
 
   function renderNeighbors() {
-    const nb = app.neighbors;
+    const nb = app.highlight.neighbors;
     const ds = app.dataset;
     const { metric: m } = app.state.neighbors;
     if (document.activeElement !== kInput) kInput.value = usedK();
@@ -145,7 +146,7 @@ export function createInspectorPanel(app) {
           'li',
           { ...rowEvents(index), class: ds?.sprite ? null : 'no-thumb', dataset: { index } },
           ds?.sprite ? thumbnail(ds.sprite, index, 28) : null,
-          el('span', { class: 'row-label', title: app.labelOf(index) }, app.labelOf(index)),
+          el('span', { class: 'row-label', title: app.highlight.labelOf(index) }, app.highlight.labelOf(index)),
           el('div', { class: 'distance-bar' }, el('div', { style: { width: `${(distance / max) * 100}%` } })),
           el('span', { class: 'row-distance' }, distance.toFixed(3)),
         ),
@@ -160,7 +161,7 @@ export function createInspectorPanel(app) {
     const hasSelection = app.state.selection.length > 0;
     $('isolate-selection').disabled = !hasSelection;
     $('isolate-selection').textContent = hasSelection
-      ? `Isolate ${formatCount(new Set([...app.state.selection, ...app.neighbors.map((n) => n.index)]).size)}`
+      ? `Isolate ${formatCount(new Set([...app.state.selection, ...app.highlight.neighbors.map((n) => n.index)]).size)}`
       : 'Isolate';
     $('show-all').disabled = !app.state.isolated;
     $('clear-selection').disabled = !hasSelection;

@@ -14,6 +14,7 @@ function ownsKeys(target) {
   return target instanceof Element && (target.matches('input, select, textarea, [contenteditable], [role="tab"]') || target.closest('[role="tablist"]') !== null);
 }
 
+/** @param {import('../app.js').App} app */
 export function installKeyboard(app) {
   document.addEventListener('keydown', (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
@@ -21,7 +22,7 @@ export function installKeyboard(app) {
       const { search, selection, focus } = app.state;
       if (!search.query && !selection.length && focus === null) return;
       if (search.query) app.update({ search: { ...search, query: '' } });
-      app.clearSelection();
+      app.highlight.clearSelection();
       app.setMessage('Selection and search cleared');
       return;
     }

@@ -9,8 +9,9 @@ import { Labels3dLayer } from '../renderer/labels3d.js';
 import { PolylineLayer } from '../renderer/polylines.js';
 import { parseSequence, sequenceColumn, sequenceWarning } from '../sequences.js';
 
+/** @param {import('../app.js').App} app */
 export function installLabelsAndSequences(app) {
-  const labels = new Labels3dLayer((i) => app.labelOf(i));
+  const labels = new Labels3dLayer((i) => app.highlight.labelOf(i));
   const polylines = new PolylineLayer();
   app.plot.addLayer(polylines);
   app.plot.addLayer(labels);
@@ -73,6 +74,6 @@ export function installLabelsAndSequences(app) {
   };
   app.panels.push(section);
   /** For tests: the layers (labels.drawn, polylines.drawnSegments). */
-  window.__tbLabels = { labels, polylines };
+  /** @type {any} */ (window).__tbLabels = { labels, polylines };
   return { labels, polylines };
 }

@@ -30,7 +30,7 @@ function columnIcon(x) {
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('viewBox', '0 0 24 24');
   const frame = document.createElementNS(ns, 'rect');
-  for (const [k, v] of Object.entries({ x: 3.5, y: 5, width: 17, height: 14, rx: 1.5 })) frame.setAttribute(k, v);
+  for (const [k, v] of Object.entries({ x: 3.5, y: 5, width: 17, height: 14, rx: 1.5 })) frame.setAttribute(k, String(v));
   const divider = document.createElementNS(ns, 'path');
   divider.setAttribute('d', `M${x} 5v14`);
   svg.append(frame, divider);

@@ -24,6 +24,7 @@ function rangeFrom(input, param) {
   }
 }
 
+/** @param {import('../app.js').App} app */
 export function createProjectionsPanel(app) {
   const panel = $('projections-panel');
   const tabs = [...panel.querySelectorAll('[role="tab"]')];
@@ -96,9 +97,9 @@ export function createProjectionsPanel(app) {
   tsne.superviseColumn.addEventListener('change', () => setTsne({ superviseColumn: tsne.superviseColumn.value || null }));
   tsne.superviseWeight.addEventListener('input', () => (tsne.superviseWeightValue.textContent = tsne.superviseWeight.value));
   tsne.superviseWeight.addEventListener('change', () => setTsne({ superviseWeight: Number(tsne.superviseWeight.value) }));
-  tsne.run.addEventListener('click', () => app.rerun());
-  tsne.pause.addEventListener('click', () => app.togglePause('tsne'));
-  tsne.stop.addEventListener('click', () => app.stopJob('tsne'));
+  tsne.run.addEventListener('click', () => app.projecting.rerun());
+  tsne.pause.addEventListener('click', () => app.projecting.togglePause('tsne'));
+  tsne.stop.addEventListener('click', () => app.projecting.stopJob('tsne'));
 
   const setUmap = (patch) => app.update({ umap: { ...app.state.umap, ...patch } });
   umap.threeD.addEventListener('change', () => setUmap({ is3d: umap.threeD.checked }));
@@ -106,8 +107,8 @@ export function createProjectionsPanel(app) {
   umap.neighbors.addEventListener('change', () => setUmap({ nNeighbors: Number(umap.neighbors.value) }));
   umap.minDist.addEventListener('input', () => (umap.minDistValue.textContent = umap.minDist.value));
   umap.minDist.addEventListener('change', () => setUmap({ minDist: Number(umap.minDist.value) }));
-  umap.run.addEventListener('click', () => app.rerun());
-  umap.stop.addEventListener('click', () => app.stopJob('umap'));
+  umap.run.addEventListener('click', () => app.projecting.rerun());
+  umap.stop.addEventListener('click', () => app.projecting.stopJob('umap'));
 
   const setCustom = (patch) => app.update({ custom: { ...app.state.custom, ...patch } });
   customColumn.addEventListener('change', () => setCustom({ column: customColumn.value || null }));
@@ -115,7 +116,7 @@ export function createProjectionsPanel(app) {
   $('custom-regex').addEventListener('change', (e) => setCustom({ regex: e.target.checked }));
 
   function renderPca() {
-    const p = app.projections.pca;
+    const p = app.projecting.projections.pca;
     const ratios = p?.info?.explained_variance_ratio ?? [];
     const count = Math.max(p?.cols ?? 0, ratios.length, Math.min(10, app.dataset?.d ?? 3));
     const options = Array.from({ length: count }, (_, i) => ({
@@ -145,14 +146,14 @@ export function createProjectionsPanel(app) {
     const fill = $(`${prefix}-progress`);
     fill.style.width = `${Math.round((p?.progress ?? 0) * 100)}%`;
     const note = $(`${prefix}-note`);
-    const stale = p && JSON.stringify(p.params) !== JSON.stringify(app.requestFor(prefix).params);
+    const stale = p && JSON.stringify(p.params) !== JSON.stringify(app.projecting.requestFor(prefix).params);
     note.hidden = !stale;
     note.textContent = stale ? 'Parameters changed: Re-run to apply them.' : '';
   }
 
   function renderTsne() {
     const s = app.state.tsne;
-    const p = app.projections.tsne;
+    const p = app.projecting.projections.tsne;
     tsne.threeD.checked = s.is3d;
     if (document.activeElement !== tsne.perplexity) tsne.perplexity.value = s.perplexity;
     tsne.perplexityValue.textContent = s.perplexity;
@@ -172,7 +173,7 @@ export function createProjectionsPanel(app) {
 
   function renderUmap() {
     const s = app.state.umap;
-    const p = app.projections.umap;
+    const p = app.projecting.projections.umap;
     umap.threeD.checked = s.is3d;
     if (document.activeElement !== umap.neighbors) umap.neighbors.value = s.nNeighbors;
     umap.neighborsValue.textContent = s.nNeighbors;
@@ -189,7 +190,7 @@ export function createProjectionsPanel(app) {
     setOptions(customColumn, columns.map((col) => ({ value: col, label: col })), c.column ?? '');
     for (const [side, input] of Object.entries(customInputs)) if (input.value !== c[side]) input.value = c[side];
     $('custom-regex').checked = c.regex;
-    const p = app.projections.custom;
+    const p = app.projecting.projections.custom;
     const matches = p?.status === 'done' ? p.info?.matches : null;
     for (const side of CUSTOM_SIDES) {
       const count = matches?.[side];

@@ -1,29 +1,26 @@
 // One projection's life in the page, owned here: the request, following its job's stream
 // (frames, progress, phases, pause/resume/cancel) or computing it in the browser (running.js),
-// its first picture and level-of-detail order (preview.js, lod.js), and its display, from the
-// whole set or from tiles (display.js, composing TiledProjection). Every field it has is
-// declared once, in the constructor, and the object is sealed: a field written anywhere else
-// throws, and tests/store.test.js refuses one in the sources. The controller
+// its first picture and level-of-detail order (preview.js), and its display: how its points
+// reach the page is its PointDelivery's (points/point_source.js: the whole array, display.js,
+// or tiles, tiles/delivery.js), chosen once when it is made. Every field it has is declared
+// once, in the constructor, and the object is sealed: a field written anywhere else throws,
+// and tests/store.test.js refuses one in the sources. The controller
 // (controller/projecting.js) asks it to start, stop or show itself, and says which is shown.
 
 import { formatCount } from '../dom.js';
-import { mixin } from '../mixin.js';
-import { ProjectionDisplay } from './display.js';
-import { ProjectionPreview } from './preview.js';
-import { ProjectionRunning } from './running.js';
+import { ARRAY } from '../points/array_delivery.js';
+import { cancel, start, togglePause } from './running.js';
 
 /**
- * The App's members a projection shows itself through (the App is one): passed to the
- * display and preview methods, never kept.
+ * What a projection shows itself through (the App is one): passed to the display and
+ * preview functions, never kept.
  * @typedef {object} View
- * @property {object} plot          plot.js
+ * @property {import('../plot.js').Plot} plot
  * @property {import('../dataset.js').Dataset} dataset
- * @property {object} state         state.js
+ * @property {import('../store.js').State} state
  * @property {Projection | null} shown
- * @property {Uint8Array | null} missing
- * @property {unknown[] | null} slicedDisplay
  * @property {(text: string, isError?: boolean) => void} setMessage
- * @property {() => void} _updateFlags
+ * @property {() => void} pointsShown  the shown projection's points are in the plot: marks follow
  */
 
 /** @typedef {{ update: (fraction: number | null, text?: string) => void, done: () => void }} Task */
@@ -31,11 +28,17 @@ import { ProjectionRunning } from './running.js';
 export class Projection {
   /**
    * `api` (api.js) runs it; `onChange(projection)` hears each update (the app decides
-   * whether it is on screen); `task` is its line in the progress bar; `tileAxes`: shown from
-   * tiles over these axes, never downloaded whole (display.js tileAxesFor).
+   * whether it is on screen); `task` is its line in the progress bar; `delivery`: how its
+   * points reach the page (point_source.js deliveryFor), over `sourceAxes` (tiles: the two
+   * shown; null: every column).
+   * @param {string} method
+   * @param {object} params
+   * @param {number} dims
+   * @param {{ api?: import('../api.js').Api | null, onChange?: (p: Projection) => void, task?: Task | null,
+   *   delivery?: import('../points/point_source.js').PointDelivery, sourceAxes?: number[] | null }} [options]
    */
-  constructor(method, params, dims, { api = null, onChange = () => {}, task = null, tileAxes = null } = {}) {
-    /** @type {object | null} api.js */
+  constructor(method, params, dims, { api = null, onChange = () => {}, task = null, delivery = ARRAY, sourceAxes = null } = {}) {
+    /** @type {import('../api.js').Api | null} */
     this.api = api;
     /** @type {(p: Projection) => void} */
     this.onChange = onChange;
@@ -49,7 +52,7 @@ export class Projection {
     this.dims = dims;
     /** @type {string} method, dims and params: which request it answers */
     this.key = projectionKey(method, params, dims);
-    /** @type {Float32Array | null} the whole set's coordinates (N x cols), null when shown from tiles */
+    /** @type {Float32Array | null} the whole set's coordinates (N x cols), null when they come as tiles */
     this.data = null;
     /** @type {number} */
     this.cols = 0;
@@ -75,12 +78,18 @@ export class Projection {
     this.paused = false;
     /** @type {Promise<Projection> | null} resolves when it ends */
     this.finished = null;
-    /** @type {number[] | null} shown from tiles over these axes (no whole set) */
-    this.tileAxes = tileAxes;
-    /** @type {import('../tiled_projection.js').TiledProjection | null} its tiles, once the job is done */
-    this.tiled = null;
-    /** @type {string | null} the axes its tiles are being opened over (display.js) */
+    /** @type {import('../points/point_source.js').PointDelivery} how its points reach the page */
+    this.delivery = delivery;
+    /** @type {number[] | null} the axes its points come over (tiles), null: every column */
+    this.sourceAxes = sourceAxes;
+    /** @type {import('../points/point_source.js').PointSource | null} its points as the plot
+     * takes them: its tiles once opened, its fitted whole array once displayed */
+    this.source = null;
+    /** @type {string | null} the axes its tiles are being opened over (tiles/delivery.js) */
     this.tilesFor = null;
+    /** @type {unknown[] | null} what the plot is being filled with in slices (data, axes, order,
+     * isolated rows), while it is (display.js) */
+    this.slicing = null;
     /** @type {Promise<void> | null} the first picture from its top LOD tiles (preview.js) */
     this.previewLoad = null;
     /** @type {Promise<void> | null} the placed points of a running layout shown from tiles, on their way (preview.js) */
@@ -108,7 +117,63 @@ export class Projection {
     return this.status === 'queued' || this.status === 'running';
   }
 
+  /**
+   * Starts it: in the browser for an uploaded data set, else on the server once `after`
+   * (the cancellation of the job it replaces) has settled.
+   * @param {import('../dataset.js').Dataset} dataset
+   * @param {Promise<unknown> | null} [after]
+   */
+  start(dataset, after = null) {
+    start(this, dataset, after);
+  }
+
+  /** Pauses or resumes a running server job. */
+  togglePause() {
+    return togglePause(this);
+  }
+
+  /** Stops a running server job; its last frame stays. */
+  cancel() {
+    return cancel(this);
+  }
+
+  /**
+   * Columns of its coordinates (`cols` of them) on the x, y (and z) axes under `state`.
+   * @param {import('../store.js').State} state
+   */
+  axes(state, cols = this.cols) {
+    if (this.method === 'pca') {
+      const { x, y, z, is3d: threeD } = state.pca;
+      const axes = threeD && cols >= 3 ? [x, y, z] : [x, y];
+      return axes.map((a) => Math.min(a, cols - 1));
+    }
+    return this.dims === 3 && cols >= 3 ? [0, 1, 2] : [0, 1];
+  }
+
+  /**
+   * Puts what it has new in the plot, it being shown: its points, a frame, or a first picture.
+   * @param {View} view
+   */
+  refresh(view) {
+    this.delivery.refresh(this, view);
+  }
+
+  /**
+   * Puts it in the plot (again: the axes or the isolated rows changed), if it has points.
+   * @param {View} view
+   */
+  show(view, animate = true) {
+    this.delivery.show(this, view, animate);
+  }
+
   /** A finished projection from stored coordinates (a bookmark), without a job. */
+  /**
+   * @param {string} method
+   * @param {object} params
+   * @param {number} dims
+   * @param {{ data: Float32Array, dims: number }} coords
+   * @param {number | null} iteration
+   */
   static restored(method, params, dims, coords, iteration) {
     const p = new Projection(method, params, dims);
     p.data = coords.data;
@@ -120,8 +185,6 @@ export class Projection {
     return p;
   }
 }
-
-mixin(Projection, ProjectionRunning, ProjectionPreview, ProjectionDisplay);
 
 export function projectionKey(method, params, dims) {
   return JSON.stringify([method, dims, params]);

@@ -1,14 +1,15 @@
-// Running a projection (methods of Projection, projection.js): a server job requested and
-// followed (t-SNE and UMAP frame by frame over the job's stream, with its progress, phases,
-// pause/resume and cancel, or for status alone and then opened as tiles when too large to
-// come whole; PCA and custom as one request, or opened as tiles), or PCA and
-// custom computed in the browser for an uploaded data set. Each update calls
-// `this.onChange(this)`.
+// Running a projection (for Projection, projection.js): a server job requested and followed
+// (t-SNE and UMAP frame by frame over the job's stream, with its progress, phases,
+// pause/resume and cancel, or for status alone when its points come as tiles; PCA and custom
+// as one request), or PCA and custom computed in the browser for an uploaded data set. How
+// the result comes is the projection's delivery's (points/point_source.js): these are its
+// steps. Each update calls `p.onChange(p)`.
 
-import { customProjection, pca } from '../compute.js';
+import { customProjection, pca } from '../kernels.js';
 import { isQuick } from '../limits.js';
-import { TiledProjection } from '../tiled_projection.js';
-import { PREVIEW_ABOVE } from './lod.js';
+import { PREVIEW_ABOVE } from '../tiles/fetch.js';
+
+/** @typedef {import('./projection.js').Projection} Projection */
 
 /** How long the whole result waits for a large set's first slice (see _wait). */
 const PREVIEW_WAIT_MS = 3000;
@@ -70,216 +71,215 @@ function exaggerating(p) {
   return p.method === 'tsne' && (p.iteration ?? 0) < phase + opening;
 }
 
-export class ProjectionRunning {
-  /**
-   * Starts the projection of a data set: in the browser for an uploaded one (runLocally),
-   * else on the server once `after` (the cancellation of the job it replaces) has settled.
-   */
-  start(dataset, after = null) {
-    if (dataset.local) this._runLocally(dataset);
-    else this._runOnServer(dataset, after);
+/**
+ * Starts the projection of a data set: in the browser for an uploaded one, else on the
+ * server once `after` (the cancellation of the job it replaces) has settled. PCA and custom
+ * are one request; t-SNE and UMAP are followed. `p.finished` resolves when it ends.
+ * @param {Projection} p
+ * @param {import('../dataset.js').Dataset} dataset
+ * @param {Promise<unknown> | null} after
+ */
+export function start(p, dataset, after) {
+  if (dataset.local) {
+    runLocally(p, dataset);
+    return;
   }
-
-  /**
-   * A server projection, started once `after` has settled, so the server never hands back
-   * the job being cancelled. PCA and custom are one blocking request; t-SNE and UMAP are
-   * followed frame by frame. `this.finished` resolves when it ends.
-   */
-  _runOnServer(dataset, after) {
-    const { method, params, dims } = this;
-    const request = { run: dataset.run, embedding: dataset.name, method, dims, params };
-    const quick = isQuick(dataset, method);
-    const work = this.tileAxes ? (quick ? this._waitTiled(request) : this._followTiled(request))
-      : quick ? this._wait(request, dataset.n) : this._follow(request, dataset.n);
-    this.finished = (async () => {
-      try {
-        await after;
-        await work();
-      } catch (err) {
-        this.status = 'failed';
-        this.error = err.message;
-      }
-      this.onChange(this);
-      return this;
-    })();
-  }
-
-  _wait(request, n) {
-    return async () => {
-      this.status = 'running';
-      // A large set's job id comes first, so that a first picture (a level-of-detail slice)
-      // can be fetched while the whole result is computed and downloaded.
-      if (n > PREVIEW_ABOVE) this.jobId = await this.api.startProjection(request);
-      this.onChange(this);
-      // The slice goes first when it comes soon (a cached job), not behind the whole result.
-      if (this.previewLoad) await Promise.race([this.previewLoad, new Promise((r) => setTimeout(r, PREVIEW_WAIT_MS))]);
-      const result = await this.api.projectNow(request, n);
-      Object.assign(this, { data: result.data, cols: result.cols, info: result.info, jobId: result.jobId });
-      this.status = 'done';
-      this.progress = 1;
-    };
-  }
-
-  /**
-   * A projection shown from tiles (tiled_projection.js): the job id at once (a first
-   * picture from its early tiles), then its tile index, which the server answers once the
-   * job is done; the whole set is never downloaded.
-   */
-  _waitTiled(request) {
-    return async () => {
-      this.status = 'running';
-      this.jobId = await this.api.startProjection(request);
-      this.onChange(this);
-      const tiled = await TiledProjection.open(this.api, this.jobId, this.tileAxes);
-      Object.assign(this, { tiled, cols: tiled.manifest.columns, info: tiled.manifest.info ?? null });
-      this.status = 'done';
-      this.progress = 1;
-    };
-  }
-
-  /**
-   * A t-SNE/UMAP shown from tiles (too large to come whole: `tsne_umap_tiles` in /api/runs):
-   * its job followed for status alone (progress, phase, pause; the server sends no frame),
-   * then its tile index opened once it is done; neither a frame nor `/result` is fetched.
-   */
-  _followTiled(request) {
-    return async () => {
-      await this._startFollowed(request);
-      const final = await this.api.follow(this.jobId, { onStatus: (s) => this._heard(s), frames: false });
-      const status = await this._finalStatus(final);
-      if (status.status === 'done') {
-        const tiled = await TiledProjection.open(this.api, this.jobId, this.tileAxes);
-        Object.assign(this, { tiled, cols: tiled.manifest.columns, info: tiled.manifest.info ?? this.info });
-      }
-      this._ended(status);
-    };
-  }
-
-  async _startFollowed(request) {
-    this.jobId = await this.api.startProjection(request, { followed: true });
-    this.status = 'running';
-    this.onChange(this);
-  }
-
-  /** A followed job's message: its status, progress, phase, pause and info. */
-  _heard(s) {
-    // 'done' is said once the result is in hand (its coordinates or its tiles), never before.
-    if (s.status && s.status !== 'done') this.status = s.status;
-    if (typeof s.progress === 'number') this.progress = s.progress;
-    if (s.iteration !== undefined && s.iteration !== null) this.iteration = s.iteration;
-    if (s.phase !== undefined) this.phase = s.phase;
-    if (s.phase_progress !== undefined) this.phaseProgress = s.phase_progress;
-    if (s.error) this.error = s.error;
-    if (typeof s.paused === 'boolean') this.paused = s.paused;
-    if (s.info) this.info = s.info;
-    this.onChange(this);
-  }
-
-  /** The job's status once its stream closed (asked again when the stream ended early). */
-  async _finalStatus(final) {
-    return final?.status && final.status !== 'running' ? final : this.api.job(this.jobId);
-  }
-
-  /** Takes a followed job's final status, its result being in hand. */
-  _ended(status) {
-    this.status = status.status;
-    this.error = status.error ?? null;
-    if (status.iteration !== undefined && status.iteration !== null) this.iteration = status.iteration;
-    this.paused = false;
-    if (this.status === 'done') this.progress = 1;
-  }
-
-  _follow(request, n) {
-    return async () => {
-      await this._startFollowed(request);
-      let lastFrame = null;
-      const final = await this.api.follow(this.jobId, {
-        onStatus: (s) => this._heard(s),
-        onFrame: (frame) => {
-          if (frame.length % n !== 0 || frame.length === 0) return;
-          lastFrame = frame;
-          this.frames++;
-          // An early frame squeezed to a line (t-SNE's exaggeration phase) is held back:
-          // the last readable picture stays, also when the run is stopped there (the last
-          // frame of a stopped run is such a frame too).
-          if (this.data && exaggerating(this) && !readableSpread(frame, frame.length / n)) {
-            this.onChange(this);
-            return;
-          }
-          this.data = frame;
-          this.cols = frame.length / n;
-          this.onChange(this);
-        },
-      });
-      const status = await this._finalStatus(final);
-      if (status.status === 'done' && (!lastFrame || !this.info)) await this._fetchResult(n);
-      else if (status.status === 'done') this.data = lastFrame; // the finished picture, held or not
-      this._ended(status);
-    };
-  }
-
-  async _fetchResult(n) {
-    const result = await this.api.jobResult(this.jobId, n);
-    this.data = result.data;
-    this.cols = result.cols;
-    this.info = result.info;
-  }
-
-  /** Pauses or resumes a running server job. */
-  async togglePause() {
-    if (!this.running || !this.jobId) return;
+  const { method, params, dims } = p;
+  const request = { run: dataset.run, embedding: dataset.name, method, dims, params };
+  const work = p.delivery.run(p, request, dataset.n, isQuick(dataset, method));
+  p.finished = (async () => {
     try {
-      const status = this.paused ? await this.api.resumeJob(this.jobId) : await this.api.pauseJob(this.jobId);
-      this.paused = Boolean(status.paused);
+      await after;
+      await work();
     } catch (err) {
-      this.error = err.message;
+      p.status = 'failed';
+      p.error = err.message;
     }
-    this.onChange(this);
-  }
+    p.onChange(p);
+    return p;
+  })();
+}
 
-  /** Stops a running server job; its last frame stays. */
-  async cancel() {
-    if (!this.running || !this.jobId) return;
-    try {
-      const status = await this.api.cancelJob(this.jobId);
-      this.status = status.status || 'cancelled';
-    } catch (err) {
-      this.error = err.message;
-    }
-    this.onChange(this);
-  }
+/**
+ * PCA or custom as one request, the whole result downloaded.
+ * @param {Projection} p
+ * @param {object} request
+ * @param {number} n
+ */
+export function waitWhole(p, request, n) {
+  return async () => {
+    p.status = 'running';
+    // A large set's job id comes first, so that a first picture (a level-of-detail slice)
+    // can be fetched while the whole result is computed and downloaded.
+    if (n > PREVIEW_ABOVE) p.jobId = await p.api.startProjection(request);
+    p.onChange(p);
+    // The slice goes first when it comes soon (a cached job), not behind the whole result.
+    if (p.previewLoad) await Promise.race([p.previewLoad, new Promise((r) => setTimeout(r, PREVIEW_WAIT_MS))]);
+    const result = await p.api.projectNow(request, n);
+    Object.assign(p, { data: result.data, cols: result.cols, info: result.info, jobId: result.jobId });
+    p.status = 'done';
+    p.progress = 1;
+  };
+}
 
-  /** PCA or custom for an uploaded data set, computed in the browser (PCA in a worker). */
-  _runLocally(dataset) {
-    const { method, params } = this;
-    this.status = 'running';
-    this.finished = (async () => {
-      try {
-        if (method === 'pca') {
-          const result = await pcaInWorker(dataset.vectors, dataset.n, dataset.d, params.spherize);
-          this.data = result.coords;
-          this.cols = result.k;
-          this.info = { explained_variance_ratio: result.varianceRatio };
-        } else if (method === 'custom') {
-          const values = dataset.values(params.column) ?? new Array(dataset.n).fill('');
-          const result = customProjection(dataset.vectors, dataset.n, dataset.d, values, params);
-          this.data = result.coords;
-          this.cols = 2;
-          this.info = { matches: result.matches };
-        } else {
-          throw new Error(`${method} runs on the server: put the data in the LOGDIR to use it`);
+/**
+ * The job started, its id in hand (a first picture can come from its early tiles).
+ * `followed`: its stream will be followed (t-SNE, UMAP).
+ * @param {Projection} p
+ * @param {object} request
+ */
+export async function startJob(p, request, { followed }) {
+  if (!followed) p.status = 'running';
+  p.jobId = await p.api.startProjection(request, { followed });
+  p.status = 'running';
+  p.onChange(p);
+}
+
+/**
+ * A job followed for status alone (progress, phase, pause; the server sends no frame):
+ * its final status.
+ * @param {Projection} p
+ */
+export async function followStatus(p) {
+  const final = await p.api.follow(p.jobId, { onStatus: (s) => heard(p, s), frames: false });
+  return finalStatus(p, final);
+}
+
+/** A followed job's message: its status, progress, phase, pause and info. */
+function heard(p, s) {
+  // 'done' is said once the result is in hand (its coordinates or its tiles), never before.
+  if (s.status && s.status !== 'done') p.status = s.status;
+  if (typeof s.progress === 'number') p.progress = s.progress;
+  if (s.iteration !== undefined && s.iteration !== null) p.iteration = s.iteration;
+  if (s.phase !== undefined) p.phase = s.phase;
+  if (s.phase_progress !== undefined) p.phaseProgress = s.phase_progress;
+  if (s.error) p.error = s.error;
+  if (typeof s.paused === 'boolean') p.paused = s.paused;
+  if (s.info) p.info = s.info;
+  p.onChange(p);
+}
+
+/** The job's status once its stream closed (asked again when the stream ended early). */
+async function finalStatus(p, final) {
+  return final?.status && final.status !== 'running' ? final : p.api.job(p.jobId);
+}
+
+/**
+ * Takes a job's final status, its result being in hand.
+ * @param {Projection} p
+ * @param {{ status: string, error?: string | null, iteration?: number | null }} status
+ */
+export function ended(p, status) {
+  p.status = status.status;
+  p.error = status.error ?? null;
+  if (status.iteration !== undefined && status.iteration !== null) p.iteration = status.iteration;
+  p.paused = false;
+  if (p.status === 'done') p.progress = 1;
+}
+
+/**
+ * t-SNE or UMAP followed frame by frame, its last frame (or its result) in hand at the end.
+ * @param {Projection} p
+ * @param {object} request
+ * @param {number} n
+ */
+export function followFrames(p, request, n) {
+  return async () => {
+    await startJob(p, request, { followed: true });
+    let lastFrame = null;
+    const final = await p.api.follow(p.jobId, {
+      onStatus: (s) => heard(p, s),
+      onFrame: (frame) => {
+        if (frame.length % n !== 0 || frame.length === 0) return;
+        lastFrame = frame;
+        p.frames++;
+        // An early frame squeezed to a line (t-SNE's exaggeration phase) is held back:
+        // the last readable picture stays, also when the run is stopped there (the last
+        // frame of a stopped run is such a frame too).
+        if (p.data && exaggerating(p) && !readableSpread(frame, frame.length / n)) {
+          p.onChange(p);
+          return;
         }
-        this.status = 'done';
-        this.progress = 1;
-      } catch (err) {
-        this.status = 'failed';
-        this.error = err.message;
-      }
-      this.onChange(this);
-      return this;
-    })();
-    this.onChange(this);
+        p.data = frame;
+        p.cols = frame.length / n;
+        p.onChange(p);
+      },
+    });
+    const status = await finalStatus(p, final);
+    if (status.status === 'done' && (!lastFrame || !p.info)) {
+      const result = await p.api.jobResult(p.jobId, n);
+      Object.assign(p, { data: result.data, cols: result.cols, info: result.info });
+    } else if (status.status === 'done') {
+      p.data = lastFrame; // the finished picture, held or not
+    }
+    ended(p, status);
+  };
+}
+
+/**
+ * Pauses or resumes a running server job.
+ * @param {Projection} p
+ */
+export async function togglePause(p) {
+  if (!p.running || !p.jobId) return;
+  try {
+    const status = p.paused ? await p.api.resumeJob(p.jobId) : await p.api.pauseJob(p.jobId);
+    p.paused = Boolean(status.paused);
+  } catch (err) {
+    p.error = err.message;
   }
+  p.onChange(p);
+}
+
+/**
+ * Stops a running server job; its last frame stays.
+ * @param {Projection} p
+ */
+export async function cancel(p) {
+  if (!p.running || !p.jobId) return;
+  try {
+    const status = await p.api.cancelJob(p.jobId);
+    p.status = status.status || 'cancelled';
+  } catch (err) {
+    p.error = err.message;
+  }
+  p.onChange(p);
+}
+
+/**
+ * PCA or custom for an uploaded data set, computed in the browser (PCA in a worker).
+ * @param {Projection} p
+ * @param {import('../dataset.js').Dataset} dataset
+ */
+function runLocally(p, dataset) {
+  const { method, params } = p;
+  p.status = 'running';
+  p.finished = (async () => {
+    try {
+      if (method === 'pca') {
+        const result = await pcaInWorker(dataset.vectors, dataset.n, dataset.d, params.spherize);
+        p.data = result.coords;
+        p.cols = result.k;
+        p.info = { explained_variance_ratio: result.varianceRatio };
+      } else if (method === 'custom') {
+        const values = dataset.values(params.column) ?? new Array(dataset.n).fill('');
+        const result = customProjection(dataset.vectors, dataset.n, dataset.d, values, params);
+        p.data = result.coords;
+        p.cols = 2;
+        p.info = { matches: result.matches };
+      } else {
+        throw new Error(`${method} runs on the server: put the data in the LOGDIR to use it`);
+      }
+      p.status = 'done';
+      p.progress = 1;
+    } catch (err) {
+      p.status = 'failed';
+      p.error = err.message;
+    }
+    p.onChange(p);
+    return p;
+  })();
+  p.onChange(p);
 }
 
 function pcaInWorker(vectors, n, d, spherize) {

@@ -5,7 +5,7 @@
 // point shader draws them (size, colour, the selection's dimming and colours, the antialiased
 // edge, source-over blending in draw order), highlighted points after the others as their
 // nearer depth puts them in 2D; the finished image goes to the canvas in one texture blit.
-// 3D, thumbnails and transitions keep the GPU path (plot_frames.js).
+// 3D, thumbnails and transitions keep the GPU path (points/array_points.js).
 
 import { presentFramebuffer } from './detail.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED } from './points.js';

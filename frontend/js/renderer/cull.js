@@ -126,8 +126,15 @@ export class ViewCull {
  * points: each one's cell and the cells' sizes, then the ranks into their cells).
  */
 class GridBuild {
+  /** @param {{ positions: Float32Array, order: Int32Array, n: number }} plot */
   constructor({ positions, order, n }) {
-    Object.assign(this, { positions, order, n, row: 0, pass: 0, done: false, index: null });
+    this.positions = positions;
+    this.order = order;
+    this.n = n;
+    this.row = 0;
+    this.pass = 0;
+    this.done = false;
+    this.index = null;
     this.cells = new Uint16Array(n);
     this.start = new Int32Array(GRID * GRID + 1);
   }
@@ -152,7 +159,8 @@ class GridBuild {
       for (let c = 0; c < GRID * GRID; c++) start[c + 1] += start[c];
       this.fill = start.slice(0, GRID * GRID);
       this.ranks = new Uint32Array(n);
-      Object.assign(this, { pass: 1, row: 0 });
+      this.pass = 1;
+      this.row = 0;
       if (rows !== Infinity) return;
       return this.step(rows);
     }

@@ -5,7 +5,6 @@
 
 import { toScreen } from '../camera.js';
 import { layoutLabels } from '../geometry.js';
-import { FLAG_HIDDEN } from './points.js';
 
 const FONT_SIZE = 12;
 const WIDTH_CACHE_LIMIT = 20000;
@@ -30,26 +29,9 @@ export class LabelLayer {
   render(view) {
     if (view.pass !== 'top') return;
     const plot = this.plot;
-    const to = plot.positions;
-    const from = plot.fromPositions ?? to;
-    const t = view.t;
-    const at = (k) => from[k] + (to[k] - from[k]) * t;
     const candidates = [];
-    if (plot.tiles) {
-      // Shown from tiles: the labels of the candidates that are resident.
-      const placed = plot.tiles.positionsOf(plot.labelCandidates);
-      for (const c of plot.labelCandidates) {
-        const p = placed.get(c.index);
-        const s = p ? toScreen(view.matrix, p[0], p[1], 0, this.width, this.height) : null;
-        if (s) candidates.push({ ...c, x: s[0], y: s[1] });
-      }
-      this.draw(candidates, plot.theme);
-      return;
-    }
-    for (const c of plot.labelCandidates) {
-      const i = c.index;
-      if (i < 0 || i >= plot.n || plot.flags[i] & FLAG_HIDDEN) continue;
-      const s = toScreen(view.matrix, at(i * 3), at(i * 3 + 1), at(i * 3 + 2), this.width, this.height);
+    for (const c of plot.source.labelPositions(plot.labelCandidates, view.t)) {
+      const s = toScreen(view.matrix, c.at[0], c.at[1], c.at[2], this.width, this.height);
       if (s) candidates.push({ ...c, x: s[0], y: s[1] });
     }
     this.draw(candidates, plot.theme);

@@ -10,7 +10,7 @@ import { FLAG_HIDDEN } from './points.js';
 
 export const MOVING_BUDGET = 600;
 export const STILL_BUDGET = 6000;
-const STILL_MS = 200; // as plot_frames.js: the view counts as still this long after a change
+const STILL_MS = 200; // as plot.js: the view counts as still this long after a change
 const FONT_SIZE = 11;
 const MAX_CHARS = 40;
 const MARGIN = 40; // px: labels whose point is just off screen still show their start
@@ -67,8 +67,8 @@ export class Labels3dLayer {
     if (!plot) return;
     // Frames without discs are fast and lift the plot's point budget; the discs come back
     // with the budget they had.
-    if (on) this.budgetBefore = plot.budget;
-    else if (this.budgetBefore) plot.budget = Math.min(plot.budget, this.budgetBefore);
+    if (on) this.budgetBefore = plot.frames.budget;
+    else if (this.budgetBefore) plot.frames.budget = Math.min(plot.frames.budget, this.budgetBefore);
     plot.points.hidden = on;
     plot._changed({ moving: false }); // the full-detail frame is drawn again without discs
   }

@@ -17,7 +17,15 @@ const PLANE_GRID_ABOVE = 500000;
 export class PickingLayer {
   constructor() {
     this.stale = true;
+    /** @type {Float32Array | null} every point's screen coordinates (CSS pixels) */
     this.screen = null;
+    /** The grid: columns and rows of CELL pixels, each cell's first item, the items. */
+    this.cols = 0;
+    this.rows = 0;
+    /** @type {Int32Array | null} */
+    this.cellStart = null;
+    /** @type {Int32Array | null} */
+    this.items = null;
   }
 
   // ---- layer contract ------------------------------------------------------------------
@@ -60,7 +68,7 @@ export class PickingLayer {
     const plot = this.plot;
     const width = plot.canvas.clientWidth;
     const height = plot.canvas.clientHeight;
-    const screen = projectPoints(plot._currentPositions(), plot.matrix(), width, height, this.screen);
+    const screen = projectPoints(plot.currentPositions(), plot.matrix(), width, height, this.screen);
     const flags = plot.flags;
     const n = screen.length / 2;
     const cols = Math.max(1, Math.ceil(width / CELL));
@@ -86,7 +94,12 @@ export class PickingLayer {
     const fill = counts.slice(0, cols * rows);
     const items = new Int32Array(counts[cols * rows]);
     for (let i = 0; i < n; i++) if (cellOf[i] >= 0) items[fill[cellOf[i]]++] = i;
-    Object.assign(this, { screen, cols, rows, cellStart: counts, items, stale: false });
+    this.screen = screen;
+    this.cols = cols;
+    this.rows = rows;
+    this.cellStart = counts;
+    this.items = items;
+    this.stale = false;
   }
 
   /** The point nearest to CSS pixel (x, y) within `radius` pixels, or -1. */

@@ -157,7 +157,7 @@ void main() {
 
 const ATTRIBUTES = ['a_from', 'a_to', 'a_color', 'a_flags', 'a_index'];
 
-/** One compiled point program per WebGL context: every tile's layer shares it (renderer/tiles.js). */
+/** One compiled point program per WebGL context: every tile's layer shares it (tiles/layer.js). */
 const PROGRAMS = new WeakMap();
 
 function pointProgram(gl) {
@@ -282,7 +282,7 @@ export class PointLayer {
   }
 
   /**
-   * Points that are their own draw order (a tile: renderer/tiles.js): positions (count x 3)
+   * Points that are their own draw order (a tile: tiles/tile_points.js): positions (count x 3)
    * and each point's row id (hover, sprite cell), uploaded once.
    */
   setPoints(positions, rows) {

@@ -36,7 +36,7 @@ export class PreviewLayer {
   render(view) {
     if (view.pass !== 'base' || !this.count || this.plot.n) return;
     // The head of the slice is an even sample still, so fewer points keep the picture.
-    const count = Math.min(this.count, PREVIEW_POINTS, this.plot.budget * 2);
+    const count = Math.min(this.count, PREVIEW_POINTS, this.plot.frames.budget * 2);
     this.points.drawRange(
       { ...view, start: 0, count, hover: -1, hasSelection: false, sampleSize: sampleSize(count / this.total) },
       null,

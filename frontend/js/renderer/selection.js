@@ -28,7 +28,7 @@ export class SelectionLayer {
     if (order === this.order) return;
     this.order = order;
     const plot = this.plot;
-    if (plot.flags.length === plot.n) this.setHighlighted(plot.flags, plot.rank, plot.budget);
+    if (plot.flags.length === plot.n) this.setHighlighted(plot.flags, plot.rank, plot.frames.budget);
   }
 
   /**

@@ -40,7 +40,14 @@ async function fetchOk(url) {
  * first, count }], cellWidth, cellHeight, perPage, page(i) }. `url` is an object URL for CSS
  * thumbnails; `onProgress(done, total)` counts pages.
  */
-export async function loadSpriteAtlas(api, run, embedding, maxPx = browserMaxTextureSize(), onProgress = () => {}) {
+/**
+ * @param {import('../api.js').Api & { spriteFiles?: (run: string, embedding: string) => Promise<{ layout: any, pageUrl: (page: number) => URL | string }> }} api
+ * @param {string} run
+ * @param {string} embedding
+ * @param {number} [maxPx]
+ * @param {(done: number, total: number) => void} [onProgress]
+ */
+export async function loadSpriteAtlas(api, run, embedding, maxPx = browserMaxTextureSize(), onProgress = (_done, _total) => {}) {
   const params = { run, embedding, max_px: maxPx };
   // A shared static site (static_mode.js) lists its own atlas files.
   const { layout, pageUrl } = api.spriteFiles

@@ -12,6 +12,7 @@ const TABLE_ROWS = 200;
 const HIST_HEIGHT = 64;
 const BAR_HEIGHT = 15;
 
+/** @param {import('../app.js').App} app */
 export function createChartsPanel(app) {
   const list = el('div', { class: 'charts-list', 'data-testid': 'charts-list' });
   const summary = el('p', { class: 'hint', 'data-testid': 'charts-summary' });
@@ -252,8 +253,8 @@ export function createChartsPanel(app) {
       class: app.state.focus === i ? 'focused' : null,
       onclick: () => focusRow(i),
       onkeydown: (event) => { if (event.key === 'Enter') focusRow(i); },
-      onmouseenter: () => app.hoverPoint(i),
-      onmouseleave: () => app.hoverPoint(-1),
+      onmouseenter: () => app.highlight.hoverPoint(i),
+      onmouseleave: () => app.highlight.hoverPoint(-1),
     }, el('td', {}, String(i)), ...columns.map((c) => el('td', {}, ds.values(c)?.[i] ?? ''))));
     table.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
   }

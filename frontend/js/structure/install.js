@@ -6,6 +6,7 @@ import { createChartsPanel } from './charts.js';
 import { StructureOverlay } from './overlay.js';
 import { createStructurePanel } from './panel.js';
 
+/** @param {import('../app.js').App} app */
 export function installStructure(app) {
   const sheet = document.createElement('link');
   sheet.rel = 'stylesheet';
@@ -28,6 +29,6 @@ export function installStructure(app) {
   app.panels.push(structure, charts);
   new ResizeObserver(() => charts.resized()).observe(charts.element);
   /** For tests and bench/: the overlay (density timing, drawn cluster labels). */
-  window.__structure = { overlay, charts, structure };
+  /** @type {any} */ (window).__structure = { overlay, charts, structure };
   return { overlay, structure, charts };
 }

@@ -9,7 +9,10 @@ import { CELL, LEVELS, SIGMA } from './density.js';
 const QUALITY_K = 10;
 const AUTO_QUALITY_LIMIT = 200000; // below, a clicked point's quality is measured unasked
 
-/** The finished server job behind the shown projection, or null. */
+/**
+ * The finished server job behind the shown projection, or null.
+ * @param {import('../app.js').App} app
+ */
 export function shownJob(app) {
   const p = app.shown;
   return p && p.status === 'done' && p.jobId && !app.dataset?.local ? p.jobId : null;
@@ -26,6 +29,7 @@ function whyNoJob(app) {
   return 'This view shows coordinates stored in a bookmark: run the projection again to find clusters.';
 }
 
+/** @param {import('../app.js').App} app */
 export function createStructurePanel(app, overlay) {
   const id = (name) => ({ 'data-testid': name });
   const densityToggle = el('input', { type: 'checkbox', ...id('density-toggle') });
@@ -172,7 +176,7 @@ export function createStructurePanel(app, overlay) {
     const wanted = colouring || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
     if (wanted && job && !asked) loadQuality();
     qualityLegend.hidden = !colouring;
-    app.setQuality(current?.per_point ?? null);
+    app.highlight.setQuality(current?.per_point ?? null);
     if (current) {
       const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
       const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';

@@ -2,7 +2,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { defaultCamera, viewProjection, zoom } from '../js/camera.js';
-import { DISPLAY_POINTS, showsTiles, TiledProjection } from '../js/tiled_projection.js';
+import { ARRAY } from '../js/points/array_delivery.js';
+import { deliveryFor } from '../js/points/point_source.js';
+import { screenOf, toData } from '../js/tiles/answers.js';
+import { TILES } from '../js/tiles/delivery.js';
+import { DISPLAY_POINTS, TilePoints } from '../js/tiles/tile_points.js';
+
+/** Whether a projection of `method` comes as tiles. */
+const showsTiles = (dataset, method, threeD) => {
+  const delivery = deliveryFor(dataset, method, threeD);
+  assert.ok(delivery === TILES || delivery === ARRAY);
+  return delivery === TILES;
+};
+
+/** What TilePoints reads of the plot showing it: the view and the canvas's CSS size. */
+const plotOf = (m, width, height) => ({ matrix: () => m, canvas: { clientWidth: width, clientHeight: height } });
 
 /** A full quadtree index over the box [0, 8]^2: every tile of levels 0..depth holds `count`. */
 function manifest(depth, count) {
@@ -54,7 +68,7 @@ test('t-SNE and UMAP come as tiles where the server says their layout is too lar
 
 test('the view takes whole levels, coarse first, as deep as fit the display budget', () => {
   const count = DISPLAY_POINTS / 16;
-  const tiled = new TiledProjection(null, 'job', manifest(4, count));
+  const tiled = new TilePoints(null, 'job', manifest(4, count));
   const whole = viewProjection(defaultCamera(), false, 1);
   tiled.view(whole);
   // 1 + 4 tiles fit, 16 more do not: levels 0 and 1.
@@ -68,21 +82,22 @@ test('the view takes whole levels, coarse first, as deep as fit the display budg
 });
 
 test('hover and lasso over every resident point answer exactly in projection units', () => {
-  const tiled = new TiledProjection(null, 'job', { ...manifest(0, 3), total: 5 });
+  const tiled = new TilePoints(null, 'job', { ...manifest(0, 3), total: 5 });
   resident(tiled, '0/0/0', [4, 0, 2], [[1, 1], [4, 4], [7, 2]]);
   resident(tiled, '1/0/0', [1, 3], [[4.1, 4.1], [2, 6]]);
   assert.equal(tiled.everyResident, true);
   const m = viewProjection(defaultCamera(), false, 1);
   const width = 400;
   const height = 400;
-  const screen = (x, y) => tiled._screen({ count: 1, positions: new Float32Array([(x - 4) / 4, (y - 4) / 4, 0]) }, m, width, height);
+  const plot = plotOf(m, width, height);
+  const screen = (x, y) => screenOf({ count: 1, positions: new Float32Array([(x - 4) / 4, (y - 4) / 4, 0]) }, m, width, height);
   const [sx, sy] = screen(4.02, 4.02);
-  assert.equal(tiled.pick(m, width, height, sx, sy, 50), 0); // (4, 4) is nearer than (4.1, 4.1)
-  assert.equal(tiled.pick(m, width, height, 0, 0, 1), -1);
+  assert.equal(tiled.pick(plot, sx, sy, 50), 0); // (4, 4) is nearer than (4.1, 4.1)
+  assert.equal(tiled.pick(plot, 0, 0, 1), -1);
   // Screen back to projection units.
-  const [px, py] = tiled._toData(m, width, height, sx, sy);
+  const [px, py] = toData(tiled, m, width, height, sx, sy);
   assert.ok(Math.abs(px - 4.02) < 1e-4 && Math.abs(py - 4.02) < 1e-4);
   const corners = [[0, 0], [5, 0], [5, 5], [0, 5]].map(([x, y]) => Array.from(screen(x, y)));
-  assert.deepEqual(tiled.region(m, width, height, { kind: 'lasso', points: corners }), [0, 1, 4]);
-  assert.deepEqual(tiled.region(m, width, height, { kind: 'box', points: [corners[0], corners[2]] }), [0, 1, 4]);
+  assert.deepEqual(tiled.region(plot, { kind: 'lasso', points: corners }), [0, 1, 4]);
+  assert.deepEqual(tiled.region(plot, { kind: 'box', points: [corners[0], corners[2]] }), [0, 1, 4]);
 });

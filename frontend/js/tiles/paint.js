@@ -1,11 +1,11 @@
 // Each resident tile's colours and flags, from rules instead of per-point arrays of the whole
-// set: a colour word per dictionary code of the column the tiles carry (tile_coloring.js),
+// set: a colour word per dictionary code of the column the tiles carry (coloring.js),
 // and the page's flags as a few rows (focus, neighbours, clicked points), a region (a box or
 // lasso selection, in the projection's units) and a set of codes (a search's matching
 // values). What the tab holds for them grows with the resident tiles, never with N.
 
-import { pointInPolygon } from './geometry.js';
-import { FLAG_HIDDEN, FLAG_SELECTED } from './renderer/points.js';
+import { pointInPolygon } from '../geometry.js';
+import { FLAG_HIDDEN, FLAG_SELECTED } from '../renderer/points.js';
 
 /**
  * @typedef {object} TileMarks  the page's flags over a tiled projection
@@ -20,7 +20,7 @@ import { FLAG_HIDDEN, FLAG_SELECTED } from './renderer/points.js';
 /** No flags: nothing selected, no neighbours, nothing isolated. */
 export const NO_MARKS = Object.freeze({ rows: new Map(), region: null, match: null, keep: null });
 
-/** A tile's colours (RGBA bytes per point) under `colors` (tile_coloring.js TileColors). */
+/** A tile's colours (RGBA bytes per point) under `colors` (points/point_source.js TileColors). */
 export function tileColors(tile, colors) {
   const out = new Uint32Array(tile.count).fill(colors.word);
   const { codes } = tile;

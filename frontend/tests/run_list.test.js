@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { listRunsWhenReady, loadingLabel, pendingEmbedding } from '../js/loading.js';
+import { listRunsWhenReady, loadingLabel, pendingEmbedding } from '../js/run_list.js';
 
 const ready = (name) => ({ name, status: 'ready', shape: [10, 4], error: null });
 const loading = (name, done = 300 * 2 ** 20) => ({

@@ -1,18 +1,20 @@
-// A 2-D server projection shown from its level-of-detail tiles (docs/ARCHITECTURE.md "Tiles"):
-// this module owns the projection's life once its job is done: the tile index, which tiles
-// the view needs at the density its zoom needs, fetching them side by side, a bounded set
-// of resident tiles (off-screen ones evicted past a points budget), each tile's own small
-// GPU buffers, its colours and flags from the page's rules (tile_paint.js: nothing in the
-// tab is the size of the data set), and the answers to hover, click and
-// lasso (tile_answers.js): over the resident points when every point is resident, else from
-// the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
+// A 2-D server projection's points from its level-of-detail tiles (docs/ARCHITECTURE.md
+// "Tiles"), as a PointSource (points/point_source.js): the tile index, which tiles the view
+// needs at the density its zoom needs, fetching them side by side, a bounded set of resident
+// tiles (off-screen ones evicted past a points budget), each tile's own small GPU buffers,
+// drawn by frames.js through its layer (layer.js), its colours and flags from the page's
+// rules (paint.js: nothing in the tab is the size of the data set), and the answers to hover,
+// click and lasso (answers.js): over the resident points when every point is resident, else
+// from the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
 
-import { fetchTile } from './projection/lod.js';
-import { mixin } from './mixin.js';
-import { PointLayer } from './renderer/points.js';
-import { TileAnswers } from './tile_answers.js';
-import { uniformTileColoring } from './tile_coloring.js';
-import { NO_MARKS, tileColors, tileFlags } from './tile_paint.js';
+import { FLAG_SELECTED, PointLayer } from '../renderer/points.js';
+import { pickTiles, regionOfTiles } from './answers.js';
+import { uniformTileColoring } from './coloring.js';
+import { cellsOf, fitOf, pointsMeeting, wantedCells } from './cells.js';
+import { fetchTile } from './fetch.js';
+import { drawTiles } from './frames.js';
+import { TileLayer } from './layer.js';
+import { NO_MARKS, tileColors, tileFlags } from './paint.js';
 
 /** Points a still frame shows at most: the deepest levels on screen that fit. */
 export const DISPLAY_POINTS = 2000000;
@@ -33,23 +35,6 @@ function budgets() {
   return { display: Math.min(DISPLAY_POINTS, resident / 2), resident };
 }
 
-/** The server's word per method on what comes as tiles (`/api/runs`, projection/default_view.py). */
-const TILES_FIELD = { pca: 'tiles', custom: 'tiles', tsne: 'tsne_umap_tiles', umap: 'tsne_umap_tiles' };
-
-/**
- * Whether a projection is shown from tiles: `?tiles=always|never` in the page's address,
- * else a 2-D view of server data the server says comes as tiles for its method (`/api/runs`:
- * `tiles` for PCA and custom, `tsne_umap_tiles` for t-SNE and UMAP, decided by the set's
- * size in projection/default_view.py).
- */
-export function showsTiles(dataset, method, threeD) {
-  const field = TILES_FIELD[method];
-  if (dataset.local || threeD || !field) return false;
-  const setting = new URLSearchParams(location.search).get('tiles');
-  if (setting === 'always' || setting === 'never') return setting === 'always';
-  return Boolean(dataset.info?.[field]);
-}
-
 /**
  * @typedef {object} Tile  one resident tile
  * @property {string} key           'z/x/y'
@@ -62,11 +47,13 @@ export function showsTiles(dataset, method, threeD) {
  * @property {string|null} column
  * @property {PointLayer} layer     its GPU buffers (position, colour, flags, row id)
  * @property {number} used          the view count when it was last wanted (eviction)
+ * @property {Float32Array} [screen]  its points in CSS pixels under the last view picked (answers.js)
+ * @property {string} [screenKey]  that view
  */
 
 /**
- * @typedef {object} TiledProjectionShape  the fields of a TiledProjection
- * @property {object} api           api.js
+ * @typedef {object} TilePointsShape  the fields of a TilePoints
+ * @property {import('../api.js').Api} api
  * @property {string} jobId
  * @property {number[]} axes        coordinate columns shown (x, y)
  * @property {number} total         points of the projection
@@ -80,16 +67,21 @@ export function showsTiles(dataset, method, threeD) {
  * @property {object[]} wantedCells  the same cells (requested as earlier ones arrive)
  * @property {number} version       counts tiles coming and going (caches of positions)
  * @property {number} residentPoints
- * @property {import('./tile_coloring.js').TileColors} coloring  how tiles are coloured
- * @property {import('./tile_paint.js').TileMarks} marks  the page's flags as rules
+ * @property {import('../points/point_source.js').TileColors} coloring  how tiles are coloured
+ * @property {import('./paint.js').TileMarks} marks  the page's flags as rules
  * @property {string|null} refusedColumn  a column the tiles do not carry (drawn without codes)
  * @property {{ rows: number[], polygon: number[][], axes: number[], count: number }|null} lastRegion
  *   the last box or lasso answered, in the projection's units (a selection kept as a region)
  * @property {() => void} onChange  a tile arrived or left: redraw
  */
 
-/** @implements {TiledProjectionShape} */
-export class TiledProjection {
+/** @typedef {import('../points/point_source.js').PointSource} PointSource */
+
+/**
+ * @implements {TilePointsShape}
+ * @implements {PointSource}
+ */
+export class TilePoints {
   /**
    * The tile index of a job over `axes` (the server waits for the job, and builds the tiles
    * if need be), with the result's `columns` and `info` (headers X-Columns, X-Info).
@@ -99,7 +91,7 @@ export class TiledProjection {
     const manifest = await response.json();
     manifest.columns = Number(response.headers.get('X-Columns')) || manifest.axes.length;
     manifest.info = JSON.parse(response.headers.get('X-Info') || 'null');
-    return new TiledProjection(api, jobId, manifest);
+    return new TilePoints(api, jobId, manifest);
   }
 
   constructor(api, jobId, manifest) {
@@ -125,20 +117,70 @@ export class TiledProjection {
     this.views = 0;
     this.closed = false;
     this.budgets = budgets();
-    const { lo, hi } = manifest.box;
-    // Every tile's cell in the plot's unit square (x along axis 0, y along axis 1).
-    this.cells = manifest.tiles.map(([z, x, y, count]) => {
-      const side = 2 ** z;
-      const corner = (a, i) => ((lo[a] + ((hi[a] - lo[a]) * i) / side) - this.fit.mid[a]) * this.fit.scale;
-      return { key: `${z}/${x}/${y}`, z, x, y, count, x0: corner(0, x), x1: corner(0, x + 1), y0: corner(1, y), y1: corner(1, y + 1) };
-    });
+    /** @type {import('../plot.js').Plot | null} the plot showing it */
+    this.plot = null;
+    /** Draws its tiles in the plot's passes (a plot layer while it is shown). */
+    this.layer = new TileLayer(this);
+    /** The still frame's slices: points a slice draws, its GPU fence, frames spent waiting (frames.js). */
+    this.slicing = { step: 0, fence: null, waits: 0 };
+    /** @type {{ candidates: object[], version: number, at: Map<number, number[]> } | null} */
+    this.placed = null;
+    /** Every tile's cell in the plot's unit square. */
+    this.cells = cellsOf(manifest, this.fit);
   }
 
-  /** Drawn by a plot from now on: `onChange` when a tile arrives (see Plot.setTiles). */
-  attach(gl, onChange) {
-    this.gl = gl;
-    this.onChange = onChange;
+  /**
+   * Drawn by `plot` from now on: its layer joins the plot's, the plot's colours and marks
+   * paint its tiles, a tile's arrival redraws (the first picture stays until one comes).
+   * @param {import('../plot.js').Plot} plot
+   */
+  attach(plot) {
+    if (this.plot === plot) return;
+    this.plot = plot;
+    this.gl = plot.gl;
+    this.onChange = () => plot.restartStill();
     this.closed = false;
+    plot.loadPositions(new Float32Array(0), { keepPreview: true }); // no whole array
+    plot.addLayer(this.layer, { moving: false }); // the camera stays: straight to the still frame
+    this.setColoring(plot.coloring);
+    this.setMarks(plot.marks);
+  }
+
+  /** Another source is shown: its tiles are freed (attach takes it up again). */
+  detach() {
+    this.plot?.removeLayer(this.layer);
+    this.plot = null;
+    this.close();
+  }
+
+  /**
+   * @param {import('../plot.js').Plot} plot
+   * @param {any} view
+   * @param {boolean} moving
+   * @param {number} start
+   */
+  drawFrame(plot, view, moving, start) {
+    drawTiles(this, plot, view, moving, start);
+  }
+
+  /**
+   * The row under CSS pixel (x, y), or -1; a Promise when the server answers.
+   * @param {import('../plot.js').Plot} plot
+   * @param {number} x
+   * @param {number} y
+   * @param {number} radius
+   */
+  pick(plot, x, y, radius) {
+    return pickTiles(this, plot.matrix(), plot.canvas.clientWidth, plot.canvas.clientHeight, x, y, radius);
+  }
+
+  /**
+   * Rows inside a region (CSS pixels); a Promise when the server answers.
+   * @param {import('../plot.js').Plot} plot
+   * @param {import('../points/point_source.js').Region} region
+   */
+  region(plot, region) {
+    return regionOfTiles(this, plot.matrix(), plot.canvas.clientWidth, plot.canvas.clientHeight, region);
   }
 
   /** Whether every point of the projection is in the tab (answers need no server). */
@@ -153,20 +195,7 @@ export class TiledProjection {
    */
   view(matrix) {
     this.views++;
-    const visible = this.cells.filter((c) => meets(matrix, c));
-    const wanted = [];
-    let taken = 0;
-    for (let z = 0; ; z++) {
-      const level = visible.filter((c) => c.z === z);
-      if (!level.length) {
-        if (visible.some((c) => c.z > z)) continue;
-        break;
-      }
-      const points = level.reduce((sum, c) => sum + c.count, 0);
-      if (z > 0 && taken + points > this.budgets.display) break;
-      taken += points;
-      wanted.push(...level);
-    }
+    const wanted = wantedCells(this.cells, matrix, this.budgets.display);
     this.wanted = wanted.map((c) => c.key);
     this.wantedCells = wanted;
     for (const c of wanted) {
@@ -179,7 +208,7 @@ export class TiledProjection {
 
   /** Points of the view's cells at every level: what a drawn sample stands for. */
   pointsMeeting(matrix) {
-    return this.cells.reduce((sum, c) => sum + (meets(matrix, c) ? c.count : 0), 0);
+    return pointsMeeting(this.cells, matrix);
   }
 
   _request(cells) {
@@ -259,12 +288,15 @@ export class TiledProjection {
   // ---- colours and flags: the page's rules, applied to each tile ------------------------
 
   /**
-   * Colours the tiles by `coloring` (tile_coloring.js TileColors); tiles carrying another
-   * column's codes are fetched again with this one's.
+   * Colours the tiles by the coloring's rule per code (a whole array's colours have none:
+   * the tiles keep theirs); tiles carrying another column's codes are fetched again.
+   * @param {import('../points/point_source.js').Coloring} coloring
    */
   setColoring(coloring) {
-    const refetch = coloring.column !== this.coloring.column;
-    this.coloring = coloring;
+    const rule = coloring.tile;
+    if (!rule) return;
+    const refetch = rule.column !== this.coloring.column;
+    this.coloring = rule;
     if (refetch) {
       for (const tile of [...this.resident.values()]) this._drop(tile);
       this.onChange();
@@ -273,9 +305,18 @@ export class TiledProjection {
     for (const tile of this.resident.values()) this._paint(tile, { flags: false });
   }
 
-  /** The page's flags as rules over the tiles' points (tile_paint.js TileMarks). */
+  /**
+   * The page's marks as rules over the tiles' points: a region, or a search's codes of the
+   * column the tiles carry, stands for the selection's rows; else they are marked one by one.
+   * @param {import('../points/point_source.js').Marks} marks
+   */
   setMarks(marks) {
-    this.marks = marks ?? NO_MARKS;
+    const match = marks.match?.column === this.coloring.column ? marks.match : null;
+    const rows = new Map();
+    const mark = (row, flags) => rows.set(row, (rows.get(row) ?? 0) | flags);
+    if (!marks.region && !match) for (const i of marks.selected) mark(i, FLAG_SELECTED);
+    for (const [row, flags] of marks.rows) mark(row, flags);
+    this.marks = { rows, region: marks.region, match, keep: marks.keep };
     for (const tile of this.resident.values()) this._paint(tile, { colors: false });
   }
 
@@ -317,55 +358,25 @@ export class TiledProjection {
   }
 
   /**
-   * Plot positions (x, y) of the resident points among `candidates` ([{ index }], the labels
-   * of hovered and selected points) as a Map row -> [x, y]; kept while neither the
-   * candidates nor the tiles change.
+   * The resident points among `candidates` (the labels of hovered and selected points) with
+   * their plot positions; kept while neither the candidates nor the tiles change.
+   * @param {import('../points/point_source.js').LabelCandidate[]} candidates
    */
-  positionsOf(candidates) {
-    if (this.placed?.candidates === candidates && this.placed.version === this.version) return this.placed.at;
-    const wanted = new Set(candidates.map((c) => c.index));
-    const at = new Map();
-    if (wanted.size) {
-      for (const tile of this.resident.values()) {
-        for (let r = 0; r < tile.count; r++) {
-          const row = tile.rows[r];
-          if (wanted.has(row)) at.set(row, [tile.positions[r * 3], tile.positions[r * 3 + 1]]);
+  labelPositions(candidates) {
+    if (this.placed?.candidates !== candidates || this.placed.version !== this.version) {
+      const wanted = new Set(candidates.map((c) => c.index));
+      const at = new Map();
+      if (wanted.size) {
+        for (const tile of this.resident.values()) {
+          for (let r = 0; r < tile.count; r++) {
+            const row = tile.rows[r];
+            if (wanted.has(row)) at.set(row, [tile.positions[r * 3], tile.positions[r * 3 + 1], 0]);
+          }
         }
       }
+      this.placed = { candidates, version: this.version, at };
     }
-    this.placed = { candidates, version: this.version, at };
-    return at;
+    const at = this.placed.at;
+    return candidates.filter((c) => at.has(c.index)).map((c) => ({ ...c, at: at.get(c.index) }));
   }
-}
-
-mixin(TiledProjection, TileAnswers);
-
-/** Centre and scale of `bounds` into the unit square, as geometry.fitPositions fits the whole set. */
-function fitOf(bounds) {
-  let half = 0;
-  const mid = [0, 0];
-  for (let a = 0; a < 2; a++) {
-    if (!(bounds.hi[a] >= bounds.lo[a])) continue;
-    mid[a] = (bounds.lo[a] + bounds.hi[a]) / 2;
-    half = Math.max(half, (bounds.hi[a] - bounds.lo[a]) / 2);
-  }
-  return { mid, scale: half > 0 ? 1 / half : 1 };
-}
-
-/** Whether a cell (unit-square corners) meets the clip square under `m`. */
-function meets(m, c) {
-  let x0 = Infinity;
-  let x1 = -Infinity;
-  let y0 = Infinity;
-  let y1 = -Infinity;
-  for (const [x, y] of [[c.x0, c.y0], [c.x1, c.y0], [c.x0, c.y1], [c.x1, c.y1]]) {
-    const w = m[3] * x + m[7] * y + m[15];
-    const cx = (m[0] * x + m[4] * y + m[12]) / w;
-    const cy = (m[1] * x + m[5] * y + m[13]) / w;
-    x0 = Math.min(x0, cx);
-    x1 = Math.max(x1, cx);
-    y0 = Math.min(y0, cy);
-    y1 = Math.max(y1, cy);
-  }
-  return x1 >= -1 && x0 <= 1 && y1 >= -1 && y0 <= 1;
 }

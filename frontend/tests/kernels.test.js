@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { customProjection, matcher, nearestNeighbors, pca, search, symmetricEigen } from '../js/compute.js';
+import { customProjection, matcher, nearestNeighbors, pca, search, symmetricEigen } from '../js/kernels.js';
 
 const close = (a, b, eps = 1e-3) => assert.ok(Math.abs(a - b) < eps, `${a} != ${b}`);
 

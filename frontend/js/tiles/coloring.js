@@ -11,8 +11,8 @@ import {
   DEFAULT_COLOR,
   gradientColor,
   MISSING_COLOR,
-} from './colors.js';
-import { numericColumn } from './tsv.js';
+} from '../colors.js';
+import { numericColumn } from '../tsv.js';
 
 /**
  * @typedef {object} TileColors  what each tile's points are painted with
