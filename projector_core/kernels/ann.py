@@ -27,9 +27,12 @@ from projector_core.storage.recent import Recent
 
 log = logging.getLogger(__name__)
 
-# N x D above which a CPU query switches to the approximate index: 2**30 float32 values
-# are 4 GiB, an exact scan of well under a second even on 2 cores (bench/bench_knn.py).
-EXACT_BUDGET = 2**30
+# N x D above which a CPU query switches to the approximate index: 2**27 float32 values are
+# 512 MiB, an exact scan of about 50 ms at the ~10 GB/s two cores read: the most a phrase
+# search may spend searching at 1M x 384 (issue 37, bench/bench_meaning_search.py). Above it
+# the graph answers in milliseconds with exact re-scoring; it was 2**30 (4 GiB, a scan of
+# 0.3-0.4 s at 1M x 384 on two busy cores).
+EXACT_BUDGET = 2**27
 # HNSW graph degree and build/search breadth; with the exact re-scoring these keep
 # recall@10 >= 0.997 on the bench data at the lowest build time measured.
 _CONNECTIVITY = 16
