@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from projector.server.routes import (
     export,
     jobs,
     lod,
+    meaning,
     neighbors,
     projections,
     session,
@@ -39,6 +40,7 @@ from projector_core.jobs.followers import DEFAULT_GRACE, Followers
 from projector_core.projection.default_view import start_preparing
 from projector_core.projection.jobs import ProjectionJobs
 from projector_core.projection.warmup import start_warm_up, use_numba_cache
+from projector_core.service import ProjectionService
 from projector_core.session import SessionState
 from projector_core.storage.lod_store import LodStore
 from projector_core.storage.result_cache import ResultCache
@@ -68,6 +70,8 @@ def create_app(
     allowed_origins: list[str] | None = None,
     unfollowed_grace: float = DEFAULT_GRACE,
     prepare_view: bool = False,
+    models: Mapping[tuple[str, str], str] | None = None,
+    load_models: bool = False,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -83,6 +87,9 @@ def create_app(
     more, is cancelled (``projector_core.jobs.followers``).
     ``prepare_view``: once loaded, compute what a first visit's default view asks for
     (``projector_core/projection/default_view.py``).
+    ``models``: (run, embedding or tag) -> the model that made it (``projector serve
+    --model``); ``load_models``: make every declared model ready in the background at start
+    (``projector_core/semantic/models.py``), so no phrase search waits for a load.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -94,6 +101,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
+        if load_models:
+            app.state.projection_service.start_models()
         if warm_up:
             start_warm_up(after=catalog.wait_loaded)
         if prepare_view and cluster is None:
@@ -118,6 +127,8 @@ def create_app(
     app.state.followers = Followers(unfollowed_grace)
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
     app.state.lod = LodStore()  # orders, bounds and tiles of done projections
+    app.state.projection_service = ProjectionService(catalog, app.state.projection_jobs, device,
+                                                     cluster, app.state.lod, models)
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,
@@ -133,6 +144,7 @@ def create_app(
     app.include_router(projections.router)
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
+    app.include_router(meaning.router)  # GET /api/search/meaning
     app.include_router(lod.router)
     app.include_router(tiles.router)
     app.include_router(tile_queries.router)  # pick, select, search over all points

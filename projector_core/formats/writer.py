@@ -34,6 +34,7 @@ from projector_core.formats.config import (
     SpriteInfo,
     parse_pbtxt_config,
 )
+from projector_core.formats.model_sidecar import declare_model
 from projector_core.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
 from projector_core.storage.atomic_write import write_atomic
 
@@ -51,6 +52,7 @@ def add_embedding(
     format: str = "tsv",
     *,
     sprite_max_px: int = MAX_SPRITE_PX,
+    model: str | None = None,
 ) -> EmbeddingInfo:
     """Save an (N, D) matrix with optional labels and images; returns the config entry written.
 
@@ -61,6 +63,9 @@ def add_embedding(
     (read lazily and by Dask workers; TensorBoard itself cannot read it); ``mat`` is then
     sliced by rows, never converted whole.
     Thumbnails beyond one `sprite_max_px` image also go to sprite pages (`write_sprite`).
+    `model` names the sentence-transformers model that made `mat` (an installed model package
+    or a folder), so the projector can search it by meaning; TensorBoard's config has no
+    field for it, so it is kept in `projector_models.json` beside the config.
     """
     logdir = Path(logdir)
     if format not in ("tsv", "zarr"):
@@ -98,6 +103,7 @@ def add_embedding(
         metadata_path=metadata_path,
         sprite=sprite,
     )
+    declare_model(logdir, entry.tensor_name, model)  # before the config: a reader sees both
     config_path = logdir / PBTXT_NAME
     config = (
         parse_pbtxt_config(config_path, str(config_path))
