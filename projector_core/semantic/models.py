@@ -103,13 +103,15 @@ class Models:
                              "MODEL (or RUN/EMBEDDING=MODEL), or write it with "
                              "add_embedding(..., model=MODEL)")
         job = self.start(embedding)
-        assert job is not None
+        if job is None:  # no vectors to check it against: StillLoading or the tensor's error
+            embedding.vectors()
+            raise ValueError(f"{embedding.run}/{embedding.name} has no vectors")
         if job.status is JobStatus.DONE:
             return model, job.result
         if job.status is JobStatus.FAILED:
-            failed = job.failed_with
-            raise (ValueError if failed and issubclass(failed, ValueError) else RuntimeError)(
-                f"model {model} for {embedding.run}/{embedding.name}: {job.error}")
+            if job.failed_with is not None and issubclass(job.failed_with, ValueError):
+                raise ValueError(job.error)  # it names the model and the embedding
+            raise RuntimeError(f"making model {model} ready failed: {job.error}")
         raise ModelLoading(job, model, embedding)
 
     def start(self, embedding: Embedding) -> Job | None:

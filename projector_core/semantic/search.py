@@ -20,7 +20,8 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.jobs.engine import Job
-from projector_core.kernels.neighbor_index import Metric
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex
+from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import layout_of
 from projector_core.projection.limits import neighbor_count
 from projector_core.semantic.placement import (
@@ -35,6 +36,12 @@ if TYPE_CHECKING:
 MAX_PHRASES = 16
 MAX_PHRASE_CHARS = 1000
 METRIC: Metric = "cosine"
+# Candidates a phrase asks the index for. A phrase lies off the data (a short text against the
+# rows' own texts), where the HNSW graph's greedy walk can stop in the wrong cluster: over
+# 200k clustered word vectors, 3 of 16 phrases found none of their 10 nearest asking for 10
+# (recall@10 0.81), all of them asking for 512 (1.00), in 7 ms a phrase instead of 2 (two busy
+# cores; bench/bench_meaning_search.py). Exact scans pay nothing for it.
+SEARCH_BREADTH = 512
 
 
 @dataclass(frozen=True)
@@ -68,36 +75,27 @@ def search_meaning(service: ProjectionService, embedding: Embedding, texts: list
                    job: Job | None = None) -> MeaningAnswer:
     """Each phrase's ``k`` nearest rows and similarities, and with a finished projection
     ``job`` of this embedding its marker there; ValueError for bad phrases, a ``k`` over the
-    points, a job of other data; ``ModelLoading`` before the model is ready."""
+    points, a job of other data; ``NotDone`` before the job is done, ``ModelLoading`` before
+    the model is ready."""
     _check_phrases(texts)
-    n = (embedding.shape or (0, 0))[0]
-    neighbor_count(n).check(k)
-    result = None
-    if job is not None:
-        result = layout_of(job, "map to place a phrase on")  # NotDone before it is done
-        if getattr(job.source, "fingerprint", None) != embedding.fingerprint:
-            raise ValueError(f"job {job.id} is not a projection of {embedding.run}/"
-                             f"{embedding.name}: its map cannot place this embedding's phrases")
+    neighbor_count((embedding.shape or (0, 0))[0]).check(k)
+    layout = None if job is None else _layout(job, embedding)
     model, encoder = service.models.ready(embedding)
     started = time.perf_counter()
     queries = encoder.encode(texts, one_thread=True)
     encoded = time.perf_counter()
     index = service.neighbor_index(embedding, METRIC)
-    wanted = max(k, min(PLACE_NEIGHBORS, n)) if result is not None else k
-    rows, distances = index.query(queries, wanted, METRIC)
+    rows, distances = nearest(index, queries, max(k, PLACE_NEIGHBORS if layout is not None else 0))
     searched = time.perf_counter()
     markers: list[list[float] | None] = [None] * len(texts)
     placement = None
-    if job is not None and result is not None:
-        mapping = linear_map(job.id, result.info.get("method"), embedding.vectors(),
-                             result.coordinates)
+    if job is not None and layout is not None:
+        mapping = linear_map(job.id, layout.info.get("method"), embedding.vectors(),
+                             layout.coordinates)
         placement = "linear" if mapping is not None else "neighbours"
         for i in range(len(texts)):
-            if mapping is not None:
-                spot: np.ndarray | None = mapping(queries[i:i + 1])[0]
-            else:
-                spot = neighbour_position(result.coordinates, rows[i, :PLACE_NEIGHBORS],
-                                          distances[i, :PLACE_NEIGHBORS])
+            spot = (mapping(queries[i:i + 1])[0] if mapping is not None else neighbour_position(
+                layout.coordinates, rows[i, :PLACE_NEIGHBORS], distances[i, :PLACE_NEIGHBORS]))
             markers[i] = None if spot is None else [float(v) for v in spot]
     placed = time.perf_counter()
     phrases = []
@@ -110,6 +108,22 @@ def search_meaning(service: ProjectionService, embedding: Embedding, texts: list
                          job.id if job is not None else None, placement, {
                              "encode": _ms(encoded - started), "search": _ms(searched - encoded),
                              "place": _ms(placed - searched)})
+
+
+def _layout(job: Job, embedding: Embedding) -> ProjectionResult:
+    """The job's map, when it is a finished projection of ``embedding``."""
+    layout = layout_of(job, "map to place a phrase on")  # NotDone before it is done
+    if getattr(job.source, "fingerprint", None) != embedding.fingerprint:
+        raise ValueError(f"job {job.id} is not a projection of {embedding.run}/"
+                         f"{embedding.name}: its map cannot place this embedding's phrases")
+    return layout
+
+
+def nearest(index: NeighborIndex, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest rows of each query and their cosine distances, from
+    :data:`SEARCH_BREADTH` candidates (fewer rows: all of them; -1 past the finite rows)."""
+    rows, distances = index.query(queries, max(k, SEARCH_BREADTH), METRIC)
+    return rows[:, :k], distances[:, :k]
 
 
 def _check_phrases(texts: list[str]) -> None:
