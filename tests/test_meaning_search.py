@@ -157,7 +157,7 @@ def test_vectors_of_another_length_are_refused_with_both_lengths(words):
 
 
 def test_bad_requests_name_what_is_wrong(server):
-    url, _ = server
+    url, app = server
     assert _search(url, text="  ").status_code == 422
     assert "at most 16" in _search(url, text=[f"p{i}" for i in range(17)]).json()["detail"]
     assert _search(url, text="x", k=5000).status_code == 422
@@ -165,6 +165,9 @@ def test_bad_requests_name_what_is_wrong(server):
     no_model = httpx.get(f"{url}/api/search/meaning", params={
         "run": "digits", "embedding": "digits", "text": "x"}, timeout=TIMEOUT)
     assert no_model.status_code == 422 and "declares no model" in no_model.json()["detail"]
+    model_job = next(j for j in app.state.jobs.all() if j.about.get("run") == "words")
+    result = httpx.get(f"{url}/api/jobs/{model_job.id}/result", timeout=60)
+    assert result.status_code == 422 and "a model job" in result.json()["detail"]
 
 
 def test_a_query_before_the_model_is_ready_is_told_to_wait(tmp_path):
