@@ -36,11 +36,11 @@ if TYPE_CHECKING:
 MAX_PHRASES = 16
 MAX_PHRASE_CHARS = 1000
 METRIC: Metric = "cosine"
-# Candidates a phrase asks the index for. A phrase lies off the data (a short text against the
-# rows' own texts), where the HNSW graph's greedy walk can stop in the wrong cluster: over
-# 200k clustered word vectors, 3 of 16 phrases found none of their 10 nearest asking for 10
-# (recall@10 0.81), all of them asking for 512 (1.00), in 7 ms a phrase instead of 2 (two busy
-# cores; bench/bench_meaning_search.py). Exact scans pay nothing for it.
+# Candidates a phrase asks the approximate index for. A phrase lies off the data (a short text
+# against the rows' own texts), where the HNSW graph's greedy walk can stop in the wrong
+# cluster: over 200k clustered word vectors, 3 of 16 phrases found none of their 10 nearest
+# asking for 10 (recall@10 0.81), all of them asking for 512 (1.00), in 7 ms a phrase instead
+# of 2 (two busy cores; bench/bench_meaning_search.py). An exact scan asks for k.
 SEARCH_BREADTH = 512
 
 
@@ -120,9 +120,10 @@ def _layout(job: Job, embedding: Embedding) -> ProjectionResult:
 
 
 def nearest(index: NeighborIndex, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` nearest rows of each query and their cosine distances, from
-    :data:`SEARCH_BREADTH` candidates (fewer rows: all of them; -1 past the finite rows)."""
-    rows, distances = index.query(queries, max(k, SEARCH_BREADTH), METRIC)
+    """The ``k`` nearest rows of each query and their cosine distances (-1 past the finite
+    rows); an approximate index is asked for :data:`SEARCH_BREADTH`."""
+    rows, distances = index.query(queries, max(k, SEARCH_BREADTH) if index.approximate else k,
+                                  METRIC)
     return rows[:, :k], distances[:, :k]
 
 
