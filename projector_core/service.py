@@ -12,6 +12,8 @@ an unknown name (a 404), :class:`NotDone` a job still running (a 409).
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -24,7 +26,7 @@ from projector_core.distributed.dispatch import neighbor_index
 from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.compare import Comparison
-from projector_core.kernels.neighbor_index import Metric
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.projection.compute import ProjectionResult, check
 from projector_core.projection.jobs import (
     NotDone,
@@ -34,6 +36,8 @@ from projector_core.projection.jobs import (
 )
 from projector_core.projection.limits import neighbor_count
 from projector_core.projection.params import ProjectionRequest
+from projector_core.semantic.models import Models
+from projector_core.semantic.search import MeaningAnswer, search_meaning
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
 from projector_core.tiles.queries import (
@@ -81,7 +85,11 @@ class ProjectionService:
     """check / start / result / neighbours / clusters / quality / compare over one catalogue."""
 
     def __init__(self, catalog: Catalog, projection_jobs: ProjectionJobs, device: str = "cpu",
-                 cluster: Cluster | None = None, lod: LodStore | None = None) -> None:
+                 cluster: Cluster | None = None, lod: LodStore | None = None,
+                 models: Mapping[tuple[str, str], str] | None = None) -> None:
+        """``models``: (run, embedding or tag) -> the model that made it, as the command
+        line declares (``semantic/declarations.py``); the data's own declarations are read
+        with the data."""
         self.catalog = catalog
         self.projection_jobs = projection_jobs
         self.jobs: JobManager = projection_jobs.jobs
@@ -89,6 +97,7 @@ class ProjectionService:
         self.cluster = cluster
         self._answers: Recent[tuple[Any, ...], Any] = Recent(KEEP_ANSWERS)
         self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
+        self.models = Models(self.jobs, models, prepare=lambda e: self.neighbor_index(e, "cosine"))
 
     @classmethod
     def standalone(cls, catalog: Catalog, device: str = "cpu") -> ProjectionService:
@@ -160,8 +169,7 @@ class ProjectionService:
             neighbor_count(n - 1).check(k)
         else:
             neighbor_count(n - len(exclude)).check(k)
-        found = neighbor_index(embedding.fingerprint, embedding.vectors, metric, self.backend(),
-                               self.cluster)
+        found = self.neighbor_index(embedding, metric)
         if index is not None:
             return found.neighbors_of([index], k, metric)
         assert vector is not None
@@ -170,6 +178,35 @@ class ProjectionService:
             return indices, distances
         keep = ~np.isin(indices[0], exclude) & (indices[0] >= 0)
         return indices[:, keep][:, :k], distances[:, keep][:, :k]
+
+    def neighbor_index(self, embedding: Embedding, metric: Metric) -> NeighborIndex:
+        """The index that answers neighbour queries on ``embedding`` now (``dispatch.py``)."""
+        return neighbor_index(embedding.fingerprint, embedding.vectors, metric, self.backend(),
+                              self.cluster)
+
+    # -- search by meaning (projector_core/semantic/) --------------------------------------------
+    def search_meaning(self, embedding: Embedding, texts: list[str], k: int,
+                       job: Job | None = None) -> MeaningAnswer:
+        """Each phrase embedded by the embedding's model: its ``k`` nearest rows with their
+        similarities and the index that found them, and with a finished projection ``job``
+        its marker on that map. ``ModelLoading`` (a 503) until the model is ready."""
+        return search_meaning(self.models, self.neighbor_index, embedding, texts, k, job)
+
+    def start_models(self) -> None:
+        """Make every declared model ready in the background (the server's start): for the
+        embeddings loaded now at once, for those still loading once they are."""
+        def start_loaded() -> bool:
+            embeddings = [e for run in self.catalog.runs() for e in run.embeddings]
+            for embedding in embeddings:
+                self.models.start(embedding)
+            return any(e.loading is not None for e in embeddings)
+
+        def after_loading() -> None:
+            self.catalog.wait_loaded()
+            start_loaded()
+
+        if start_loaded():
+            threading.Thread(target=after_loading, name="model-start", daemon=True).start()
 
     # -- structure of a finished projection ------------------------------------------------------
     def clusters(self, job: Job, min_cluster_size: int | None = None,

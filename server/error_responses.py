@@ -4,7 +4,9 @@ Every error body is ``{"detail": "..."}``. The core raises, the web layer maps:
 
 - ``ValueError`` (``DataError`` included): the request's or the data's fault, 422;
 - a body that is not JSON: 400; a field FastAPI refuses: 422, said as one sentence;
-- ``StillLoading``: 503 with the loading progress and Retry-After;
+- ``StillLoading``: 503 with the loading progress and Retry-After; ``ModelLoading`` (an
+  embedding's model still being made ready: ``semantic/models.py``) likewise, with its job;
+- ``NotDone``: a job asked for its result before it has one, 409;
 - ``ClusterUnavailable`` (``--dask``): 503; ``TooLarge`` (a whole array of a result kept on
   disk by the cluster: use tiles): 413;
 - anything else is ours: 500.
@@ -24,7 +26,9 @@ from pydantic import BaseModel
 
 from projector_core.data.loading import StillLoading
 from projector_core.distributed.errors import ClusterUnavailable, TooLarge
+from projector_core.projection.jobs import NotDone
 from projector_core.projection.methods import METHODS
+from projector_core.semantic.models import ModelLoading
 
 RETRY_AFTER_SECONDS = 1
 
@@ -86,6 +90,17 @@ def add_error_handlers(app: FastAPI) -> None:
              "progress": {"fraction": loading.fraction, "bytes_done": loading.bytes_done,
                           "bytes_total": loading.bytes_total}},
             status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    @app.exception_handler(ModelLoading)
+    async def model_loading(request: Request, exc: ModelLoading) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(exc), "status": "loading", "job": exc.job.id,
+             "progress": {"fraction": round(exc.job.progress, 4)}},
+            status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    @app.exception_handler(NotDone)
+    async def not_done(request: Request, exc: NotDone) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
 
     @app.exception_handler(ClusterUnavailable)
     async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:

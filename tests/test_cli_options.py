@@ -119,7 +119,7 @@ def test_dask_local_workers_compute_what_one_process_would(tmp_path):
 def test_text_column_is_embedded_with_the_model_as_sentence_transformers_does(tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from projector_core.data.text_embedding import resolve_model
+    from projector_core.kernels.text_encoder import resolve_model
 
     texts = ["The cat purred on my lap", "The engine roared", "A kitten chased a laser"]
     pq.write_table(pa.table({"review": texts, "stars": [5, 2, 4]}), tmp_path / "r.parquet")

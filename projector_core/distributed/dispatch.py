@@ -26,9 +26,12 @@ from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
 
-# N x D above which a CPU query switches to the approximate index: 2**30 float32 values
-# are 4 GiB, an exact scan of well under a second even on 2 cores (bench/bench_knn.py).
-EXACT_BUDGET = 2**30
+# N x D above which a CPU query switches to the approximate index: 2**27 float32 values are
+# 512 MiB, an exact scan of about 50 ms at the ~10 GB/s two cores read: the most a phrase
+# search may spend searching at 1M x 384 (issue 37, bench/bench_meaning_search.py). Above it
+# the graph answers in milliseconds with exact re-scoring; it was 2**30 (4 GiB, a scan of
+# 0.3-0.4 s at 1M x 384 on two busy cores).
+EXACT_BUDGET = 2**27
 
 
 def on_cluster(cluster: Cluster | None, vectors: np.ndarray | ChunkedVectors

@@ -38,6 +38,7 @@ from projector_core.formats.config import (
     SpriteInfo,
     parse_pbtxt_config,
 )
+from projector_core.formats.model_sidecar import declare_model
 from projector_core.formats.sprites.writer import MAX_SPRITE_PX, make_sprite, to_numpy, write_sprite
 from projector_core.storage.atomic_write import atomic_file, write_atomic
 
@@ -57,6 +58,7 @@ def add_embedding(
     format: str = "tsv",
     *,
     sprite_max_px: int = MAX_SPRITE_PX,
+    model: str | None = None,
 ) -> EmbeddingInfo:
     """Save an (N, D) matrix with optional labels and images; returns the config entry written.
 
@@ -69,6 +71,9 @@ def add_embedding(
     no text to make or parse (a 100,000 x 128 step in a tenth of a second, where TSV takes
     seconds), for a run only this projector reads (TensorBoard cannot).
     Thumbnails beyond one `sprite_max_px` image also go to sprite pages (`write_sprite`).
+    `model` names the sentence-transformers model that made `mat` (an installed model package
+    or a folder), so the projector can search it by meaning; TensorBoard's config has no
+    field for it, so it is kept in `projector_models.json` beside the config.
     """
     logdir = Path(logdir)
     if format not in ("tsv", "npy", "zarr"):
@@ -110,6 +115,7 @@ def add_embedding(
         metadata_path=metadata_path,
         sprite=sprite,
     )
+    declare_model(logdir, entry.tensor_name, model)  # before the config: a reader sees both
     config_path = logdir / PBTXT_NAME
     with _CONFIG:
         config = (

@@ -32,8 +32,11 @@ Finish = Callable[[ProjectionResult, Embedding, "Cluster | None"], ProjectionRes
 def projection_result(job: Job) -> ProjectionResult:
     """A done job's coordinates and info; ValueError when it has none (not done, or it made
     something else)."""
-    if job.status is not JobStatus.DONE or not isinstance(job.result, ProjectionResult):
+    if job.status is not JobStatus.DONE:
         raise ValueError(f"job {job.id!r} is {job.status.value}, not done")
+    if not isinstance(job.result, ProjectionResult):  # a model made ready (semantic/models.py)
+        raise ValueError(f"job {job.id!r} is a {job.about.get('kind', 'other')} job: it has no "
+                         "coordinates")
     return job.result
 
 

@@ -12,6 +12,7 @@
 ``/api/jobs/ID/lod``, ``/api/jobs/ID/lod/points``    ``lod.py``
 ``/api/jobs/ID/tiles...``                            ``tiles.py``
 ``/api/neighbors`` (GET and POST)                    ``neighbors.py``
+``/api/search/meaning``                              ``meaning.py``
 ``/api/compare``, ``/api/compare/pairs``             ``compare.py``
 ``/api/export/site``                                 ``export.py``
 ``/api/session/state``                               ``session.py``

@@ -78,13 +78,16 @@ class JobOut(BaseModel):
 
 
 class JobAboutOut(JobOut):
-    kind: Literal["projection", "compare", "unknown"]
-    method: str | None = Field(None, description='"pca", "tsne", ...; "compare" for a comparison')
+    kind: Literal["projection", "compare", "model", "unknown"]
+    method: str | None = Field(None, description='"pca", "tsne", ...; "compare" for a comparison; '
+                                                 '"model" for an embedding\'s model made ready')
     run: str | None = None
     embedding: str | None = None
     dims: int | None = Field(None, description="A projection's requested dimensions")
     other_run: str | None = Field(None, description="A comparison's embedding B")
     other_embedding: str | None = None
+    model: str | None = Field(None, description="The model a model job makes ready for search by "
+                                                "meaning")
 
 
 class JobsOut(BaseModel):
