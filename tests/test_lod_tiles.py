@@ -132,13 +132,13 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
 
 def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp_path,
                                                                       monkeypatch):
-    """Under uvicorn with prepare_view (what ``projector serve`` does), nobody asking: the
+    """Under uvicorn, served as ``projector serve`` serves (the view prepared), nobody asking: the
     default PCA job appears and finishes, and its tiles are built, which an early tile
     request shows (it never builds them: it answers the computed tile once they exist).
     The page shows sets above 2M points from tiles: here the bound is lowered to 1000."""
     monkeypatch.setattr(view, "TILES_ABOVE", 1000)
     write_points(tmp_path / "logs" / "run", 3000, [f"c{i % 3}" for i in range(3000)])
-    url = serve(tmp_path / "logs", prepare_view=True)
+    url = serve(tmp_path / "logs")
     deadline = time.monotonic() + 120
     done: list[dict] = []
     while not done and time.monotonic() < deadline:

@@ -150,18 +150,20 @@ def projector(browser: Browser) -> Iterator[ProjectorPage]:
 
 
 @pytest.fixture(scope="session")
-def million(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, np.ndarray]]:
+def million(tmp_path_factory: pytest.TempPathFactory,
+            _compute_warmed_up: None) -> Iterator[tuple[str, np.ndarray]]:
     """``(url, labels)``: one 1M-point log dir (``test_ui_scale.write_million``) served once,
     with the view prepared as ``projector serve`` does, for every 1M browser test of the
     session (test_ui_scale, test_tiles): none writes and loads its own million again."""
-    from projector.server.app import create_app
+    from projector.server.cli import build_parser, serve_app
 
     from tests.browser.test_ui_scale import write_million
     from tests.conftest import LiveServer
 
     root = tmp_path_factory.mktemp("million")
     labels = write_million(root / "logs")
-    server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", prepare_view=True))
+    argv = ["serve", str(root / "logs"), "--cache-dir", str(root / "cache")]
+    server = LiveServer(serve_app(build_parser().parse_args(argv)))
     server.start()
     yield server.url, labels
     server.stop()
