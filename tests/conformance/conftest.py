@@ -19,6 +19,7 @@ from tests.conformance.doors_page import PageDoor, chromium
 from tests.conformance.doors_widget import Widget
 from tests.conformance.reference import Reference
 from tests.conftest import LiveServer
+from tests.page_policy import waits_under_the_page_policy  # noqa: F401 (an autouse fixture)
 
 
 @pytest.fixture(scope="session")
