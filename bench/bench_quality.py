@@ -74,6 +74,7 @@ class Watch:
         self.start = time.perf_counter()
         self.last = self.start
         self.longest = 0.0
+        self.longest_in = ""
         self.phases: list[tuple[str, float]] = []
 
     def phase(self, name: str, fraction: float | None = None) -> None:
@@ -82,7 +83,8 @@ class Watch:
 
     def progress(self, fraction: float) -> None:
         now = time.perf_counter()
-        self.longest = max(self.longest, now - self.last)
+        if now - self.last > self.longest:
+            self.longest, self.longest_in = now - self.last, self.phases[-1][0]
         self.last = now
 
 
@@ -116,7 +118,8 @@ def run(n: int, d: int, metric: str, accuracy_rows: int, figure_rows: int) -> No
           f"({cpu:.1f} CPU-s) at load {load:.1f} -> {os.getloadavg()[0]:.1f}"
           + (f"; goal {goal:.0f} s on 2 idle cores" if goal else ""))
     stages = ", ".join(f"{name} from {at:.1f} s" for name, at in watch.phases)
-    print(f"  phases: {stages}; longest wait between progress calls {watch.longest:.2f} s")
+    print(f"  phases: {stages}; longest wait between progress calls "
+          f"{watch.longest:.2f} s (in {watch.longest_in})")
     print(f"  answer: neighbours {found.neighbors}, recall {found.recall}, per-point error "
           f"{found.per_point_error}, figures on {found.sample_size or 'all'} rows: "
           f"trustworthiness {found.trustworthiness:.4f}, continuity {found.continuity:.4f}, "
@@ -140,9 +143,9 @@ def run(n: int, d: int, metric: str, accuracy_rows: int, figure_rows: int) -> No
     few = rows[np.random.default_rng(8).choice(rows.size, min(rows.size, figure_rows), replace=False)]
     few_truth = truth[np.searchsorted(rows, few)]
     trust, trust_se, cont, cont_se = exact_figures(x, y, few, near_y, few_truth, metric)
-    print(f"  figures: trustworthiness {found.trustworthiness:.4f} against {trust:.4f} +- "
-          f"{trust_se:.4f} from {few.size:,} exact rows; continuity {found.continuity:.4f} "
-          f"against {cont:.4f} +- {cont_se:.4f}")
+    print(f"  figures: trustworthiness {found.trustworthiness:.5f} against {trust:.5f} +- "
+          f"{trust_se:.5f} from {few.size:,} exact rows; continuity {found.continuity:.5f} "
+          f"against {cont:.5f} +- {cont_se:.5f}")
 
 
 def main() -> None:

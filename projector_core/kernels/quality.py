@@ -94,11 +94,11 @@ def projection_quality(original: np.ndarray, projected: np.ndarray, k: int = 10,
         trust = _ranks(space, queries, near_y[queries], exact_x, stages.part("trustworthiness"))
     else:
         if sampled:
+            report = stages.part("neighbours in the data")
             from projector_core.kernels.cells import CellIndex  # torch on first use
             from projector_core.kernels.knn import ExactIndex
 
-            approximate = CellIndex(ExactIndex(data)).build(
-                k, metric, progress=stages.part("neighbours in the data"))
+            approximate = CellIndex(ExactIndex(data)).build(k, metric, progress=report)
         from projector_core.kernels.quality_scan import scan_ranks  # numba: compiled on first use
 
         exact_x, trust = scan_ranks(data, queries, near_y[queries], k, metric,
