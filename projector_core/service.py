@@ -258,7 +258,8 @@ class ProjectionService:
             return {"per_point": _floats(found.per_point), "mean": found.mean,
                     "trustworthiness": found.trustworthiness, "continuity": found.continuity,
                     "k": found.k, "metric": metric, "excluded_rows": found.excluded_rows,
-                    "sample_size": found.sample_size}
+                    "sample_size": found.sample_size, "neighbors": found.neighbors,
+                    "recall": found.recall, "per_point_error": found.per_point_error}
 
         return self._answers.get_or_compute(("quality", job.id, k, metric), compute)
 

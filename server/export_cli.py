@@ -1,7 +1,9 @@
 """``projector export`` and ``projector render``: thin doors to ``projector_core.export``.
 
 They load the LOGDIR as ``projector serve`` does, hand the core the app's page (rendered
-here, where the templates live) and print one progress line while the work goes on.
+here, where the templates live) and print one progress line while the work goes on. On
+Ctrl+C (``cli.main`` exits 130) they first wait for the running projection to stop at its
+next step (see ``JobManager.shutdown``), and an export leaves its folder as it was.
 """
 
 from __future__ import annotations
@@ -69,9 +71,13 @@ def _export(args: argparse.Namespace) -> int:
         projections = projection_jobs(catalog.cache.directory)
         try:
             summary = export_site(catalog, Path(args.out), site_page(), options, projections, line)
+        except KeyboardInterrupt:
+            line.end()
+            print(f"projector export: interrupted; {args.out} is left as it was", file=sys.stderr)
+            raise
         finally:
             line.end()
-            projections.jobs.shutdown()
+            projections.jobs.shutdown(wait=True)  # no kernel may run on as Python exits
     except (ValueError, DataError) as error:
         print(f"projector export: {error}", file=sys.stderr)
         return 2
@@ -108,7 +114,7 @@ def _render(args: argparse.Namespace) -> int:
             save_picture(image, Path(args.output))
         finally:
             line.end()
-            projections.jobs.shutdown()
+            projections.jobs.shutdown(wait=True)  # no kernel may run on as Python exits
     except (ValueError, DataError, OSError) as error:
         print(f"projector render: {error}", file=sys.stderr)
         return 2

@@ -331,8 +331,15 @@ class JobManager:
         job.resume()
         return job
 
-    def shutdown(self) -> None:
-        """Cancel everything and stop the workers (they are daemons, so exit never waits)."""
+    def shutdown(self, wait: bool = False) -> None:
+        """Cancel everything and stop the workers (they are daemons, so exit never waits).
+
+        ``wait``: until each worker has left its work, at the work's next checkpoint. A
+        command line that exits next must wait: a daemon thread still inside a kernel's
+        native call when the interpreter finalizes is ended as it takes the GIL back, and
+        where that call released the GIL through pybind11 (torch, usearch) the process aborts
+        ("terminate called without an active exception").
+        """
         with self._lock:
             jobs = list(self._jobs.values())
         for job in jobs:
@@ -340,6 +347,9 @@ class JobManager:
                 self.cancel(job.id)
         for _ in self._threads:
             self._queue.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
 
     # -- internals -----------------------------------------------------------------------------
     def _reusable(self, key: str | None) -> Job | None:

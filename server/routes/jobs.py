@@ -51,7 +51,7 @@ from projector.server.routes.lod import parse_axes
 from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobManager, JobStatus
-from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE
+from projector_core.kernels.quality import SAMPLE_SIZE
 from projector_core.projection.jobs import projection_result
 
 router = APIRouter(prefix="/api", tags=["jobs"],
@@ -240,7 +240,16 @@ class QualityOut(BaseModel):
     k: int
     metric: Literal["cosine", "euclidean"]
     excluded_rows: int
-    sample_size: int | None
+    sample_size: int | None = Field(description="Rows trustworthiness and continuity (and the "
+                                    "error below) were measured on; null: all, exactly")
+    neighbors: Literal["exact", "approximate"] = Field(
+        description="Where each point's original-space neighbours come from: exact, or the "
+                    "k-means cells of a comparison above the exact budget")
+    recall: float | None = Field(description="Approximate: mean recall@k of those neighbours "
+                                             "on the sample, against exact ones")
+    per_point_error: float | None = Field(
+        description="Approximate: mean absolute difference of per_point from its exact value "
+                    "on the sample (whose rows hold their exact values)")
 
 
 def _json(payload: dict[str, Any]) -> Response:
@@ -269,8 +278,9 @@ def get_clusters(
 
 
 @router.get("/jobs/{job_id}/quality", response_model=QualityOut, responses={
-    200: {"description": f"Exact up to {EXACT_LIMIT} points; above, an even sample of "
-                         f"{SAMPLE_SIZE} points (null elsewhere)."},
+    200: {"description": "A value for every point. Exact while an all-points kNN fits the "
+                         "exact budget; above, approximate neighbours with their error, and "
+                         f"trustworthiness/continuity from {SAMPLE_SIZE} exact rows."},
     **_STRUCTURE_ERRORS})
 def get_quality(
     job_id: str,
