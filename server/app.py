@@ -95,7 +95,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task = asyncio.create_task(_keep_fresh(catalog, refresh_seconds)) if refresh_seconds else None
         if warm_up:
-            start_warm_up(after=catalog.wait_loaded)
+            start_warm_up(after=catalog.wait_loaded, jobs=app.state.jobs)
         if prepare_view and cluster is None:
             start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
         yield
