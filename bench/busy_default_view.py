@@ -34,7 +34,6 @@ REQUESTS = {
     "umap": {"run": "busy", "embedding": "small", "method": "umap", "dims": 2,
              "params": {"seed": 0}},
 }
-QUIET_CPU = 0.05  # share of one core under which the server's process counts as idle
 
 
 def write_clusters(path: Path, rows: int, dim: int, seed: int) -> None:
@@ -84,11 +83,6 @@ def prime(logdir: Path, cache: Path) -> None:
                 pass
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _default_view(http: httpx.Client) -> dict | None:
     jobs = http.get("/api/jobs").json()["jobs"]
     return next((j for j in jobs if j["embedding"] == "big" and j["method"] == "pca"), None)
@@ -110,13 +104,7 @@ def _idle(process: subprocess.Popen, http: httpx.Client) -> None:
     """The default view done and prepared, then the process quiet for a second."""
     view = _until(process, lambda: (v := _default_view(http)) and v["status"] == "done" and v)
     http.get(f"/api/jobs/{view['id']}/lod", params={"axes": "0,1,2"}).raise_for_status()
-
-    def quiet() -> bool:
-        before = _cpu_seconds(process.pid)
-        time.sleep(1.0)
-        return _cpu_seconds(process.pid) - before < QUIET_CPU
-
-    _until(process, quiet)
+    serving.wait_quiet(process)
 
 
 def timed_request(logdir: Path, cache: Path, log: Path, method: str, busy: bool) -> float:
