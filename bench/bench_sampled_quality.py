@@ -51,7 +51,7 @@ from projector_core.kernels import sampling
 from projector_core.kernels import umap as umap_module
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sample_index import SampleIndex
-from projector_core.kernels.sampling import SAMPLE_FIT_EPOCHS, sample_size, sampled_umap
+from projector_core.kernels.sampling import sample_size, sampled_umap
 from projector_core.kernels.umap import umap
 
 SUBSET = 5_000
@@ -156,8 +156,9 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=None, help="the first N words (default all)")
     parser.add_argument("--sample-size", type=int, default=None,
                         help="default: the projection's, min(100,000, N / 2)")
-    parser.add_argument("--sample-fit-epochs", type=int, nargs="+", default=[SAMPLE_FIT_EPOCHS],
-                        help="one sampled run per value (the sample's fit; placement unchanged)")
+    parser.add_argument("--sample-fit-epochs", type=int, nargs="+", default=[0],
+                        help="one sampled run per value (the sample's fit; placement "
+                             "unchanged); 0: the projector's default")
     parser.add_argument("--full", action="store_true",
                         help="also fit all N points (one HNSW graph over all of them)")
     parser.add_argument("--umap-learn-full", action="store_true",
@@ -186,12 +187,12 @@ def main() -> None:
     clocks: dict[str, PhaseClock] = {}
 
     def sampled(name: str, epochs: int) -> np.ndarray:
-        sampling.SAMPLE_FIT_EPOCHS = epochs
+        sampling.SAMPLE_FIT_EPOCHS = epochs or None
         clocks[name] = PhaseClock()
         with clocks[name].measuring():
             return sampled_umap(data, m, 2, 15, 0.1, None, 0).coordinates
 
-    runs = {(name := f"sampled ({m}, sample fit {epochs} epochs)"):
+    runs = {(name := f"sampled ({m}, sample fit {epochs or 'default'} epochs)"):
             lambda name=name, epochs=epochs: sampled(name, epochs)
             for epochs in args.sample_fit_epochs}
     if args.umap_learn_full:
