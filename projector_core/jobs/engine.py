@@ -368,6 +368,7 @@ class JobManager:
         scope = BackgroundScope(self.requested)
         with checkpoints_of(scope):
             yield scope
+
     def completed(self, result: Any, *, key: str | None = None) -> Job:
         """A job that is already done (a cached result), so callers handle one kind of thing."""
         with self._lock:
