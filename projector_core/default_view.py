@@ -9,7 +9,9 @@ while the user waits.
 The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
 with the parameter table's defaults: ``projection/default_request.py``), so the two share one
 job and one cached result. Whether the view is shown from tiles, and over which axes, is
-``tiles/view.py``'s to say.
+``tiles/view.py``'s to say. It is a guess, so it is background work (``jobs/priority.py``): it
+gives way to any requested job, and a page asking for this very projection makes its job a
+requested one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import threading
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.priority import Priority, yield_point
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.default_request import projection_request
 from projector_core.projection.jobs import ProjectionJobs, projection_result
@@ -49,18 +52,21 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
         return
     run, embedding = found
     try:
-        # The projection first (the page's first tiles wait for it); the colour column is
-        # encoded (a stored one counted, as a tiled page asks) on this thread meanwhile.
-        request = projection_request(embedding, "pca")
-        job = projections.start(request, embedding, get_backend(device), None,
-                                projections.reference(request, embedding))
-        for name in embedding.metadata_columns()[:FIRST_COLUMNS]:
-            embedding.column_counts(name)
-        job.wait()
-        if job.status is JobStatus.DONE:
-            coordinates = projection_result(job).coordinates
-            tiles = shown_from_tiles(coordinates.shape[0])
-            lod.prepare(job, chosen_axes(None, coordinates.shape[1], tiles), tiles=tiles)
+        with projections.jobs.background():
+            # The projection first (the page's first tiles wait for it); the colour column is
+            # encoded (a stored one counted, as a tiled page asks) on this thread meanwhile.
+            request = projection_request(embedding, "pca")
+            job = projections.start(request, embedding, get_backend(device), None,
+                                    projections.reference(request, embedding),
+                                    priority=Priority.BACKGROUND)
+            for name in embedding.metadata_columns()[:FIRST_COLUMNS]:
+                yield_point()
+                embedding.column_counts(name)
+            job.wait()
+            if job.status is JobStatus.DONE:
+                coordinates = projection_result(job).coordinates
+                tiles = shown_from_tiles(coordinates.shape[0])
+                lod.prepare(job, chosen_axes(None, coordinates.shape[1], tiles), tiles=tiles)
     except Exception:  # logged, not raised: a page asking later gets the error itself
         log.warning("could not prepare the default view of %s/%s", run, embedding.name,
                     exc_info=True)

@@ -117,7 +117,7 @@ def create_app(
         if load_models:
             app.state.projection_service.start_models()
         if warm_up:
-            start_warm_up(after=catalog.wait_loaded)
+            start_warm_up(after=catalog.wait_loaded, jobs=app.state.jobs)
         if prepare_view and cluster is None:
             start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
         yield

@@ -12,6 +12,7 @@ import numpy as np
 from projector_core.data.catalog import Catalog
 from projector_core.default_view import prepare_default_view
 from projector_core.jobs.engine import JobManager, JobStatus
+from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.compute import request_key
 from projector_core.projection.default_request import projection_request
@@ -126,6 +127,10 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
         assert job is not None and job.status is JobStatus.DONE
         assert lod.peek_order(job, [0, 1]) is not None
         assert "label" in embedding.metadata()._codes
+        # Nobody asked for it: it was background work, until the page's request finds it.
+        assert job.priority is Priority.BACKGROUND
+        assert projections.start(request, embedding, get_backend("cpu"), None) is job
+        assert job.priority is Priority.REQUESTED
     finally:
         jobs.shutdown()
 
@@ -146,6 +151,7 @@ def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp
                 if j["method"] == "pca" and j["status"] == "done"]
         time.sleep(0.1)
     assert len(done) == 1, "the default view's projection was not started on load"
+    assert done[0]["priority"] == "background"  # the server's guess, yielding to requests
     tile = None
     while time.monotonic() < deadline:
         tile = httpx.get(f"{url}/api/jobs/{done[0]['id']}/tiles/0/0/0",

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from projector_core.jobs.priority import yield_point
 from projector_core.kernels.backend import Array, Backend, get_backend
 
 _CHUNK_BYTES = 64 * 2**20
@@ -111,8 +112,11 @@ def _times(be: Backend, x: Array, v: Array) -> Array:
 
 
 def _row_chunks(data: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """Row blocks of ``_CHUNK_BYTES``; before each, background work may give way to a request
+    (and a job stop, cancelled): every pass over the data reads through here."""
     step = max(1, _CHUNK_BYTES // max(1, data.shape[1] * 4))
     for start in range(0, data.shape[0], step):
+        yield_point()
         yield start, data[start : start + step]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from projector_core.jobs.engine import Job
+from projector_core.jobs.priority import yield_point
 from projector_core.projection.jobs import projection_result
 from projector_core.storage.recent import Recent
 from projector_core.tiles.build import TILE_BUDGET, TileSet, build_tiles
@@ -57,8 +58,9 @@ class LodStore:
         the bounds (the early tiles a page draws while the rest is still to come), then the
         order (a page showing the whole set draws in it) and, with ``tiles``, the tiles
         (about 3 s of one core at 10M points, done before a page that opens after the
-        tensor loaded asks for them)."""
+        tensor loaded asks for them). Background work gives way between the steps."""
         self.bounds(job, axes)
+        yield_point()
         if tiles:
             self.tiles(job, axes)
         else:

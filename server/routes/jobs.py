@@ -75,6 +75,10 @@ class JobOut(BaseModel):
                               "affinities, initial layout, optimisation, placement")
     phase_progress: float | None = Field(None, ge=0, le=1,
                                          description="How far through that phase, when known")
+    priority: Literal["requested", "background"] = Field(
+        "requested", description="background: the server's own guess (the default view "
+        "prepared at start), which gives way to requested jobs")
+    yielding: bool = Field(False, description="A background job held while a requested job runs")
 
 
 class JobAboutOut(JobOut):
