@@ -28,11 +28,9 @@ from typing import Any
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.export.embedding_data import EmbeddingExport, export_embedding
+from projector_core.export.embedding_data import EmbeddingExport, Progress, Project, export_embedding
 from projector_core.export.files import SiteFiles
-from projector_core.export.projections import Progress
 from projector_core.projection.default_request import WITH_DEFAULTS
-from projector_core.projection.jobs import ProjectionJobs
 
 MANIFEST = "static.json"
 STATIC_TAG = f'<meta name="projector-static" content="{MANIFEST}">'
@@ -152,8 +150,9 @@ def copy_front_end(frontend: Path, target: Path) -> None:
 
 
 def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOptions,
-                projections: ProjectionJobs, progress: Progress) -> ExportSummary:
-    """Writes the site into ``out``; ValueError (or DataError) when it cannot."""
+                project: Project, progress: Progress) -> ExportSummary:
+    """Writes the site into ``out``, each projection asked of ``project`` (the service's);
+    ValueError (or DataError) when it cannot."""
     check_options(options)
     embeddings = chosen_embeddings(catalog, options)
     skipped = [f"{e.run}/{e.name} is left out: {e.error}" for r in catalog.runs()
@@ -169,7 +168,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
     entries = []
     for i, embedding in enumerate(embeddings):
         try:
-            entries.append(export_embedding(embedding, files, f"data/{i}", what, projections,
+            entries.append(export_embedding(embedding, files, f"data/{i}", what, project,
                                             progress))
         except DataError:
             raise

@@ -1,88 +1,79 @@
-"""The projection service: what every door (REST routes, MCP tools) asks, answered one way.
+"""The projection service: what every door asks, answered one way.
 
-One object over the catalogue and the job engine holds each decision a request needs: the
-backend, the projection job (shared by identical requests, answered from the result cache;
-a cluster's stored result gets its tiles built by the workers), the neighbour index
-(``distributed.dispatch``), the ``k`` limit, the clusters and quality of a finished projection,
-and comparisons. The doors only turn its answers and its errors into their protocol:
-ValueError (DataError included) is the request's or the data's fault (a 422), ``LookupError``
-an unknown name (a 404), :class:`NotDone` a job still running (a 409).
+Every door (the REST routes, ``projector export`` and ``render``, the MCP tools, the notebook
+widget) asks :class:`ProjectionService` and nothing beside it: one object over the catalogue
+and the job engine that holds each decision a request needs. The doors only turn its answers
+and its errors into their protocol: ValueError (DataError included) is the request's or the
+data's fault (a 422), :class:`UnknownName` an unknown run,
+embedding or job (a 404), :class:`NotDone` a job still running (a 409); both are named here
+for the doors.
+
+A file per idea behind this one object:
+
+- ``names.py``: runs, embeddings and jobs looked up once, with one sentence for an unknown one;
+- ``projections.py``: a request checked (every bound at once), run to its end for an export;
+- ``neighbors.py``: nearest neighbours of a row, a vector or several rows;
+- ``structure.py``: a finished projection's clusters and quality;
+- ``tile_questions.py``: axes, level-of-detail orders, tiles and their early samples;
+- ``comparisons.py``: two embeddings compared, or as a job;
+- ``default_view.py``: what a first visit asks, prepared once the data is loaded.
 """
 
 from __future__ import annotations
 
-import math
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector_core.comparison.compare import check_comparable, compare_embeddings
+from projector_core.comparison.compare import compare_embeddings
+from projector_core.comparison.pairs import Pair, comparable_pairs
 from projector_core.data.catalog import Catalog
-from projector_core.data.label_column import default_label_column
-from projector_core.data.model import Embedding
+from projector_core.data.model import Embedding, Run
 from projector_core.distributed.dispatch import neighbor_index
-from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
+from projector_core.errors import UnknownName, unknown_column
+from projector_core.export.embedding_data import Progress
+from projector_core.export.render import AUTO, projection_picture, save_picture
+from projector_core.export.site import ExportOptions, ExportSummary, SitePage, chosen_embeddings, export_site
+from projector_core.jobs.engine import Job, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
-from projector_core.kernels.compare import Comparison
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
+from projector_core.kernels.search import search
 from projector_core.projection.compute import ProjectionResult, check
-from projector_core.projection.jobs import (
-    NotDone,
-    ProjectionJobs,
-    layout_of,
-    projection_result,
-)
-from projector_core.projection.limits import neighbor_count
+from projector_core.projection.jobs import NotDone, ProjectionJobs, projection_result
+from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.semantic.models import Models
 from projector_core.semantic.search import MeaningAnswer, search_meaning
+from projector_core.service import comparisons, default_view, structure, tile_questions
+from projector_core.service.names import describe, find_embedding, find_job
+from projector_core.service.neighbors import Found as Neighbors
+from projector_core.service.neighbors import nearest
+from projector_core.service.projections import request_problems, run_to_end
+from projector_core.service.tile_questions import Axes, OrderSlice, TileAnswer
+from projector_core.session import check_view
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
-from projector_core.tiles.queries import (
-    Found,
-    Pick,
-    Region,
-    UnknownColumn,
-    pick,
-    search_column,
-    select,
-)
+from projector_core.tiles.queries import Found, Pick, Region, pick, search_column, select
 from projector_core.tiles.sharded_build import with_stored_tiles
-from projector_core.tiles.source import MemoryTiles, TileSource
+from projector_core.tiles.source import TileSource
 from projector_core.tiles.store import LodStore
-from projector_core.tiles.stored import stored_tile_source
-from projector_core.tiles.view import chosen_axes
 
 if TYPE_CHECKING:
+    from PIL.Image import Image
+
     from projector_core.distributed.cluster import Cluster
 
+__all__ = ["NotDone", "ProjectionService", "UnknownName"]
+
 KEEP_ANSWERS = 8  # clusters/quality answers kept: a map asks again when the user comes back
-Space = Literal["projection", "original"]
-
-
-class UnknownName(LookupError):
-    """An unknown run, embedding or job; the message names it (and what is known)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-def label_column(embedding: Embedding) -> str | None:
-    """The column that names the embedding's points (see :mod:`~projector_core.data.label_column`)."""
-    if "metadata" in embedding.errors or embedding.loading is not None:
-        return None
-    return default_label_column(embedding.metadata_columns(), embedding.is_numeric)
-
-
-def describe(job: Job) -> dict[str, Any]:
-    """A job's status and what it computes: kind, method, run, embedding."""
-    return {**job.snapshot(), **(job.about or {"kind": "unknown"})}
 
 
 class ProjectionService:
-    """check / start / result / neighbours / clusters / quality / compare over one catalogue."""
+    """Every question a door asks, over one catalogue and one job engine."""
 
     def __init__(self, catalog: Catalog, projection_jobs: ProjectionJobs, device: str = "cpu",
                  cluster: Cluster | None = None, lod: LodStore | None = None,
@@ -95,31 +86,56 @@ class ProjectionService:
         self.jobs: JobManager = projection_jobs.jobs
         self.device = device
         self.cluster = cluster
-        self._answers: Recent[tuple[Any, ...], Any] = Recent(KEEP_ANSWERS)
+        self._answers: structure.Answers = Recent(KEEP_ANSWERS)
         self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
         self.models = Models(self.jobs, models, prepare=lambda e: self.neighbor_index(e, "cosine"))
 
     @classmethod
-    def standalone(cls, catalog: Catalog, device: str = "cpu") -> ProjectionService:
-        """A service with its own job engine and the catalogue's result cache (the MCP server)."""
-        jobs = JobManager()
-        return cls(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)), device)
+    def standalone(cls, catalog: Catalog, device: str = "cpu", *, workers: int | None = None,
+                   cluster: Cluster | None = None,
+                   models: Mapping[tuple[str, str], str] | None = None) -> ProjectionService:
+        """A service with its own job engine (``workers`` threads: an export's one runs its
+        projections in turn) over the catalogue's result cache: the server's, the MCP
+        server's without ``--server``, an export's."""
+        jobs = JobManager() if workers is None else JobManager(workers=workers)
+        return cls(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)), device,
+                   cluster, models=models)
+
+    def stop(self) -> None:
+        """Cancel every job (an open wait for one answers at once) and end the workers."""
+        self.jobs.shutdown()
 
     # -- names -----------------------------------------------------------------------------------
+    def runs(self) -> list[Run]:
+        return self.catalog.runs()
+
+    def run(self, name: str) -> Run:
+        """The run, or :class:`UnknownName` listing the known ones."""
+        return self.catalog.run(name)
+
     def embedding(self, run: str, name: str) -> Embedding:
-        """The embedding, or :class:`UnknownName` listing the known ones."""
+        """The embedding (``UnknownName`` naming the known ones; ``StillLoading`` while read)."""
+        return find_embedding(self.catalog, run, name)
+
+    def listed_embedding(self, run: str, name: str) -> Embedding | None:
+        """The embedding as ``GET /api/runs`` lists it (loading or not); None when gone."""
         try:
             return self.catalog.embedding(run, name)
         except KeyError:
-            known = [f"{r.name}/{e.name}" for r in self.catalog.runs() for e in r.embeddings]
-            raise UnknownName(f"unknown embedding {run}/{name}; known: {', '.join(known)}") from None
+            return None
+
+    def shown_embedding(self, run: str | None, name: str | None) -> Embedding:
+        """The embedding a view names, else the first of its run (or of the first run): what
+        the page then shows."""
+        found = self.run(run) if run else self.runs()[0]
+        return self.embedding(found.name, name) if name else found.embeddings[0]
+
+    def check_view(self, current: dict[str, Any], changes: dict[str, Any]) -> None:
+        """ValueError for a shared view naming what does not exist (``session.py``)."""
+        check_view(self.catalog, current, changes)
 
     def job(self, job_id: str) -> Job:
-        try:
-            return self.jobs.get(job_id)
-        except KeyError:
-            raise UnknownName(f"unknown job {job_id!r} (finished jobs are kept for a while, "
-                              "then forgotten)") from None
+        return find_job(self.jobs, job_id)
 
     def list_jobs(self) -> list[dict[str, Any]]:
         """Every job still known, oldest first, with what it computes."""
@@ -128,7 +144,42 @@ class ProjectionService:
     def backend(self, device: str | None = None) -> Backend:
         return get_backend(device or self.device)
 
+    def comparable_pairs(self) -> list[Pair]:
+        """Pairs worth comparing: consecutive steps of each tag, one tensor name in two runs."""
+        return comparable_pairs(self.runs())
+
+    def search_metadata(self, embedding: Embedding, column: str, query: str,
+                        regex: bool = False) -> list[int]:
+        """Rows whose ``column`` matches (case-insensitive; a regular expression with
+        ``regex``): stored codes searched by their dictionary, else the metadata's values
+        (an embedding without metadata has one column, ``index``). UnknownColumn naming the
+        columns; ValueError for a bad expression."""
+        stored = embedding.code_column(column)
+        if stored is not None:  # the dictionary searched, the codes read by chunks
+            wanted = np.zeros(len(stored.dictionary), bool)
+            wanted[search(stored.dictionary, query, regex)] = True
+            return [int(i) for i in stored.rows_with(wanted)]
+        metadata = embedding.metadata_or_index()  # DataError: a 422 naming the file
+        if column not in metadata.names:
+            raise unknown_column(column, metadata.names)
+        return search(metadata.column(column), query, regex)
+
+    def parameter_table(self, run: str | None = None, name: str | None = None) -> dict[str, Any]:
+        """The parameter table; for an embedding (both names given) its data's bounds and
+        defaults, its default requests and data limits (``projection/methods``)."""
+        if (run is None) != (name is None):
+            raise ValueError("give both run and embedding, or neither")
+        shape = None
+        if run is not None and name is not None:
+            shape = self.embedding(run, name).shape
+        return parameter_table(shape)
+
     # -- projections -------------------------------------------------------------------------------
+    def request_problems(self, raw: object) -> list[dict[str, Any]] | None:
+        """A raw request body that breaks a model's fixed bound *and* a data limit: every
+        problem at once (pydantic's error shape), else None (``projections.py``)."""
+        return request_problems(self.catalog, raw)
+
     def check(self, request: ProjectionRequest, embedding: Embedding) -> np.ndarray | None:
         """ValueError for a request the data cannot satisfy (before any job is queued); the
         reference layout ``init_from_job``/``align_to_job`` names, checked."""
@@ -153,31 +204,21 @@ class ProjectionService:
             raise NotDone(job)
         return projection_result(job)
 
+    def computed(self, embedding: Embedding, method: str, asked: dict[str, Any] | None = None,
+                 progress: Progress | None = None) -> ProjectionResult:
+        """``method``'s result for ``embedding``, waited for (an export's, a picture's): the
+        view's default request unless ``asked`` gives dims and params. Computed here, never
+        on a cluster (its coordinates are written or drawn whole)."""
+        return run_to_end(self.projection_jobs, self.backend(), embedding, method, asked, progress)
+
     # -- neighbours ------------------------------------------------------------------------------
     def neighbors(self, embedding: Embedding, k: int, metric: Metric, *, index: int | None = None,
                   vector: np.ndarray | None = None,
-                  exclude: tuple[int, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` nearest rows to row ``index`` (itself excluded) or to ``vector`` (the
-        rows ``exclude`` left out): (indices, distances), nearest first. ValueError for an
-        index past N or a ``k`` over the other points."""
-        if embedding.shape is None:
-            embedding.vectors()  # DataError naming the unreadable file
-        n = (embedding.shape or (0, 0))[0]
-        if index is not None:
-            if not 0 <= index < n:
-                raise ValueError(f"index {index} out of range: the embedding has {n} points")
-            neighbor_count(n - 1).check(k)
-        else:
-            neighbor_count(n - len(exclude)).check(k)
-        found = self.neighbor_index(embedding, metric)
-        if index is not None:
-            return found.neighbors_of([index], k, metric)
-        assert vector is not None
-        indices, distances = found.query(np.asarray(vector, np.float64), k + len(exclude), metric)
-        if not exclude:
-            return indices, distances
-        keep = ~np.isin(indices[0], exclude) & (indices[0] >= 0)
-        return indices[:, keep][:, :k], distances[:, keep][:, :k]
+                  rows: Sequence[int] | None = None) -> Neighbors:
+        """The ``k`` nearest rows to row ``index``, to ``vector`` or to the centroid of
+        ``rows`` (``neighbors.py``): (indices, distances), nearest first."""
+        return nearest(self.neighbor_index, embedding, k, metric, index=index,
+                                 vector=vector, rows=rows)
 
     def neighbor_index(self, embedding: Embedding, metric: Metric) -> NeighborIndex:
         """The index that answers neighbour queries on ``embedding`` now (``dispatch.py``)."""
@@ -210,141 +251,116 @@ class ProjectionService:
 
     # -- structure of a finished projection ------------------------------------------------------
     def clusters(self, job: Job, min_cluster_size: int | None = None,
-                 label_column: str | None = None, space: Space = "projection") -> dict[str, Any]:
-        """HDBSCAN clusters (with sub-clusters) of the projection as the map shows it, named
-        from ``label_column`` when given (``GET /api/jobs/ID/clusters``)."""
-        from projector_core.kernels.cluster_labels import cluster_labels, column_kind
-        from projector_core.kernels.clusters import cluster_points, default_min_cluster_size
+                 label_column: str | None = None,
+                 space: structure.Space = "projection") -> structure.Answer:
+        """HDBSCAN clusters (with sub-clusters) of the projection as the map shows it, named from
+        ``label_column`` when given (``GET /api/jobs/ID/clusters``)."""
+        return structure.clusters(self._answers, job, min_cluster_size, label_column, space)
 
-        picture = _picture(layout_of(job, "clusters"))
-        metadata = None
-        if label_column is not None:
-            metadata = _source(job, "a label column").metadata()
-            if metadata is None or label_column not in metadata.names:
-                known = ", ".join(metadata.names) if metadata is not None else "none"
-                raise ValueError(f"unknown metadata column {label_column!r} (columns: {known})")
-        size = min_cluster_size or default_min_cluster_size(picture.shape[0])
-
-        def compute() -> dict[str, Any]:
-            data = (_source(job, "clustering the original space").vectors()
-                    if space == "original" else picture)
-            found = cluster_points(data, picture, size)
-            groups = [c.members for c in found.clusters]
-            labels = (cluster_labels(metadata, label_column, groups, picture)
-                      if metadata and label_column else [f"cluster {c.id}" for c in found.clusters])
-            return {
-                "label_kind": (column_kind(metadata, label_column)
-                               if metadata and label_column else None),
-                "hint": None if found.clusters else _no_clusters_hint(data, space, size),
-                "assignment": found.assignment.tolist(),
-                "clusters": [{"id": c.id, "size": int(c.members.size), "label": label,
-                              "centroid": c.centroid, "parent": c.parent, "point": c.point}
-                             for c, label in zip(found.clusters, labels, strict=True)],
-                "min_cluster_size": size,
-                "sampled": found.sampled,
-            }
-
-        return self._answers.get_or_compute(("clusters", job.id, size, label_column, space), compute)
-
-    def quality(self, job: Job, k: int = 10, metric: Metric = "cosine") -> dict[str, Any]:
+    def quality(self, job: Job, k: int = 10, metric: Metric = "cosine") -> structure.Answer:
         """Per-point neighbourhood preservation, trustworthiness and continuity."""
-        from projector_core.kernels.quality import projection_quality
+        return structure.quality(self._answers, job, k, metric)
 
-        picture = _picture(layout_of(job, "quality"))
-        embedding = _source(job, "quality")
+    # -- a done projection by level of detail (tile_questions.py) -----------------------------------
+    def axes(self, job: Job, asked: Axes) -> list[int]:
+        """The result columns ``asked`` names of the done ``job`` (default the first three)."""
+        return tile_questions.axes_over(self.result(job).coordinates.shape[1], asked)
 
-        def compute() -> dict[str, Any]:
-            found = projection_quality(embedding.vectors(), picture, k, metric)
-            return {"per_point": _floats(found.per_point), "mean": found.mean,
-                    "trustworthiness": found.trustworthiness, "continuity": found.continuity,
-                    "k": found.k, "metric": metric, "excluded_rows": found.excluded_rows,
-                    "sample_size": found.sample_size}
+    def lod_order(self, job: Job, asked: Axes) -> np.ndarray:
+        """The done job's level-of-detail order (int32 permutation) over ``asked``;
+        ValueError for a comparison (it has no layout)."""
+        return tile_questions.order(self.lod, job, asked)
 
-        return self._answers.get_or_compute(("quality", job.id, k, metric), compute)
+    def order_slice(self, job: Job, asked: Axes, offset: int, count: int | None,
+                    early: bool) -> OrderSlice:
+        return tile_questions.order_slice(self.lod, job, asked, offset, count, early)
 
-    # -- questions over every point of a tiled projection -----------------------------------------
-    def tile_source(self, job: Job, axes: list[int]) -> TileSource:
-        """The job's tiles over ``axes`` (1 to 3 coordinate columns; the quadtree is over the
+    def tile_source(self, job: Job, axes: Axes) -> TileSource:
+        """The job's tiles over ``axes`` (1 to 3 coordinate columns, the quadtree over the
         first two): :class:`NotDone` before the job is done, ValueError for a comparison or
         axes the result lacks."""
-        coordinates = layout_of(job, "tiles").coordinates
-        axes = chosen_axes(axes, coordinates.shape[1], tiles=True)
-        # A cluster's result stays on disk with the tiles its workers wrote: served from there.
-        stored = stored_tile_source(coordinates, axes)
-        return stored if stored is not None else MemoryTiles(self.lod, job, axes)
+        return tile_questions.tile_source(self.lod, job, axes)
 
-    def pick(self, job: Job, axes: list[int], x: float, y: float, radius: float) -> Pick:
+    def answers_early(self, job: Job, early: bool) -> bool:
+        """Whether an ``early`` tile of ``job`` comes at once from its latest frame (a
+        running t-SNE or UMAP); the others wait for the job."""
+        return tile_questions.answers_early(job, early)
+
+    def tile(self, job: Job, z: int, x: int, y: int, axes: Axes, column: str | None,
+             early: bool) -> TileAnswer:
+        """Tile (z, x, y) of the job over ``axes``, with ``column``'s codes; ``early``: at
+        once (a running layout's points placed so far, or a sample of the cell)."""
+        source: TileSource = (tile_questions.placed_so_far(self.lod, job, axes)
+                              if self.answers_early(job, early) else self.tile_source(job, axes))
+        return tile_questions.tile_answer(source, z, x, y, column, early)
+
+    def pick(self, job: Job, axes: Axes, x: float, y: float, radius: float) -> Pick:
         """The point nearest (x, y) within ``radius`` over all points (hover, click)."""
         return pick(self.tile_source(job, axes), x, y, radius)
 
-    def select(self, job: Job, axes: list[int], region: Region, limit: int,
+    def select(self, job: Job, axes: Axes, region: Region, limit: int,
                column: str | None = None) -> Found:
         """The points inside a box or polygon: count, first rows, counts of ``column``."""
         return select(self.tile_source(job, axes), region, limit, column)
 
-    def search_points(self, job: Job, axes: list[int], column: str, query: str, regex: bool,
+    def search_points(self, job: Job, axes: Axes, column: str, query: str, regex: bool,
                       limit: int) -> Found:
         """Points of the job whose ``column`` matches ``query``: matching codes, count, first
         rows (the embedding's column answers; the job and axes are checked as tiles')."""
         self.tile_source(job, axes)
         embedding = job.source
-        try:
-            if embedding is None:
-                raise KeyError(f"unknown metadata column {column!r} (columns: none)")
-            dictionary, counts = embedding.column_counts(column)
-        except KeyError as error:
-            raise UnknownColumn(error.args[0]) from None
+        if embedding is None:
+            raise unknown_column(column, [])
+        dictionary, counts = embedding.column_counts(column)  # UnknownColumn naming the columns
         return search_column(dictionary, counts, embedding.code_blocks(column), query, regex,
                              limit)
 
-    # -- comparisons -------------------------------------------------------------------------------
+    # -- comparisons (comparisons.py) -------------------------------------------------------------
     def compare(self, a: Embedding, b: Embedding, k: int, metric: Metric,
-                top: int = 100) -> Comparison:
-        return compare_embeddings(a, b, k, metric, self.backend(), top)
+                top: int = 100) -> dict[str, Any]:
+        """How much each point's k-neighbourhood changed from ``a`` to ``b``."""
+        return comparisons.comparison_answer(
+            compare_embeddings(a, b, k, metric, self.backend(), top))
 
     def compare_job(self, a: Embedding, b: Embedding, k: int, metric: Metric, top: int) -> Job:
-        """The comparison as a job (one per question): its progress is the job's, its result
-        [N, 2] (overlap, rank displacement) with the summary in ``info``."""
-        check_comparable(a, b, k)
-        backend = self.backend()
-        key = f"compare:{a.fingerprint}:{b.fingerprint}:{k}:{metric}:{top}:{backend.device}"
-        job = self.jobs.find(key)
-        if job is None:
-            def work(ctx: JobContext) -> ProjectionResult:
-                found = compare_embeddings(a, b, k, metric, backend, top,
-                                           progress=lambda done: ctx.step(None, done))
-                values = np.column_stack([found.per_point, found.rank_displacement])
-                return ProjectionResult(values.astype(np.float32), {
-                    "method": "compare", "k": found.k,
-                    "most_changed": found.most_changed.tolist(),
-                    "neighbors": found.neighbors, "recall": found.recall})
-            job = self.jobs.submit(work, key=key)
-        job.about = {"kind": "compare", "method": "compare", "run": a.run, "embedding": a.name,
-                     "other_run": b.run, "other_embedding": b.name}
-        return job
+        """The comparison as a job, with progress (its result [N, 2], the summary in info)."""
+        return comparisons.comparison_job(self.jobs, self.backend(), a, b, k, metric, top)
 
+    # -- sharing without a server (projector_core/export/) ----------------------------------------
+    def chosen_embeddings(self, run: str | None, name: str | None) -> list[Embedding]:
+        """The readable embeddings ``run`` and ``name`` choose (all by default)."""
+        return chosen_embeddings(self.catalog, ExportOptions(run=run, embedding=name))
 
-def _picture(result: ProjectionResult) -> np.ndarray:
-    """The coordinates the map shows: PCA's first two components, every column otherwise."""
-    coordinates = result.coordinates
-    return coordinates[:, :2] if result.info.get("method") == "pca" else coordinates
+    def export_site(self, out: Path, page: SitePage, options: ExportOptions,
+                    progress: Progress) -> ExportSummary:
+        """A static site of the chosen views in ``out``, its projections this service's (on
+        its device, its cache's sprite pages)."""
+        options = replace(options, device=self.device, cache_dir=self.catalog.cache.directory)
+        return export_site(self.catalog, out, page, options, self.computed, progress)
 
+    def render(self, embedding: Embedding, method: str, path: Path, width: int,
+               color_by: str | None = AUTO, progress: Progress | None = None,
+               **options: Any) -> Image:
+        """``method``'s view of ``embedding`` drawn as a picture at ``path`` (``color_by``:
+        a column, None for one colour, AUTO for the page's choice); ``options``: height,
+        point_size, legend."""
+        result = self.computed(embedding, method, progress=progress)
+        if progress is not None:
+            progress("drawing", None)
+        image = projection_picture(embedding, result.coordinates, width, color_by, **options)
+        save_picture(image, path)
+        return image
 
-def _source(job: Job, need: str) -> Embedding:
-    if not isinstance(job.source, Embedding):
-        raise ValueError(f"job {job.id} does not know its data, so {need} is not available")
-    return job.source
+    # -- the default view (default_view.py) --------------------------------------------------------
+    def prepare_default_view(self) -> None:
+        """What a first visit asks for, computed once the catalogue is loaded (blocks)."""
+        default_view.prepare_default_view(
+            self.catalog, lambda request, embedding: self.start(
+                request, embedding, self.check(request, embedding)), self.lod)
 
-
-def _floats(values: np.ndarray) -> list[float | None]:
-    return [v if math.isfinite(v) else None for v in values.tolist()]
-
-
-def _no_clusters_hint(data: np.ndarray, space: Space, size: int) -> str:
-    """Why HDBSCAN may have found nothing, and what to try instead."""
-    if space == "original" and data.shape[1] > 10:
-        return (f"No dense groups of at least {size} points in the original "
-                f"{data.shape[1]}-dimensional space: distances there are nearly all alike. "
-                "Cluster the projected points instead, or lower Min size.")
-    return (f"No dense groups of at least {size} points: every point counts as noise. "
-            "Lower Min size, or run t-SNE or UMAP, whose pictures separate groups more than PCA.")
+    def start_preparing(self) -> threading.Thread:
+        """:meth:`prepare_default_view` on a daemon thread (the server answers meanwhile)."""
+        thread = threading.Thread(target=self.prepare_default_view,
+                                  name="projector-default-view", daemon=True)
+        thread.start()
+        return thread

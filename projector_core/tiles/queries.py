@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from projector_core.errors import UnknownColumn
 from projector_core.kernels.search import search
 from projector_core.tiles.build import MAX_LEVEL
 
@@ -29,10 +30,6 @@ POLYGON_MAX = 10_000  # vertices of a selection polygon
 LIMIT_MAX = 1_000_000  # row ids one answer lists at most
 CODES_MAX = 10_000  # matching dictionary codes a search lists (more: highlight by rows)
 COUNTS_MAX = 1_000  # values a region's counts list, most frequent first
-
-
-class UnknownColumn(ValueError):
-    """A metadata column the tiles do not carry."""
 
 
 @dataclass(frozen=True)

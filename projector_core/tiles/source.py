@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from projector_core.errors import unknown_column
 from projector_core.jobs.engine import Job
 from projector_core.projection.jobs import projection_result
 from projector_core.tiles.build import early_tile
@@ -90,7 +91,7 @@ class MemoryTiles:
 
     def _categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         if self.job.source is None:
-            raise KeyError(f"unknown metadata column {column!r} (columns: none)")
+            raise unknown_column(column, [])
         return self.job.source.categorical(column)  # the metadata file's, or stored codes
 
     def _tile(self, rows: np.ndarray, column: str | None) -> Tile:

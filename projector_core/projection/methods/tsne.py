@@ -33,6 +33,8 @@ class Tsne(LayoutFit[TsneParams]):
     name = "tsne"
     title = "t-SNE"
     params_model = TsneParams
+    view_dims = 2
+    view_params = ("perplexity", "learning_rate", "n_iter")
     keeps_start_scale = True
 
     @classmethod
