@@ -31,6 +31,7 @@ from projector_core.errors import DataError
 from projector_core.export.embedding_data import EmbeddingExport, Progress, Project, export_embedding
 from projector_core.export.files import SiteFiles
 from projector_core.projection.default_request import WITH_DEFAULTS
+from projector_core.projection.methods import parameter_table
 
 MANIFEST = "static.json"
 STATIC_TAG = f'<meta name="projector-static" content="{MANIFEST}">'
@@ -182,11 +183,13 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
 
 
 def manifest(entries: list[dict[str, Any]], gzip: bool) -> dict[str, Any]:
-    """``static.json``: runs as ``GET /api/runs`` answers them, and each embedding's files."""
+    """``static.json``: runs as ``GET /api/runs`` answers them, each embedding's files, and
+    the parameter table without data (``GET /api/projections/methods``: what data loaded in
+    the page asks its default requests of)."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         runs.setdefault(entry["run"], []).append(entry["info"])
-    return {"format": FORMAT, "version": VERSION, "gzip": gzip,
+    return {"format": FORMAT, "version": VERSION, "gzip": gzip, "methods": parameter_table(),
             "runs": [{"name": name, "error": None, "embeddings": infos}
                      for name, infos in runs.items()],
             "embeddings": [{k: v for k, v in e.items() if k != "info"} for e in entries]}
