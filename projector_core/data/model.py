@@ -213,7 +213,8 @@ class Embedding:
 
 def _map_again(path: str, source: str) -> np.ndarray:
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        mapped: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)  # a memmap
+        return mapped
     except (OSError, ValueError):
         raise DataError("its cached copy is gone; it is read again when the file changes or "
                         "the server restarts", file=source) from None

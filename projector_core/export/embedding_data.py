@@ -173,7 +173,8 @@ def _categorical(values: list[str]) -> bytes:
     codes = np.fromiter((index.setdefault(v, len(index)) for v in values), np.int32, len(values))
     head = json.dumps(list(index), ensure_ascii=False).encode()
     head += b" " * (-len(head) % 4)
-    return np.uint32(len(head)).astype("<u4").tobytes() + head + codes.astype("<i4").tobytes()
+    return b"".join((np.uint32(len(head)).astype("<u4").tobytes(), head,
+                     codes.astype("<i4").tobytes()))
 
 
 def _write_all_neighbors(files: SiteFiles, folder: str, embedding: Embedding,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from projector_core.kernels.finite import finite_rows
-from projector_core.kernels.knn import Metric
+from projector_core.kernels.neighbor_index import Metric
 
 EXACT_LIMIT = 200_000
 TREE_MAX_DIMS = 16  # spaces up to this many dimensions are searched by k-d tree
@@ -90,7 +90,7 @@ def projection_neighbors(y: np.ndarray, k: int) -> np.ndarray:
     drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
     keep = np.ones_like(found, bool)
     keep[np.arange(found.shape[0]), drop] = False
-    return found[keep].reshape(found.shape[0], k)
+    return np.asarray(found[keep].reshape(found.shape[0], k))
 
 
 def _tree_score(space: np.ndarray, near_other: np.ndarray, near_own: np.ndarray,
@@ -116,13 +116,13 @@ def _tree_score(space: np.ndarray, near_other: np.ndarray, near_own: np.ndarray,
     inside = tree.query_ball_point(space[i], radius, return_length=True, workers=-1)
     ranks = np.asarray(inside, np.int64) - 1  # the point itself is in its ball
     penalty = int(np.maximum(ranks - k, 0).sum())
-    return 1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
+    return float(1.0 - penalty * 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0)))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per row, how many entries of ``a`` occur in ``b`` (rows hold distinct indices)."""
     both = np.sort(np.concatenate([a, b], axis=1), axis=1)
-    return (both[:, 1:] == both[:, :-1]).sum(axis=1)
+    return np.asarray((both[:, 1:] == both[:, :-1]).sum(axis=1))
 
 
 def _scan(space: np.ndarray, metric: Metric, near_other: np.ndarray,

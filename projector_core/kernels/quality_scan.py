@@ -9,7 +9,8 @@ import numpy as np
 
 
 @numba.njit(parallel=True, cache=True)
-def scan_block(dist, limits, targets, nearest):  # pragma: no cover - compiled
+def scan_block(dist: np.ndarray, limits: np.ndarray, targets: np.ndarray,
+               nearest: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """Per row of a distance block: its k nearest columns into ``nearest`` (ties by index)
     and, per slot, how many columns are ahead of column ``targets`` (distance ``limits``).
     One read of each row, where a numpy pass per slot would read it k times."""

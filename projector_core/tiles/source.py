@@ -10,7 +10,7 @@ docs/ARCHITECTURE.md ("Tiles") describes.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -27,7 +27,7 @@ Tile = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # rows uint32, coords f
 class TileSource(Protocol):
     """A done projection's tiles over chosen axes."""
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         """The tile index: ``{budget, total, axes, box: {lo, hi}, bounds: {lo, hi}, tiles:
         [[z, x, y, count], ...]}`` (what ``GET /api/jobs/ID/tiles`` answers)."""
         ...
@@ -54,7 +54,7 @@ class MemoryTiles:
         self.axes = list(axes)
         self.coordinates = projection_result(job).coordinates
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         tiles = self.store.tiles(self.job, self.axes)
         return {**tiles.manifest(), "axes": self.axes, "bounds": self.bounds()}
 
@@ -92,7 +92,8 @@ class MemoryTiles:
     def _categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         if self.job.source is None:
             raise unknown_column(column, [])
-        return self.job.source.categorical(column)  # the metadata file's, or stored codes
+        found: tuple[list[str], np.ndarray] = self.job.source.categorical(column)  # the
+        return found  # metadata file's, or stored codes
 
     def _tile(self, rows: np.ndarray, column: str | None) -> Tile:
         codes = self._categorical(column)[1][rows] if column is not None else None

@@ -49,8 +49,7 @@ from pydantic import BaseModel, Field
 
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE
-from projector_core.service import ProjectionService
-from projector_core.service.names import UnknownName
+from projector_core.service import ProjectionService, UnknownName
 
 router = APIRouter(prefix="/api", tags=["jobs"],
                    responses={404: {"description": "Unknown job (finished jobs are kept for a "

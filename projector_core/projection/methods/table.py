@@ -18,7 +18,7 @@ from projector_core.projection.limits import field_bounds
 from projector_core.projection.methods.base import ProjectionMethod
 
 
-def method_entry(method: type[ProjectionMethod], shape: tuple[int, int] | None) -> dict[str, Any]:
+def method_entry(method: type[ProjectionMethod[Any]], shape: tuple[int, int] | None) -> dict[str, Any]:
     """``method``'s table entry; with ``shape`` (N, D) its data limits and defaults applied,
     and the request a fresh view makes (``default_request``: ``view_dims`` and
     ``view_params`` at those defaults).
@@ -92,7 +92,7 @@ def _parameter(prop: dict[str, Any], required: bool) -> dict[str, Any]:
     return entry
 
 
-def data_range_problems(method: type[ProjectionMethod], params: Any,
+def data_range_problems(method: type[ProjectionMethod[Any]], params: Any,
                         shape: tuple[int, int]) -> dict[str, str]:
     """What ``params`` (a request's raw, unvalidated ``params``) breaks of the data's limits
     on ``method``'s parameters, by name: only where the data bound is tighter than the
