@@ -7,7 +7,8 @@ catalogue or the job engine beside it."""
 from __future__ import annotations
 
 import threading
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
 
@@ -22,31 +23,15 @@ from projector_core.session import SessionState
 _MAKING = threading.Lock()  # objects made on first use are made once
 
 
-def get_service(request: Request) -> ProjectionService:
-    """The app's projection service (``create_app`` makes it over its catalog and jobs)."""
-    service: ProjectionService = request.app.state.projection_service
-    return service
+def app_state(name: str) -> Callable[[Request], Any]:
+    """A dependency answering the app's ``state.<name>`` (``create_app`` sets each)."""
+    def get(request: Request) -> Any:
+        return getattr(request.app.state, name)
+    get.__name__ = f"get_{name}"
+    return get
 
 
-def get_followers(request: Request) -> Followers:
-    followers: Followers = request.app.state.followers
-    return followers
-
-
-def get_session(request: Request) -> SessionState:
-    session: SessionState = request.app.state.session
-    return session
-
-
-def get_events(request: Request) -> EventHub:
-    """The app's one event stream (``GET /api/events``; the catalog publishes on it)."""
-    events: EventHub = request.app.state.events
-    return events
-
-
-def get_uploads(request: Request) -> Uploads:
-    uploads: Uploads = request.app.state.uploads
-    return uploads
+get_service = app_state("projection_service")  # the one service every route asks
 
 
 def get_sprite_atlas(request: Request) -> SpriteAtlas:
@@ -70,8 +55,8 @@ def get_embedding(
 
 EmbeddingDep = Annotated[Embedding, Depends(get_embedding)]
 ServiceDep = Annotated[ProjectionService, Depends(get_service)]
-FollowersDep = Annotated[Followers, Depends(get_followers)]
-SessionDep = Annotated[SessionState, Depends(get_session)]
-UploadsDep = Annotated[Uploads, Depends(get_uploads)]
+FollowersDep = Annotated[Followers, Depends(app_state("followers"))]
+SessionDep = Annotated[SessionState, Depends(app_state("session"))]  # shared with a widget
+UploadsDep = Annotated[Uploads, Depends(app_state("uploads"))]
 SpriteAtlasDep = Annotated[SpriteAtlas, Depends(get_sprite_atlas)]
-EventsDep = Annotated[EventHub, Depends(get_events)]
+EventsDep = Annotated[EventHub, Depends(app_state("events"))]  # GET /api/events; the catalog publishes
