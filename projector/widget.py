@@ -118,9 +118,8 @@ class Projector(anywidget.AnyWidget):
     def save_image(self, path: str | Path, width: int = 2000, **options: Any) -> Path:
         """The widget's projection, coloured as in the page, drawn as a picture at ``path``
         (``projector render``'s renderer; computed or reused through the server's jobs).
-        ``options``: height, point_size, legend."""
-        if self.projection not in ("pca", "tsne", "umap"):
-            raise ValueError(f"save_image draws pca, tsne or umap, not {self.projection!r}")
+        ``options``: height, point_size, legend. ValueError (the service's sentence) for a
+        projection no view opens unasked (custom)."""
         if self.color_by is not None:  # else the page's default column
             options["color_by"] = self.color_by
         self._server.service.render(self._shown_embedding(), self.projection, Path(path),
