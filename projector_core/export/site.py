@@ -30,11 +30,10 @@ from typing import Any
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.export.embedding_data import EmbeddingExport, export_embedding
+from projector_core.export.embedding_data import EmbeddingExport, Progress, Project, export_embedding
 from projector_core.export.files import SiteFiles
-from projector_core.export.projections import Progress
 from projector_core.projection.default_request import WITH_DEFAULTS
-from projector_core.projection.jobs import ProjectionJobs
+from projector_core.projection.methods import parameter_table
 
 MANIFEST = "static.json"
 SITE_ENTRIES = ("static", "data", "index.html", MANIFEST)  # what an export owns in its folder
@@ -169,8 +168,9 @@ def copy_front_end(frontend: Path, target: Path) -> None:
 
 
 def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOptions,
-                projections: ProjectionJobs, progress: Progress) -> ExportSummary:
-    """Writes the site into ``out``; ValueError (or DataError) when it cannot."""
+                project: Project, progress: Progress) -> ExportSummary:
+    """Writes the site into ``out``, each projection asked of ``project`` (the service's);
+    ValueError (or DataError) when it cannot."""
     check_options(options)
     embeddings = chosen_embeddings(catalog, options)
     skipped = [f"{e.run}/{e.name} is left out: {e.error}" for r in catalog.runs()
@@ -190,7 +190,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
         entries = []
         for i, embedding in enumerate(embeddings):
             try:
-                entries.append(export_embedding(embedding, files, f"data/{i}", what, projections,
+                entries.append(export_embedding(embedding, files, f"data/{i}", what, project,
                                                 progress))
             except DataError:
                 raise
@@ -207,11 +207,13 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
 
 
 def manifest(entries: list[dict[str, Any]], gzip: bool) -> dict[str, Any]:
-    """``static.json``: runs as ``GET /api/runs`` answers them, and each embedding's files."""
+    """``static.json``: runs as ``GET /api/runs`` answers them, each embedding's files, and
+    the parameter table without data (``GET /api/projections/methods``: what data loaded in
+    the page asks its default requests of)."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         runs.setdefault(entry["run"], []).append(entry["info"])
-    return {"format": FORMAT, "version": VERSION, "gzip": gzip,
+    return {"format": FORMAT, "version": VERSION, "gzip": gzip, "methods": parameter_table(),
             "runs": [{"name": name, "error": None, "embeddings": infos}
                      for name, infos in runs.items()],
             "embeddings": [{k: v for k, v in e.items() if k != "info"} for e in entries]}

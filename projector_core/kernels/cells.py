@@ -356,4 +356,4 @@ def _augmented(centres: np.ndarray) -> np.ndarray:
 def _centre_scores(rows: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Rank of each centre for each prepared row, smaller nearer: squared euclidean distance
     less |row|^2, k-means' own rule (rows are unit for cosine, so it ranks by angle there)."""
-    return np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (rows @ centres.T)
+    return np.asarray(np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (rows @ centres.T))

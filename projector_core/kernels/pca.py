@@ -182,7 +182,7 @@ def _moved_chunks(
     be: Backend,
     shift: Array | None = None,
     with_rows: bool = False,
-) -> Iterator:
+) -> Iterator[Any]:
     """Finite rows per chunk on the device, centred and (if asked) scaled to unit
     length, then minus ``shift`` (the mean of the spherized rows) when given."""
     xp = be.xp
@@ -202,7 +202,7 @@ def _moved_chunks(
         yield (start, rows, x) if with_rows else x
 
 
-def _mean_of(chunks: Iterator, dim: int, count: int, be: Backend) -> Array:
+def _mean_of(chunks: Iterator[Any], dim: int, count: int, be: Backend) -> Array:
     xp = be.xp
     total = xp.zeros((dim,), dtype=xp.float64, device=be.device)
     for x in chunks:

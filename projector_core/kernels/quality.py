@@ -137,7 +137,7 @@ def projection_neighbors(y: np.ndarray, k: int, progress: Progress | None = None
     drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
     keep = np.ones_like(found, bool)
     keep[np.arange(found.shape[0]), drop] = False
-    return found[keep].reshape(found.shape[0], k)
+    return np.asarray(found[keep].reshape(found.shape[0], k))
 
 
 def _ranks(space: np.ndarray, queries: np.ndarray, targets: np.ndarray, own: np.ndarray,
@@ -185,7 +185,7 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a = np.where(a < 0, -1 - np.arange(a.shape[1]), a)
     b = np.where(b < 0, -1 - a.shape[1] - np.arange(b.shape[1]), b)
     both = np.sort(np.concatenate([a, b], axis=1), axis=1)
-    return (both[:, 1:] == both[:, :-1]).sum(axis=1)
+    return np.asarray((both[:, 1:] == both[:, :-1]).sum(axis=1))
 
 
 def _prepared(data: np.ndarray, metric: Metric) -> np.ndarray:

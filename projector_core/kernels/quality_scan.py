@@ -92,12 +92,15 @@ def _scores(dots: np.ndarray, rows: np.ndarray, metric: Metric) -> np.ndarray:
     |x|^2 - 2 q.x for euclidean (|q|^2 is the same along a query's row)."""
     if metric == "cosine":
         return -dots
-    return np.einsum("...d,...d->...", rows, rows) - 2.0 * dots
+    squares: np.ndarray = np.einsum("...d,...d->...", rows, rows)
+    return squares - 2.0 * dots
 
 
 @numba.njit(nogil=True, cache=True)
-def scan_chunk(scores, offset, own, limits, targets, by_index, best_v, best_i, counts,
-               met):  # pragma: no cover - compiled
+def scan_chunk(scores: np.ndarray, offset: int, own: np.ndarray, limits: np.ndarray,
+               targets: np.ndarray, by_index: np.ndarray, best_v: np.ndarray,
+               best_i: np.ndarray, counts: np.ndarray,
+               met: np.ndarray) -> None:  # pragma: no cover - compiled
     """One chunk of columns (data rows ``offset``...) of the query rows' scores. Each row's
     best ``k`` so far (a row is not its own neighbour; strict: an equal later index stays
     behind). Its targets come sorted by (limit, index): a column (v, c) is ahead of those

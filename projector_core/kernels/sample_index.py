@@ -21,6 +21,7 @@ it can send it to the others that place their shards with it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -54,12 +55,12 @@ class SampleIndex:
             stop = min(self.n_samples, start + _ADD_BATCH)
             self._graph.add(np.arange(start, stop), self.sample[start:stop])
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         saved = self._graph.save()  # no path: the graph's bytes
         assert saved is not None
         return {"sample": self.sample, "graph": bytes(saved)}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         from usearch.index import Index
 
         self.sample = state["sample"]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,7 +63,7 @@ SAMPLE_FIT_EPOCHS: int | None = None
 class SampledResult:
     coordinates: np.ndarray  # float32 [N, dims], every point placed
     sample_size: int
-    details: dict  # the method's own fields for the job's info
+    details: dict[str, Any]  # the method's own fields for the job's info
 
 
 def sample_size(n_points: int, mode: str, threshold: int, size: int | None) -> int | None:
@@ -134,12 +134,9 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     """
     from openTSNE.initialization import pca as pca_layout
 
+    from projector_core.kernels.perplexity import default_perplexity
     from projector_core.kernels.sample_index import SampleIndex
-    from projector_core.kernels.tsne import (  # openTSNE: on first use
-        AFFINITY_SHARE,
-        default_perplexity,
-        tsne,
-    )
+    from projector_core.kernels.tsne import AFFINITY_SHARE, tsne  # openTSNE: on first use
 
     order = even_order(data.shape[0], seed)
     sample_rows = np.sort(order[:m])

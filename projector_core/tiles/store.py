@@ -18,6 +18,7 @@ from projector_core.tiles.build import TILE_BUDGET, TileSet, build_tiles
 from projector_core.tiles.order import lod_order
 
 CACHED = 4  # answers of each kind kept
+Key = tuple[str, tuple[int, ...]]  # (job id, axes)
 
 
 class LodStore:
@@ -25,9 +26,9 @@ class LodStore:
 
     def __init__(self, budget: int = TILE_BUDGET) -> None:
         self.budget = budget  # points a tile holds at most
-        self._orders: Recent[tuple, np.ndarray] = Recent(CACHED)
-        self._bounds: Recent[tuple, dict[str, list[float]]] = Recent(CACHED)
-        self._tiles: Recent[tuple, TileSet] = Recent(CACHED)
+        self._orders: Recent[Key, np.ndarray] = Recent(CACHED)
+        self._bounds: Recent[Key, dict[str, list[float]]] = Recent(CACHED)
+        self._tiles: Recent[Key, TileSet] = Recent(CACHED)
 
     def peek_order(self, job: Job, axes: list[int]) -> np.ndarray | None:
         return self._orders.peek((job.id, tuple(axes)))

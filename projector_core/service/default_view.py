@@ -6,59 +6,58 @@ level-of-detail order and tiles over the axes shown, and the colour and label co
 dictionary codes. Each is computed here, on a background thread, once the catalog has loaded,
 so the page's first requests find them ready instead of computing them one after another
 while the user waits.
-The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``
-with the parameter table's defaults: ``projection/default_request.py``), so the two share one
-job and one cached result. Whether the view is shown from tiles, and over which axes, is
-``tiles/view.py``'s to say. It is a guess, so it is background work (``jobs/priority.py``): it
-gives way to any requested job, and a page asking for this very projection makes its job a
-requested one.
+The request is the one ``frontend/js/controller/projecting.js`` makes (``requestFor('pca')``:
+the parameter table's ``default_request``, ``projection/default_request.py``), asked through
+the service as the page's is, so the two share one job and one cached result. Whether the
+view is shown from tiles, and over which axes, is ``tiles/view.py``'s to say. It is a
+guess, so it is background work (``jobs/priority.py``): it gives way to any requested job,
+and a page asking for this very projection makes its job a requested one.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.engine import Job, JobStatus
 from projector_core.jobs.priority import Priority, yield_point
-from projector_core.kernels.backend import get_backend
 from projector_core.projection.default_request import projection_request
-from projector_core.projection.jobs import ProjectionJobs, projection_result
+from projector_core.projection.jobs import projection_result
+from projector_core.projection.params import ProjectionRequest
 from projector_core.tiles.store import LodStore
 from projector_core.tiles.view import chosen_axes, shown_from_tiles
 
 log = logging.getLogger("projector")
 
 FIRST_COLUMNS = 4  # metadata columns encoded ahead: the page's default colour and label are among them
+Start = Callable[[ProjectionRequest, Embedding, Priority], Job]  # the service's checked start
 
 
-def first_embedding(catalog: Catalog) -> tuple[str, Embedding] | None:
+def first_embedding(catalog: Catalog) -> Embedding | None:
     """The embedding a page opens without a URL state: the first listed that is readable."""
     for run in catalog.runs():
         for embedding in run.embeddings:
             if embedding.error is None and embedding.shape is not None:
-                return run.name, embedding
+                return embedding
     return None
 
 
-def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: LodStore,
-                         device: str) -> None:
-    """Waits for the catalog, then computes the default view of the first embedding."""
+def prepare_default_view(catalog: Catalog, start: Start, lod: LodStore,
+                         background: Callable[[], AbstractContextManager[object]]) -> None:
+    """Waits for the catalog, then computes the default view of the first embedding, as
+    background work (inside ``background()``, its job of background priority)."""
     catalog.wait_loaded()
-    found = first_embedding(catalog)
-    if found is None:
+    embedding = first_embedding(catalog)
+    if embedding is None:
         return
-    run, embedding = found
     try:
-        with projections.jobs.background():
+        with background():
             # The projection first (the page's first tiles wait for it); the colour column is
             # encoded (a stored one counted, as a tiled page asks) on this thread meanwhile.
-            request = projection_request(embedding, "pca")
-            job = projections.start(request, embedding, get_backend(device), None,
-                                    projections.reference(request, embedding),
-                                    priority=Priority.BACKGROUND)
+            job = start(projection_request(embedding, "pca"), embedding, Priority.BACKGROUND)
             for name in embedding.metadata_columns()[:FIRST_COLUMNS]:
                 yield_point()
                 embedding.column_counts(name)
@@ -68,14 +67,5 @@ def prepare_default_view(catalog: Catalog, projections: ProjectionJobs, lod: Lod
                 tiles = shown_from_tiles(coordinates.shape[0])
                 lod.prepare(job, chosen_axes(None, coordinates.shape[1], tiles), tiles=tiles)
     except Exception:  # logged, not raised: a page asking later gets the error itself
-        log.warning("could not prepare the default view of %s/%s", run, embedding.name,
-                    exc_info=True)
-
-
-def start_preparing(catalog: Catalog, projections: ProjectionJobs, lod: LodStore,
-                    device: str) -> threading.Thread:
-    """prepare_default_view on a daemon thread (the server answers meanwhile)."""
-    thread = threading.Thread(target=prepare_default_view, name="projector-default-view",
-                              args=(catalog, projections, lod, device), daemon=True)
-    thread.start()
-    return thread
+        log.warning("could not prepare the default view of %s/%s", embedding.run,
+                    embedding.name, exc_info=True)
