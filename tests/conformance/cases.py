@@ -67,9 +67,6 @@ CASES: tuple[Case, ...] = (
 
 # (operation, door, case name) -> why the cell disagrees today (and which item fixes it).
 _DIMS = "#33 item 1: dims is ignored by PCA, N x 10 comes back (params.components decides)"
-_UNKNOWN = ("#33 one error sentence per refusal (#34: unknown names from one place): the routes "
-            "say \"unknown embedding 'nope' in run 'blobs'\" (deps.lookup_embedding), the "
-            "service \"unknown embedding blobs/nope; known: ...\"")
 _FIELD = ("#33 one error sentence per refusal: REST says \"body field 'pca.dims': Input should "
           "be 2 or 3\", the parameter model \"pca.dims: Input should be 2 or 3\"")
 _ANOTHER = ("#33 item 3: a job asked for under another embedding's name is answered (the job's "
@@ -88,8 +85,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("load", "mcp", "array_and_table"): "#33 item 4: `projector mcp` has no --metadata (and "
                                         "item 3: numeric metadata arrives as strings)",
     **{(op, door, "answer"): _DIMS for op in ("pca_2d", "pca_3d") for door in ("rest", "client", "mcp")},
-    **{(op, door, "unknown_embedding"): _UNKNOWN for op in ("pca_2d", "neighbors_of_row")
-       for door in ("rest", "client")},
     ("pca_3d", "rest", "dims_4"): _FIELD,
     ("pca_3d", "client", "dims_4"): _FIELD,
     ("pca_3d", "mcp", "dims_4"): "#33 item 3: the SDK's raw pydantic dump of the tool's "
@@ -102,9 +97,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("render", "cli", "unknown_embedding"): "#33 one error sentence per refusal: `projector "
                                             "render` says \"--embedding 'nope': not in the "
                                             "chosen runs (...)\"",
-    ("render", "widget", "unknown_embedding"): "#33 item 5: `w.embedding = 'nope'` is accepted "
-                                               "silently; save_image then fails with a bare "
-                                               "KeyError ('nope')",
 }
 
 

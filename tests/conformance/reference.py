@@ -159,9 +159,8 @@ class Reference:
         a = self._embedding(request)
         b = self._embedding({"run": request["other_run"], "embedding": request["other_embedding"]})
         found = self.service.compare(a, b, request["k"], request["metric"], request["top"])
-        finite = found.per_point[np.isfinite(found.per_point)]
-        return {"k": int(found.k), "mean": float(finite.mean()),
-                "most_changed": [int(i) for i in found.most_changed[:request["top"]]]}
+        return {"k": int(found["k"]), "mean": float(found["mean"]),
+                "most_changed": [int(i) for i in found["most_changed"][:request["top"]]]}
 
     def export(self, request: dict[str, Any]) -> dict[str, Any]:
         embedding = self._embedding(request)
