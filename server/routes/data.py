@@ -60,6 +60,8 @@ class StepOut(BaseModel):
     step: int
     embedding: str
     rows: int | None
+    written: float | None = Field(description="When its files were last written (seconds "
+                                               "since the epoch); null when not from LOGDIR")
 
 
 class TimelineOut(BaseModel):
@@ -313,6 +315,7 @@ def steps(catalog: CatalogDep, run: Annotated[str, Query(description="Run name")
     except KeyError:
         raise HTTPException(404, f"unknown run {run!r}") from None
     return StepsOut(run=run, timelines=[
-        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
+        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows,
+                                              written=catalog.written(run, s.embedding))
                                       for s in t.steps])
         for t in timelines(found)])
