@@ -37,6 +37,7 @@ import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 import { installKeyboard } from './panels/keyboard.js';
 import { installLayout } from './panels/layout.js';
+import { installTraining } from './training/install.js';
 
 export class App {
   constructor() {
@@ -248,6 +249,7 @@ export class App {
 const app = new App();
 if (app.api.isStatic) installStaticMode(app);
 else installStructure(app); // its analyses run on the server
+installTraining(app);
 installEmbed(app);
 installMetadataEdit(app);
 installExports(app);

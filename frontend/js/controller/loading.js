@@ -206,6 +206,23 @@ export class DatasetLoading {
   }
 
   /**
+   * The open run's training step `name` (a `TAG:STEP` embedding of the same points) in place of
+   * the one shown: the data set stays (Dataset.becomeStep), and with it the view (selection,
+   * search, colours, labels, camera). Its projection is the caller's (Projecting.showStep).
+   * False when it is not such a step.
+   */
+  openStep(name) {
+    const { app } = this;
+    const ds = this.dataset;
+    const info = ds && !ds.local ? this.embeddingInfo(ds.run, name) : null;
+    if (!info?.shape || info.shape[0] !== ds.n || info.status !== 'ready') return false;
+    ds.becomeStep(name, info);
+    app.replaceState({ ...app.state, embedding: name });
+    app.writeUrlSoon();
+    return true;
+  }
+
+  /**
    * An embedding that cannot be read is refused before anything is replaced: the selectors,
    * title and plot stay on what is loaded, and the plot says what failed and why.
    */

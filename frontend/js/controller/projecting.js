@@ -4,7 +4,7 @@
 // it to start, stop or show. How its points reach the page is chosen here once per
 // projection (points/point_source.js deliveryFor).
 
-import { clampToLimit, isQuick, limitFor } from '../limits.js';
+import { clampToLimit, isQuick, limitFor, startsFromLayout } from '../limits.js';
 import { deliveryFor } from '../points/point_source.js';
 import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
 import { is3d } from '../state.js';
@@ -19,6 +19,9 @@ export class Projecting {
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     /** @type {Projection | null} the projection the plot shows */
     this.shown = null;
+    /** @type {Record<string, string>} method -> the finished job of the training step before
+     * (showStep): its next projection starts from it (t-SNE, UMAP) or is turned onto it */
+    this.references = {};
     Object.seal(this);
   }
 
@@ -27,6 +30,24 @@ export class Projecting {
     for (const p of Object.values(this.projections)) if (p?.running) p.cancel();
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     this.shown = null;
+    this.references = {};
+  }
+
+  /**
+   * The open data set is another training step of the same points now
+   * (DatasetLoading.openStep): each method's finished projection of the step before becomes
+   * the layout its next one starts from (t-SNE, UMAP: `init_from_job`) or is turned onto (PCA,
+   * custom: `align_to_job`, Procrustes), the step before's projections still running are
+   * cancelled (a newer step wins), and the state's projection is shown gliding from where
+   * the points are, the camera kept.
+   */
+  showStep() {
+    for (const [method, p] of Object.entries(this.projections)) {
+      if (p?.status === 'done' && p.jobId) this.references[method] = p.jobId;
+      if (p?.running) p.cancel();
+    }
+    this.projections = { pca: null, tsne: null, umap: null, custom: null };
+    this.showProjection({ animate: true });
   }
 
   /**
@@ -35,6 +56,18 @@ export class Projecting {
    * @param {import('../store.js').State} [state]
    */
   requestFor(method, state = this.app.state) {
+    const request = this._request(method, state);
+    const reference = this.references[method];
+    if (reference) request.params[startsFromLayout(this.app.dataset.methods, method) ? 'init_from_job' : 'align_to_job'] = reference;
+    return request;
+  }
+
+  /**
+   * @param {string} method
+   * @param {import('../store.js').State} state
+   * @returns {{ params: Record<string, any>, dims: number }}
+   */
+  _request(method, state) {
     const ds = this.app.dataset;
     switch (method) {
       case 'pca':
