@@ -25,6 +25,7 @@ from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
+from projector_core.data.steps import Timeline, step_and_before, timelines
 from projector_core.errors import DataError
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.search import search as search_values
@@ -301,6 +302,44 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
                 "neighbors": found.neighbors, "recall": found.recall,
                 "most_changed": [{**tools.row(a, int(i)), "overlap": round(float(
                     found.per_point[i]), 4)} for i in found.most_changed[:top]]}
+
+    # -- a training run's steps (issue 36): what was written, and how the newest changed --------
+    def step_timelines(run: str) -> list[Timeline]:
+        catalog.refresh()
+        try:
+            return timelines(catalog.run(run))
+        except KeyError:
+            raise ValueError(f"unknown run {run!r}; the runs are "
+                             f"{', '.join(r.name for r in catalog.runs())}") from None
+
+    @tool
+    @answers
+    def steps(run: Run) -> Any:
+        """A training run's steps (embeddings written with global_step): each tag with its
+        steps ascending, each with its embedding name, rows and when it was written (seconds
+        since the epoch); as GET /api/steps."""
+        return [{"tag": t.tag, "steps": [
+            {"step": s.step, "embedding": s.embedding, "rows": s.rows,
+             "written": catalog.written(run, s.embedding)} for s in t.steps]}
+            for t in step_timelines(run)]
+
+    @tool
+    @answers
+    async def compare_steps(run: Run,
+                            tag: Annotated[str | None, Field(
+                                description="Default: the first tag with two steps")] = None,
+                            step: Annotated[int | None, Field(
+                                description="Default: the newest step")] = None,
+                            k: Annotated[int, Field(ge=1, le=200)] = 10, metric: Metric = "cosine",
+                            top: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
+        """How each point's neighbourhood changed from the step before to `step` (default:
+        the newest) of a training run: `compare`'s answer for those two steps, which it names."""
+        timeline, before, after = step_and_before(await asyncio.to_thread(step_timelines, run),
+                                                  tag, step)
+        answer = json.loads(await compare(run, before.embedding, run, after.embedding, k, metric,
+                                          top))
+        return {"tag": timeline.tag, "from": {"step": before.step, "embedding": before.embedding},
+                "to": {"step": after.step, "embedding": after.embedding}, **answer}
 
     return mcp
 

@@ -56,18 +56,6 @@ export class Projecting {
    * @param {import('../store.js').State} [state]
    */
   requestFor(method, state = this.app.state) {
-    const request = this._request(method, state);
-    const reference = this.references[method];
-    if (reference) request.params[startsFromLayout(this.app.dataset.methods, method) ? 'init_from_job' : 'align_to_job'] = reference;
-    return request;
-  }
-
-  /**
-   * @param {string} method
-   * @param {import('../store.js').State} state
-   * @returns {{ params: Record<string, any>, dims: number }}
-   */
-  _request(method, state) {
     const ds = this.app.dataset;
     switch (method) {
       case 'pca':
@@ -91,6 +79,19 @@ export class Projecting {
     }
   }
 
+  /**
+   * The request of `method` to compute now: the state's (requestFor), started from or turned
+   * onto the training step before's layout when there is one (showStep).
+   * @param {string} method
+   */
+  _requestNow(method) {
+    const { params, dims } = this.requestFor(method);
+    const reference = this.references[method];
+    if (!reference) return { params, dims };
+    const field = startsFromLayout(this.app.dataset.methods, method) ? 'init_from_job' : 'align_to_job';
+    return { params: { ...params, [field]: reference }, dims };
+  }
+
   /** How a projection of `method` reaches the page under the state now. */
   _deliveryOf(method) {
     return deliveryFor(this.app.dataset, method, is3d(this.app.state));
@@ -99,7 +100,7 @@ export class Projecting {
   /** Starts the state's projection of `method` (the one it replaces is cancelled first). */
   _start(method) {
     const { app } = this;
-    const { params, dims } = this.requestFor(method);
+    const { params, dims } = this._requestNow(method);
     const old = this.projections[method];
     const cancelled = old?.running ? old.cancel() : null;
     const delivery = this._deliveryOf(method);
@@ -140,7 +141,7 @@ export class Projecting {
     if (!ds) return;
     const method = app.state.projection;
     let p = this.projections[method];
-    const { params, dims } = this.requestFor(method);
+    const { params, dims } = this._requestNow(method);
     const key = projectionKey(method, params, dims);
     if (ds.local && (method === 'tsne' || method === 'umap')) {
       this.shown = null;
