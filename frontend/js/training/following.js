@@ -49,6 +49,8 @@ export class TrainingSteps {
     this.token = 0;
     /** @type {boolean} the chart's missing means are being measured */
     this.filling = false;
+    /** @type {{ token: number, resolve: () => void } | null} goTo waiting for its step's picture */
+    this.awaitingPicture = null;
     /** @type {() => void} the panel redraws */
     this.changed = () => {};
     Object.seal(this);
@@ -65,6 +67,7 @@ export class TrainingSteps {
    * renders): a new run or tag starts afresh, with Follow on when it is being written.
    */
   sync() {
+    this._checkPicture();
     const { app } = this;
     const ds = app.dataset;
     const timeline = ds && !ds.local ? stepTimeline(app.datasets.runs, ds.run, ds.name, ds.n) : null;
@@ -147,7 +150,30 @@ export class TrainingSteps {
       app.render();
     }
     this.changed();
+    await this._pictured(token); // on a busy server the picture comes first, then the colours
     await this.showChange(index, token);
+  }
+
+  /**
+   * Resolves once the shown projection put its points in the plot (or ended without).
+   * @param {number} token
+   * @returns {Promise<void>}
+   */
+  _pictured(token) {
+    return new Promise((resolve) => {
+      this.awaitingPicture?.resolve();
+      this.awaitingPicture = { token, resolve: () => resolve() };
+      this._checkPicture();
+    });
+  }
+
+  /** Settles goTo's wait when its step is pictured, ended, or overtaken by a newer step. */
+  _checkPicture() {
+    const waiting = this.awaitingPicture;
+    const p = this.app.shown;
+    if (!waiting || (waiting.token === this.token && p && !p.displayedOnce && p.running)) return;
+    this.awaitingPicture = null;
+    waiting.resolve();
   }
 
   /** Colours the points by their change from step `index - 1` to `index` (when asked to). */
