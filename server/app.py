@@ -112,7 +112,7 @@ def create_app(
         if load_models:
             service.start_models()
         if warm_up:
-            start_warm_up(after=catalog.wait_loaded, jobs=app.state.jobs)
+            start_warm_up(after=catalog.wait_loaded, jobs=service.jobs)
         if prepare_view and cluster is None:
             service.start_preparing()
         yield

@@ -46,6 +46,6 @@ def test_steps_and_how_the_newest_changed(tmp_path: Path, serve):
         lone = await session.call_tool("compare_steps", {"run": "train", "tag": "enc"})
         assert "no two steps of the same points to compare (the steps: enc: 0)" in _error(lone)
         nowhere = await session.call_tool("steps", {"run": "nope"})
-        assert "unknown run 'nope'; the runs are train" in _error(nowhere)
+        assert "unknown run 'nope' (runs: train)" in _error(nowhere)
 
     _session(logdir, tmp_path / "cache", body)
