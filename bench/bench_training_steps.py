@@ -1,7 +1,8 @@
 """Following a training run: (a) how soon the server knows a step once its files are complete
 (its ``loading`` and ``ready`` events on GET /api/events), at 10k and 100k points; (b) the
 server's memory after 200 steps of 50,000 x 128 (5 GB on disk) against the same server after
-one step.
+one step; (c) from a step's files complete to its picture in a page following the run, the
+server's part and the page's apart, PCA and an aligned UMAP (``training_page.py``).
 
     python bench/bench_training_steps.py            # (a) 10k and 100k x 128; (b) 20 x 5,000
     python bench/bench_training_steps.py --full     # (b) 200 steps of 50,000 x 128 (5 GB, and
@@ -28,6 +29,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -35,6 +37,7 @@ import numpy as np
 import psutil
 import serving
 from harness import machine_info
+from training_page import page_latency
 
 from projector_core.data.ingest import ingest, tensor_key
 from projector_core.formats.writer import add_embedding
@@ -42,9 +45,11 @@ from projector_core.storage.tensor_cache import TensorCache
 
 
 class Arrivals:
-    """GET /api/events read on a thread: when each (run, step, state) event arrived."""
+    """GET /api/events read on a thread: when each (run, step, state) event arrived (by
+    ``clock``: the performance counter, or wall-clock time to set beside a page's)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
         self.at: dict[tuple[str, int, str], float] = {}
         self._changed = threading.Condition()
         self._opened = threading.Event()
@@ -56,7 +61,7 @@ class Arrivals:
         with httpx.stream("GET", f"{url}/api/events", timeout=httpx.Timeout(30, read=None)) as r:
             kind = ""
             for line in r.iter_lines():
-                arrived = time.perf_counter()
+                arrived = self.clock()
                 if line.startswith("event: "):
                     kind = line[7:]
                     self._opened.set()
@@ -180,14 +185,24 @@ def main() -> None:
     parser.add_argument("--dims", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--skip-page", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--umap-repeats", type=int, default=2,
+                        help="(c) steps followed with UMAP at each size (each waits for the "
+                             "UMAP before it to end)")
     args = parser.parse_args()
     print(machine_info())
     with tempfile.TemporaryDirectory(prefix="bench-steps-") as folder:
         tmp = Path(folder)
         if not args.skip_latency:
-            latency(tmp, [10_000, 100_000], args.dims, args.repeats)
-        steps, n = (200, 50_000) if args.full else (20, 5_000)
-        memory(tmp, steps, n, args.dims)
+            latency(tmp, args.sizes, args.dims, args.repeats)
+        if not args.skip_page:
+            page_latency(tmp, args.sizes, args.dims, args.repeats,
+                         lambda url: Arrivals(url, clock=time.time), args.umap_repeats)
+        if not args.skip_memory:
+            steps, n = (200, 50_000) if args.full else (20, 5_000)
+            memory(tmp, steps, n, args.dims)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from projector.client.api import ProjectorClient, ProjectorError
 from projector_core.data.catalog import Catalog
+from projector_core.data.steps import timelines
 from projector_core.projection.params import ProjectionRequest
 from projector_core.service import ProjectionService
 from projector_core.service.names import describe, label_column
@@ -66,6 +67,11 @@ class Answers(Protocol):
 
     def compare(self, a: tuple[str, str], b: tuple[str, str], k: int, metric: str,
                 top: int) -> dict[str, Any]: ...
+
+    def steps(self, run: str) -> list[dict[str, Any]]:
+        """A training run's tags, each with its ``steps`` (``step``, ``embedding``, ``rows``,
+        ``written``) ascending: GET /api/steps's ``timelines``."""
+        ...
 
 
 class OwnService:
@@ -131,6 +137,14 @@ class OwnService:
                 top: int) -> dict[str, Any]:
         return self.service.compare(self.service.embedding(*a), self.service.embedding(*b), k,
                                     metric, top)  # type: ignore[arg-type]
+
+    def steps(self, run: str) -> list[dict[str, Any]]:
+        catalog = self.service.catalog
+        catalog.refresh()
+        return [{"tag": t.tag, "steps": [
+            {"step": s.step, "embedding": s.embedding, "rows": s.rows,
+             "written": catalog.written(run, s.embedding)} for s in t.steps]}
+            for t in timelines(self.service.run(run))]
 
 
 class ServerRefused(Exception):
@@ -223,3 +237,6 @@ class RunningServer:
         found: dict[str, Any] = self._ask(self.client.compare, *a, *b, k, metric, top)
         return found
 
+    def steps(self, run: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self._ask(self.client.steps, run)
+        return found

@@ -29,6 +29,7 @@ from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefused
 from projector_core.data.catalog import Catalog
+from projector_core.data.steps import Step, Timeline, step_and_before
 from projector_core.errors import DataError
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
@@ -299,6 +300,37 @@ def build_server(ask: Answers) -> MCPServer:
                 "most_changed": [{**row, "overlap": _round(found["per_point"][i])}
                                  for row, i in zip(tools.rows(run, embedding, changed), changed,
                                                    strict=True)]}
+
+    # -- a training run's steps (issue 36): what was written, and how the newest changed --------
+    async def step_timelines(run: str) -> list[Timeline]:
+        listed = await asyncio.to_thread(ask.steps, run)
+        return [Timeline(run, t["tag"], tuple(Step(s["step"], s["embedding"], s["rows"])
+                                              for s in t["steps"])) for t in listed]
+
+    @tool
+    @answers
+    def steps(run: Run) -> Any:
+        """A training run's steps (embeddings written with global_step): each tag with its
+        steps ascending, each with its embedding name, rows and when it was written (seconds
+        since the epoch); as GET /api/steps."""
+        return ask.steps(run)
+
+    @tool
+    @answers
+    async def compare_steps(run: Run,
+                            tag: Annotated[str | None, Field(
+                                description="Default: the first tag with two steps")] = None,
+                            step: Annotated[int | None, Field(
+                                description="Default: the newest step")] = None,
+                            k: Annotated[int, Field(ge=1, le=200)] = 10, metric: Metric = "cosine",
+                            top: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
+        """How each point's neighbourhood changed from the step before to `step` (default:
+        the newest) of a training run: `compare`'s answer for those two steps, which it names."""
+        timeline, before, after = step_and_before(await step_timelines(run), tag, step)
+        answer = json.loads(await compare(run, before.embedding, run, after.embedding, k, metric,
+                                          top))
+        return {"tag": timeline.tag, "from": {"step": before.step, "embedding": before.embedding},
+                "to": {"step": after.step, "embedding": after.embedding}, **answer}
 
     return mcp
 

@@ -123,10 +123,14 @@ def test_torch_steps_are_a_timeline_and_compare_like_sklearn(tmp_path: Path, ser
     base = serve(tmp_path)
 
     steps = httpx.get(f"{base}/api/steps", params={"run": "train"}).json()
+    written = [s.pop("written") for s in steps["timelines"][0]["steps"]]
     assert steps["timelines"] == [{"tag": "default", "steps": [
         {"step": 0, "embedding": "default:00000", "rows": 160},
         {"step": 5, "embedding": "default:00005", "rows": 160},
         {"step": 10, "embedding": "default:00010", "rows": 160}]}]
+    tensors = tmp_path / "train"  # when each step's files were written, as the events say
+    assert written == [pytest.approx(max(p.stat().st_mtime_ns for p in (
+        tensors / f"{s:05d}").rglob("*") if p.is_file()) / 1e9) for s in (0, 5, 10)]
     pairs = httpx.get(f"{base}/api/compare/pairs").json()["pairs"]
     assert {(p["kind"], p["a"]["embedding"], p["b"]["embedding"]) for p in pairs} == {
         ("steps", "default:00000", "default:00005"), ("steps", "default:00005", "default:00010")}

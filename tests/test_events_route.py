@@ -10,10 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from projector_core.data import loading
+from projector_core.data.catalog import Catalog
+from projector_core.formats import tensor_files
 from projector_core.formats.writer import add_embedding
-from tests.builders import vectors
+from tests.builders import vectors, write_pbtxt_run
 from tests.cli_server import cli_server
 from tests.event_stream import EventStream
+from tests.test_loading import HeldLoad
 
 HANG = 30  # seconds: only catches a server that does not stop
 
@@ -54,6 +58,37 @@ def test_a_reconnecting_follower_gets_what_it_missed(tmp_path: Path, serve):
         assert got.id is not None
     with EventStream(url, last_event_id="0000-1") as stranger:  # another server's id
         stranger.wait_for(lambda m: m.event == "reset")
+
+
+@pytest.mark.quiet_server
+def test_a_loading_tensor_tells_its_progress(tmp_path: Path, serve, monkeypatch):
+    """A page waiting for a big tensor shows how far it is from the stream, never polling."""
+    matrix = vectors(400, 16, 5)
+    write_pbtxt_run(tmp_path / "logs", 'embeddings { tensor_name: "big" tensor_path: "t.tsv" }',
+                    {"t.tsv": "".join("\t".join(map(str, r.tolist())) + "\n" for r in matrix)})
+    monkeypatch.setattr(tensor_files, "CHUNK_BYTES", 8 * 1024)
+    monkeypatch.setattr(loading, "TELL_SECONDS", 0)
+    held = HeldLoad()  # the load waits at its first report until the stream is open
+    catalog = Catalog(tmp_path / "logs", cache_dir=tmp_path / "cache", progress=held,
+                      background_bytes=0)
+    catalog.refresh()  # as projector serve does: the load starts before the app and its hub
+    try:
+        url = serve(catalog=catalog)
+        assert held.holding.wait(30)
+        stream = EventStream(url).__enter__()
+    finally:
+        held.release()
+    try:
+        stream.wait_for(_ready("big"))
+        told = [m.data for m in stream.of("embedding", embedding="big", status="loading")]
+    finally:
+        stream.close()
+    fractions = [data["progress"] for data in told if "progress" in data]
+    assert len(fractions) >= 2 and fractions == sorted(fractions) and 0 < fractions[-1] <= 1
+    # The listing's entry as it is when sent: loading with its bytes, or ready by then.
+    size = (tmp_path / "logs" / "t.tsv").stat().st_size
+    assert all(data["entry"]["progress"]["bytes_total"] == size for data in told
+               if data["entry"]["status"] == "loading")
 
 
 def test_a_quiet_stream_sends_heartbeats(tmp_path: Path, serve, sample_logdir: Path):

@@ -92,3 +92,16 @@ def test_precomputed_neighbors_and_limits(digits):
                                          r"points \(10\)"):
         Umap(UmapRequest(method="umap", run="r", embedding="e")).check_fit(data[:10].shape[0])
     assert default_epochs(10_000) == 500 and default_epochs(10_001) == 200
+
+
+def test_started_from_a_layout_its_first_frame_is_that_layout(digits):
+    """A training step after the one on screen starts from its layout: the first frame is
+    that layout (as the fit scales it), not a PCA preview that would jump away and back."""
+    start = umap(digits[:300], 2, n_epochs=20).coordinates
+    frames: list[tuple[int, np.ndarray]] = []
+    umap(digits[:300] + 0.01, 2, n_epochs=20, init=start,
+         on_step=lambda epoch, progress, live: frames.append((epoch, live.copy())))
+    epoch, first = frames[0]
+    span = np.ptp(start, axis=0)
+    expected = 10 * (start - start.min(axis=0)) / span
+    assert epoch == 0 and np.abs(first - expected).max() < 0.01

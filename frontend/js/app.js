@@ -8,7 +8,8 @@
 // `status` (controller/status.js: status bar, plot messages, progress). No part writes
 // another's fields, nor the state: the App writes it (update, replaceState). Features added
 // later hook in through the App's members: state, update(patch, opts), dataset, shown, plot,
-// api, panels, render(), setMessage(text, isError), progress.start(label), and the parts.
+// api, events (the server's one event stream, events.js: subscribe by kind), panels,
+// render(), setMessage(text, isError), progress.start(label), and the parts.
 
 import { Api } from './api.js';
 import { Highlighting } from './controller/highlighting.js';
@@ -19,6 +20,7 @@ import { Saving } from './controller/saving.js';
 import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
 import { StatusDisplay } from './controller/status.js';
 import { $, debounce, formatCount } from './dom.js';
+import { EventFeed } from './events.js';
 import { installEmbed } from './embed.js';
 import { installExports } from './export/install.js';
 import { clampNote, clampState } from './limits.js';
@@ -35,11 +37,14 @@ import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 import { installKeyboard } from './panels/keyboard.js';
 import { installLayout } from './panels/layout.js';
+import { installTraining } from './training/install.js';
 
 export class App {
   constructor() {
     /** @type {Api} a StaticApi for a shared site (projector export) */
     this.api = isStaticSite() ? new StaticApi() : new Api();
+    /** @type {EventFeed | null} the server's event stream, the page's one (none for a shared site) */
+    this.events = this.api.isStatic ? null : new EventFeed(this.api.url('events').href);
     /** @type {import('./store.js').State} the serialised state: written here only */
     this.state = defaultState();
     /** @type {string | null} the URL hash this page wrote last (its own hashchange is ignored) */
@@ -99,7 +104,8 @@ export class App {
     const linkedHere = fromUrl && healthy.some(([r, e]) => r === fromUrl.run && e === fromUrl.embedding);
     if (linkedHere) target = [fromUrl.run, fromUrl.embedding];
     if (!target) {
-      this.status.showPlotMessage(runs.length ? 'No readable embedding in this LOGDIR.' : 'No runs found. Start with `projector serve LOGDIR`, or load your own data in the Data panel.');
+      this.status.showPlotMessage(runs.length ? 'No readable embedding in this LOGDIR yet.' : 'No runs found yet. Start with `projector serve LOGDIR`, or load your own data in the Data panel.');
+      this.datasets.openWhenListed(); // one written later opens
       this.render();
       return;
     }
@@ -243,6 +249,7 @@ export class App {
 const app = new App();
 if (app.api.isStatic) installStaticMode(app);
 else installStructure(app); // its analyses run on the server
+installTraining(app);
 installEmbed(app);
 installMetadataEdit(app);
 installExports(app);

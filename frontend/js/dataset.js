@@ -59,6 +59,18 @@ export class Dataset {
     return this.source === 'local';
   }
 
+  /**
+   * The same points at another training step (`name`, a `TAG:STEP` embedding of this run,
+   * its /api/runs `info`): only the tensor behind them changes. Everything of the points
+   * (metadata, tags made here, sprite, columns fetched) stays, and so does this object: what
+   * the page holds of the data set holds on.
+   */
+  becomeStep(name, info) {
+    this.name = name;
+    this.info = info;
+    this.d = info.shape[1];
+  }
+
   get columns() {
     return this.metadata ? this.metadata.names : [];
   }

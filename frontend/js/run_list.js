@@ -1,8 +1,7 @@
 // Embeddings whose tensor the server is still reading (`status: "loading"` in /api/runs): the
 // page waits for the one it is about to open, with a progress line, instead of finding nothing
-// to show on a big LOGDIR. Other embeddings are listed as they are.
-
-const POLL_MS = 500;
+// to show on a big LOGDIR. Other embeddings are listed as they are. The run list changes by the
+// server's events (live_runs.js), progress included: nothing asks again.
 
 const isLoading = (embedding) => embedding.status === 'loading';
 
@@ -26,19 +25,23 @@ export function loadingLabel(run, embedding) {
   return `Loading ${where}: ${Math.round(p.fraction * 100)}% (${mib(p.bytes_done)} / ${mib(p.bytes_total)} MiB)`;
 }
 
-/** Lists the runs; while the embedding to open is still loading, shows its progress and asks again. */
-export async function listRunsWhenReady(app, fromUrl = null, { pollMs = POLL_MS } = {}) {
+/**
+ * A progress line for the embedding the page waits for: `seen(runs)` with each new run list
+ * answers whether it may open now (the line then goes).
+ * @param {{ start: (label: string) => { update: (fraction: number | null, text?: string) => void, done: () => void } }} progress
+ */
+export function loadingLine(progress, fromUrl = null) {
   let task = null;
-  try {
-    for (;;) {
-      const runs = await app.api.runs();
-      const pending = pendingEmbedding(runs, fromUrl);
-      if (!pending) return runs;
-      task ??= app.progress.start(loadingLabel(pending.run, pending.embedding));
-      task.update(pending.embedding.progress?.fraction ?? null, loadingLabel(pending.run, pending.embedding));
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+  return (runs) => {
+    const pending = pendingEmbedding(runs, fromUrl);
+    if (!pending) {
+      task?.done();
+      task = null;
+      return true;
     }
-  } finally {
-    task?.done();
-  }
+    const label = loadingLabel(pending.run, pending.embedding);
+    task ??= progress.start(label);
+    task.update(pending.embedding.progress?.fraction ?? null, label);
+    return false;
+  };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { listRunsWhenReady, loadingLabel, pendingEmbedding } from '../js/run_list.js';
+import { loadingLabel, loadingLine, pendingEmbedding } from '../js/run_list.js';
 
 const ready = (name) => ({ name, status: 'ready', shape: [10, 4], error: null });
 const loading = (name, done = 300 * 2 ** 20) => ({
@@ -26,15 +26,13 @@ test('the progress line says how much is read', () => {
   assert.equal(loadingLabel('run1', { name: 't', progress: null }), 'Loading run1/t…');
 });
 
-test('asks again until the embedding is ready, showing progress meanwhile', async () => {
-  const answers = [[loading('big', 0)], [loading('big')], [ready('big')]].map((e) => [{ name: '.', embeddings: e }]);
+test('shows the progress of each run list until the embedding is ready, then goes', () => {
+  const lists = [[loading('big', 0)], [loading('big')], [ready('big')]].map((e) => [{ name: '.', embeddings: e }]);
   const shown = [];
-  const app = {
-    api: { runs: async () => answers.shift() },
-    progress: { start: (label) => { shown.push(['start', label]); return { update: (f, label2) => shown.push([f, label2]), done: () => shown.push(['done']) }; } },
-  };
-  const runs = await listRunsWhenReady(app, null, { pollMs: 1 });
-  assert.equal(runs[0].embeddings[0].status, 'ready');
+  const progress = { start: (label) => { shown.push(['start', label]); return { update: (f, label2) => shown.push([f, label2]), done: () => shown.push(['done']) }; } };
+  const openable = loadingLine(progress);
+  assert.deepEqual(lists.map((runs) => openable(runs)), [false, false, true]);
   assert.deepEqual(shown.at(-1), ['done']);
+  assert.equal(shown.filter(([what]) => what === 'start').length, 1);
   assert.ok(shown.some(([, label]) => label === 'Loading big: 41% (300 / 730 MiB)'));
 });

@@ -28,13 +28,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector.client.events import SILENCE, EventReader, in_thread, landing_steps
 from projector.client.wire import (
     detail,
     float32,
@@ -164,8 +165,53 @@ class ProjectorClient:
         return self._json("GET", "/api/projections/methods", query)
 
     def steps(self, run: str) -> list[dict[str, Any]]:
-        """The run's tags, each with the steps written for it."""
+        """The run's tags, each with the steps written for it (``step``, ``embedding``,
+        ``rows``, and when it was ``written``)."""
         return self._json("GET", "/api/steps", {"run": run})["timelines"]
+
+    # -- what changes, as it happens (GET /api/events) -------------------------------------------
+    def events(self, last_id: str | None = None) -> EventReader:
+        """Every change on the server as it happens: iterate for :class:`Event` values (runs,
+        embeddings and steps added, changed or removed, ...); ``close()`` it to stop. Resumes
+        after ``last_id`` (an event's ``id``) when given."""
+        return EventReader(self.base_url, dict(self._auth), last_id)
+
+    def follow_steps(self, run: str, *, tag: str | None = None, written: bool = False,
+                     idle: float | None = None) -> Iterator[dict[str, Any]]:
+        """Each new step of a training run as it lands (readable whole): ``{run, tag, step,
+        embedding, rows, written}``, for as long as you iterate. ``written``: the steps
+        already there first; ``idle``: stop after that many seconds without a new step."""
+        reader = self._step_reader(idle)
+        try:
+            yield from landing_steps(reader, lambda: self.steps(run), run, tag, written, idle)
+        finally:
+            reader.close()
+
+    def follow(self, run: str, on_step: Callable[[dict[str, Any]], Any], *,
+               tag: str | None = None, written: bool = False, idle: float | None = None) -> int:
+        """Calls ``on_step(step)`` for each new step of ``run`` as it lands (see
+        :meth:`follow_steps`) until it returns False or ``idle`` seconds pass without one;
+        returns how many it was called with."""
+        count = 0
+        for step in self.follow_steps(run, tag=tag, written=written, idle=idle):
+            count += 1
+            if on_step(step) is False:
+                break
+        return count
+
+    async def follow_steps_async(self, run: str, *, tag: str | None = None,
+                                 written: bool = False, idle: float | None = None,
+                                 ) -> AsyncIterator[dict[str, Any]]:
+        """:meth:`follow_steps` as an async iterator (``async for step in ...``), read on a
+        thread; leaving the loop closes the stream."""
+        reader = self._step_reader(idle)
+        steps = landing_steps(reader, lambda: self.steps(run), run, tag, written, idle)
+        async for step in in_thread(steps, reader.close):
+            yield step
+
+    def _step_reader(self, idle: float | None) -> EventReader:
+        return EventReader(self.base_url, dict(self._auth),
+                           silence=SILENCE if idle is None else min(SILENCE, idle))
 
     def upload(self, vectors: np.ndarray | str | Path, metadata: Any = None,
                name: str = "upload.npy") -> dict[str, Any]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from projector_core.data.catalog_events import publish_changes
+from projector_core.data.catalog_events import publish_changes, publish_progress
 from projector_core.data.completeness import (
     Completeness,
     Signature,
@@ -206,9 +206,17 @@ class Catalog:
                     embedding.loading.cancelled = True
         before, self._runs = self._runs, runs
         if self.events is not None:
-            publish_changes(self.events, before, runs, self._written)
+            publish_changes(self.events, before, runs, self.written)
 
-    def _written(self, run: str, name: str) -> float | None:
+    def _progressed(self, run: str, name: str, loading: Loading) -> None:
+        """A background load got further: published, so that a page shows how far without
+        asking (the hub may be attached after the first scan started the load)."""
+        if self.events is not None:
+            publish_progress(self.events, run, name, loading)
+
+    def written(self, run: str, name: str) -> float | None:
+        """When the files of ``run``'s embedding ``name`` were last written (seconds since the
+        epoch); None for one not read from LOGDIR."""
         read = self._read.get(run)
         for entry in read.entries.values() if read is not None else ():
             if entry.listed.name == name:
@@ -324,6 +332,7 @@ class Catalog:
             return entry
         entry.reading = slow[1] if slow is not None else Loading(
             self.display(named[0]) if named else key[1], 0)
+        entry.reading.listener = partial(self._progressed, run, key[1])
         entry.listed = previous.listed if previous is not None and entry.shown else Embedding(
             run=run, name=key[1], fingerprint="", loading=entry.reading,
             sources={"config": self.display(config.path), "tensor": entry.reading.source})

@@ -10,7 +10,7 @@ Three kinds, each ``added``, ``changed`` or ``removed``, each carrying the state
   were last written (seconds since the epoch).
 
 An embedding is ``changed`` only when what these say of it changed (a reload of the same
-files tells nothing new).
+files tells nothing new), and while its tensor loads, as its ``progress`` moves.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from projector_core.data.loading import Loading
 from projector_core.data.model import Embedding, Run
 from projector_core.data.steps import split_name
 from projector_core.events import ADDED, CHANGED, REMOVED, EventHub
@@ -54,6 +55,15 @@ def publish_changes(hub: EventHub, old: Mapping[str, Run], new: Mapping[str, Run
             for embedding in run.embeddings:
                 _removed(hub, embedding, written)
             _publish(hub, "run", REMOVED, {"run": name})
+
+
+def publish_progress(hub: EventHub, run: str, name: str, loading: Loading) -> None:
+    """An embedding whose tensor is loading got further: its ``progress`` (0..1), so that a
+    page waiting for it shows how far without asking."""
+    _publish(hub, "embedding", CHANGED, {
+        "run": run, "embedding": name, "status": "loading",
+        "shape": list(loading.shape) if loading.shape else None, "error": None,
+        "progress": loading.fraction})
 
 
 def _removed(hub: EventHub, embedding: Embedding, written: Written) -> None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 log = logging.getLogger("projector")
+
+TELL_SECONDS = 0.25  # how often a load's progress is told (an event per step of the bar)
 
 
 class LoadCancelled(Exception):
@@ -33,6 +36,10 @@ class Loading:
     cancelled: bool = False
     waiting: str | None = None  # not read but waited for: why (a file still being written)
     finished: threading.Event = field(default_factory=threading.Event)
+    # Told of progress (the catalog publishes it: pages show it without asking), at most
+    # every TELL_SECONDS.
+    listener: Callable[[Loading], None] | None = None
+    told: float = 0.0
 
     @property
     def fraction(self) -> float:
@@ -43,6 +50,10 @@ class Loading:
         if self.cancelled:
             raise LoadCancelled(self.source)
         self.bytes_done, self.bytes_total = done, total or self.bytes_total
+        now = time.monotonic()
+        if self.listener is not None and now - self.told >= TELL_SECONDS:
+            self.told = now
+            self.listener(self)
 
     def describe(self) -> str:
         if self.waiting is not None:

@@ -55,6 +55,27 @@ def timelines(run: Run) -> list[Timeline]:
     ]
 
 
+def step_and_before(found: list[Timeline], tag: str | None = None,
+                    step: int | None = None) -> tuple[Timeline, Step, Step]:
+    """A step of a run and the step before it, what "how did it change" compares: ``step`` (by
+    default the newest) of ``tag`` (by default the first tag with two readable steps of the
+    same points). ValueError saying what the run has when there is no such pair."""
+    tags = [t for t in found if tag is None or t.tag == tag]
+    if not tags:
+        raise ValueError(f"no tag {tag!r}: the tags are {', '.join(t.tag for t in found)}"
+                         if found else "the run has no embeddings")
+    for timeline in tags:
+        readable = [s for s in timeline.steps if s.rows is not None]
+        later = [i for i, s in enumerate(readable) if i > 0 and (step is None or s.step == step)
+                 and s.rows == readable[i - 1].rows]
+        if later:
+            return timeline, readable[later[-1] - 1], readable[later[-1]]
+    have = "; ".join(f"{t.tag}: {', '.join(str(s.step) for s in t.steps)}" for t in tags)
+    wanted = f"step {step} after another of the same points" if step is not None else \
+        "two steps of the same points"
+    raise ValueError(f"no {wanted} to compare (the steps: {have})")
+
+
 def unlisted_steps_warning(config: ProjectorConfig, shown: str) -> str | None:
     """What to say of the writers' ``STEP/TAG/`` folders beside ``config`` (``shown`` as the
     user sees its path) that it does not list, or None.

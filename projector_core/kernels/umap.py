@@ -88,14 +88,16 @@ def umap(
     ``n_neighbors`` must be below the number of rows (:class:`projector_core.projection.methods.umap.Umap`
     checks that before a fit). ``neighbors`` optionally gives precomputed (indices, distances)
     of each row's ``n_neighbors - 1`` nearest other rows; ``on_step`` receives a ``preview`` (the first
-    principal components, a picture at once: the neighbour graph may take minutes), the
-    initial layout (both epoch 0) and the layout after every epoch.
+    principal components, a picture at once: the neighbour graph may take minutes; none when
+    started from ``init``), the initial layout (both epoch 0) and the layout after every epoch.
     """
     n = data.shape[0]
     if dims not in (2, 3):
         raise ValueError(f"UMAP makes 2-D or 3-D embeddings, not {dims}-D")
     epochs = n_epochs or default_epochs(n)
-    if on_step is not None and preview:
+    # Started from a layout (a training step after the one on screen), that layout is the
+    # picture until the first epoch: a PCA preview would jump away from it and back.
+    if on_step is not None and preview and init is None:
         components = pca(data, n_components=dims, seed=seed).coordinates  # fewer when D < dims
         on_step(0, 0.0, np.pad(components, ((0, 0), (0, dims - components.shape[1]))))
 

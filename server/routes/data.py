@@ -60,6 +60,8 @@ class StepOut(BaseModel):
     step: int
     embedding: str
     rows: int | None
+    written: float | None = Field(description="When its files were last written (seconds "
+                                               "since the epoch); null when not from LOGDIR")
 
 
 class TimelineOut(BaseModel):
@@ -295,6 +297,7 @@ def steps(service: ServiceDep, run: Annotated[str, Query(description="Run name")
     """The run's tags, each with the steps written for it (``TAG:STEP`` tensor names)."""
     found = service.run(run)
     return StepsOut(run=run, timelines=[
-        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
+        TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows,
+                                              written=service.catalog.written(run, s.embedding))
                                       for s in t.steps])
         for t in timelines(found)])

@@ -30,6 +30,9 @@ export class Highlighting {
     this.hover = -1;
     /** @type {import('../store.js').SelectionScope | null} what made the selection (tiles), while it is its list */
     this.selectionScope = null;
+    /** @type {import('../points/point_source.js').Coloring | null} colours a feature lays over the state's
+     * rule while it is set (training steps: each point's change since the step before) */
+    this.overlay = null;
     /** @type {import('../points/point_source.js').PointDelivery | null} the delivery the colours were made for */
     this.coloredBy = null;
     /** The latest neighbour request: an older answer is dropped. */
@@ -58,6 +61,7 @@ export class Highlighting {
     this.neighbors = [];
     this.searchResult = { indices: [], error: null };
     this.hover = -1;
+    this.overlay = null;
   }
 
   // ---- colours ------------------------------------------------------------------------------
@@ -69,7 +73,9 @@ export class Highlighting {
     const delivery = this.delivery();
     this.coloredBy = delivery;
     const token = ++this.colorToken;
-    const { now, later } = delivery.coloring(this);
+    // An overlay is per point: over tiles (no per-point colours) the state's rule shows.
+    const overlay = this.overlay?.colors?.length === ds.n * 4 && delivery === ARRAY ? this.overlay : null;
+    const { now, later } = overlay ? { now: overlay, later: null } : delivery.coloring(this);
     this.coloring = now;
     this.app.plot.setColoring(now);
     later?.then((coloring) => {
@@ -81,6 +87,18 @@ export class Highlighting {
       this.updateLabels(); // label texts from the counted dictionary
       this.app.render();
     });
+  }
+
+  /**
+   * Colours over the state's rule (RGBA per point, a Coloring of kind 'change'), until
+   * called with null: the state's colour choice stays and comes back then.
+   * @param {import('../points/point_source.js').Coloring | null} coloring
+   */
+  colorWith(coloring) {
+    if (coloring === this.overlay) return;
+    this.overlay = coloring;
+    this.recolor();
+    this.app.render();
   }
 
   /** Whether a change of `key` in the state changes the colours. */

@@ -1,6 +1,7 @@
 // Opening data sets, a part of the App (app.js): a server embedding (metadata, sprite and
 // bookmarks fetched beside the first projection) or uploaded files, and the state a fresh
-// data set starts from.
+// data set starts from. The server's run list is listed once, then kept by its events
+// (events.js, live_runs.js): nothing polls /api/runs.
 
 import { columnFetcher, COLUMNS_ABOVE } from '../columns.js';
 import { Dataset, datasetFromFiles } from '../dataset.js';
@@ -9,8 +10,12 @@ import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { deliveryFor, opensIn2d } from '../points/point_source.js';
 import { datasetDefaults, defaultStateFor, is3d, sanitizeState } from '../state.js';
-import { listRunsWhenReady } from '../run_list.js';
+import { withEvent } from '../live_runs.js';
+import { loadingLine } from '../run_list.js';
 import { parseMetadataTsv } from '../tsv.js';
+
+/** How long listing waits for the event stream to open before it lists anyway (ms). */
+const STREAM_WAIT_MS = 3000;
 
 export class DatasetLoading {
   /** @param {import('../app.js').App} app */
@@ -26,29 +31,101 @@ export class DatasetLoading {
     this.ready = false;
     /** @type {number} the latest data set load: an older one that finishes late is dropped */
     this.loadToken = 0;
+    /** @type {Array<[string, any]> | null} run list events heard while it is (re)listed: replayed over the listing */
+    this.early = [];
+    /** @type {boolean} the run list follows the server's events */
+    this.following = false;
+    /** @type {Set<(runs: import('../store.js').Run[]) => void>} hear each change of the run list */
+    this.watchers = new Set();
+    /** @type {boolean} the page found nothing to show: the first embedding listed that can be shown opens */
+    this.openFirstListed = false;
     Object.seal(this);
   }
 
   /**
-   * The server's runs, waiting while the embedding to open is still read (run_list.js).
+   * The server's runs, waiting while the embedding to open is still read (run_list.js); from
+   * then on the list follows the server's events.
    * @param {import('../store.js').State | null} fromUrl  the link's state
    */
   async listRuns(fromUrl) {
     const task = this.app.progress.start('Listing runs…');
     try {
-      this.runs = await listRunsWhenReady(this.app, fromUrl);
+      await this._follow();
+      await this.relist();
     } catch (err) {
       this.app.setMessage(`Could not list runs: ${err.message}`, true);
       this.runs = [];
+      this.early = null;
     } finally {
       task.done();
     }
+    await this._untilOpenable(fromUrl);
     return this.runs;
   }
 
-  /** The server's runs listed again (an upload added one). */
+  /** The server's runs listed (again: a `reset` event), the events heard meanwhile replayed. */
   async relist() {
-    this.runs = await this.app.api.runs();
+    this.early ??= [];
+    let runs = await this.app.api.runs();
+    for (const [kind, data] of this.early) runs = withEvent(runs, kind, data);
+    this.early = null;
+    this._changed(runs);
+  }
+
+  /** The run list follows the server's events from the moment its stream is the server's. */
+  async _follow() {
+    const feed = this.app.events;
+    if (!feed || this.following) return;
+    this.following = true;
+    feed.subscribe('run', (data) => this._heard('run', data));
+    feed.subscribe('embedding', (data) => this._heard('embedding', data));
+    feed.subscribe('reset', () => this.relist().catch((err) => this.app.setMessage(`Could not list runs: ${err.message}`, true)));
+    // A stream a proxy holds back does not keep the page from listing (a change in that gap is missed).
+    await Promise.race([feed.ready(), new Promise((resolve) => setTimeout(resolve, STREAM_WAIT_MS))]);
+  }
+
+  _heard(kind, data) {
+    if (this.early) {
+      this.early.push([kind, data]);
+      return;
+    }
+    const runs = withEvent(this.runs, kind, data);
+    if (runs !== this.runs) this._changed(runs);
+  }
+
+  /** A new run list: its watchers hear it, the pickers show it, and a page with nothing to
+   * show opens the first embedding that can be shown. */
+  _changed(runs) {
+    this.runs = runs;
+    for (const watcher of [...this.watchers]) watcher(runs);
+    if (this.openFirstListed) {
+      const usable = (e) => e.status === 'ready' && e.shape;
+      const run = runs.find((r) => r.embeddings.some(usable));
+      if (run) {
+        this.openFirstListed = false;
+        this.openDataset(run.name, run.embeddings.find(usable).name);
+      }
+    }
+    this.app.render();
+  }
+
+  /** Nothing to show yet: the first embedding the server lists that can be shown opens. */
+  openWhenListed() {
+    this.openFirstListed = this.following;
+  }
+
+  /** Resolves once the embedding to open is read, its progress shown meanwhile. */
+  _untilOpenable(fromUrl) {
+    const openable = loadingLine(this.app.progress, fromUrl);
+    if (openable(this.runs) || !this.following) return Promise.resolve();
+    return new Promise((resolve) => {
+      const watcher = (runs) => {
+        if (!openable(runs)) return;
+        this.watchers.delete(watcher);
+        resolve();
+      };
+      this.watchers.add(watcher);
+    });
   }
 
   embeddingInfo(run, name) {
@@ -126,6 +203,23 @@ export class DatasetLoading {
     const selected = saving.bookmarks.findIndex((b) => b.isSelected);
     if (!restore && selected >= 0) saving.loadBookmark(selected);
     app.render();
+  }
+
+  /**
+   * The open run's training step `name` (a `TAG:STEP` embedding of the same points) in place of
+   * the one shown: the data set stays (Dataset.becomeStep), and with it the view (selection,
+   * search, colours, labels, camera). Its projection is the caller's (Projecting.showStep).
+   * False when it is not such a step.
+   */
+  openStep(name) {
+    const { app } = this;
+    const ds = this.dataset;
+    const info = ds && !ds.local ? this.embeddingInfo(ds.run, name) : null;
+    if (!info?.shape || info.shape[0] !== ds.n || info.status !== 'ready') return false;
+    ds.becomeStep(name, info);
+    app.replaceState({ ...app.state, embedding: name });
+    app.writeUrlSoon();
+    return true;
   }
 
   /**

@@ -4,7 +4,7 @@
 // it to start, stop or show. How its points reach the page is chosen here once per
 // projection (points/point_source.js deliveryFor).
 
-import { clampToLimit, defaultRequest, isQuick, limitFor, STATE_PARAMS } from '../limits.js';
+import { clampToLimit, defaultRequest, isQuick, limitFor, startsFromLayout, STATE_PARAMS } from '../limits.js';
 import { deliveryFor } from '../points/point_source.js';
 import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
 import { is3d } from '../state.js';
@@ -19,6 +19,9 @@ export class Projecting {
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     /** @type {Projection | null} the projection the plot shows */
     this.shown = null;
+    /** @type {Record<string, string>} method -> the finished job of the training step before
+     * (showStep): its next projection starts from it (t-SNE, UMAP) or is turned onto it */
+    this.references = {};
     Object.seal(this);
   }
 
@@ -27,6 +30,24 @@ export class Projecting {
     for (const p of Object.values(this.projections)) if (p?.running) p.cancel();
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     this.shown = null;
+    this.references = {};
+  }
+
+  /**
+   * The open data set is another training step of the same points now
+   * (DatasetLoading.openStep): each method's finished projection of the step before becomes
+   * the layout its next one starts from (t-SNE, UMAP: `init_from_job`) or is turned onto (PCA,
+   * custom: `align_to_job`, Procrustes), the step before's projections still running are
+   * cancelled (a newer step wins), and the state's projection is shown gliding from where
+   * the points are, the camera kept.
+   */
+  showStep() {
+    for (const [method, p] of Object.entries(this.projections)) {
+      if (p?.status === 'done' && p.jobId) this.references[method] = p.jobId;
+      if (p?.running) p.cancel();
+    }
+    this.projections = { pca: null, tsne: null, umap: null, custom: null };
+    this.showProjection({ animate: true });
   }
 
   /**
@@ -62,6 +83,19 @@ export class Projecting {
     return { params, dims: method === 'pca' ? base?.dims ?? shown : shown };
   }
 
+  /**
+   * The request of `method` to compute now: the state's (requestFor), started from or turned
+   * onto the training step before's layout when there is one (showStep).
+   * @param {string} method
+   */
+  _requestNow(method) {
+    const { params, dims } = this.requestFor(method);
+    const reference = this.references[method];
+    if (!reference) return { params, dims };
+    const field = startsFromLayout(this.app.dataset.methods, method) ? 'init_from_job' : 'align_to_job';
+    return { params: { ...params, [field]: reference }, dims };
+  }
+
   /** How a projection of `method` reaches the page under the state now. */
   _deliveryOf(method) {
     return deliveryFor(this.app.dataset, method, is3d(this.app.state));
@@ -70,7 +104,7 @@ export class Projecting {
   /** Starts the state's projection of `method` (the one it replaces is cancelled first). */
   _start(method) {
     const { app } = this;
-    const { params, dims } = this.requestFor(method);
+    const { params, dims } = this._requestNow(method);
     const old = this.projections[method];
     const cancelled = old?.running ? old.cancel() : null;
     const delivery = this._deliveryOf(method);
@@ -111,7 +145,7 @@ export class Projecting {
     if (!ds) return;
     const method = app.state.projection;
     let p = this.projections[method];
-    const { params, dims } = this.requestFor(method);
+    const { params, dims } = this._requestNow(method);
     const key = projectionKey(method, params, dims);
     if (ds.local && (method === 'tsne' || method === 'umap')) {
       this.shown = null;

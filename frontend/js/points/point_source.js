@@ -33,7 +33,7 @@ import { TILES } from '../tiles/delivery.js';
 
 /**
  * @typedef {object} Coloring  the points' colours by the state's colour rule
- * @property {string} kind  'none' | 'categorical' | 'numeric' | 'quality'
+ * @property {string} kind  'none' | 'categorical' | 'numeric' | 'quality' | 'change'
  * @property {Uint8Array | null} colors  RGBA per row (the whole array; null over tiles)
  * @property {any} legend  colors.js's legend of the rule (null: none)
  * @property {TileColors | null} [tile]  the rule per code (tiles; absent for the whole array)
