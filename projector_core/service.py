@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -36,6 +36,7 @@ from projector_core.projection.jobs import (
 )
 from projector_core.projection.limits import neighbor_count
 from projector_core.projection.params import ProjectionRequest
+from projector_core.semantic.examples import centroid
 from projector_core.semantic.models import Models
 from projector_core.semantic.search import MeaningAnswer, search_meaning
 from projector_core.storage.recent import Recent
@@ -155,13 +156,16 @@ class ProjectionService:
 
     # -- neighbours ------------------------------------------------------------------------------
     def neighbors(self, embedding: Embedding, k: int, metric: Metric, *, index: int | None = None,
-                  vector: np.ndarray | None = None,
+                  vector: np.ndarray | None = None, rows: Sequence[int] | None = None,
                   exclude: tuple[int, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` nearest rows to row ``index`` (itself excluded) or to ``vector`` (the
-        rows ``exclude`` left out): (indices, distances), nearest first. ValueError for an
-        index past N or a ``k`` over the other points."""
+        """The ``k`` nearest rows to row ``index`` (itself excluded), to ``vector`` (the
+        rows ``exclude`` left out) or to the centroid of ``rows`` (search by example: they
+        left out): (indices, distances), nearest first. ValueError for an index past N or a
+        ``k`` over the other points."""
         if embedding.shape is None:
             embedding.vectors()  # DataError naming the unreadable file
+        if rows is not None:
+            vector, exclude = centroid(embedding, rows)
         n = (embedding.shape or (0, 0))[0]
         if index is not None:
             if not 0 <= index < n:

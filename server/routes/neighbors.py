@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import numpy as np
 from fastapi import APIRouter, Query
 from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from projector_core.data.model import Embedding
 from projector_core.kernels.neighbor_index import Metric
@@ -43,9 +43,20 @@ class VectorQuery(BaseModel):
 
     run: str = Field(description="Run name as listed by /api/runs")
     embedding: str = Field(description="Embedding (tensor) name within the run")
-    vector: list[float] = Field(min_length=1, description="D finite values")
+    vector: list[float] | None = Field(None, min_length=1, description="D finite values")
+    rows: list[int] | None = Field(None, min_length=1, description=(
+        "Instead of `vector`: search by example, the query is the mean of these rows' "
+        "vectors and they are left out of the answer (at most /api/runs' limits.neighbors."
+        "rows of them)"))
     k: int = Field(K_DEFAULT, gt=0, description="Number of neighbours, at most N")
     metric: Metric = "cosine"
+
+    @model_validator(mode="after")
+    def one_query(self) -> VectorQuery:
+        if (self.vector is None) == (self.rows is None):
+            raise ValueError("give either vector (D values) or rows (examples whose centroid "
+                             "is the query)")
+        return self
 
 
 
@@ -81,7 +92,10 @@ def neighbors_of_point(
 @router.post("/neighbors", responses=_ERRORS)
 def neighbors_of_vector(body: VectorQuery, service: ServiceDep,
                         catalog: CatalogDep) -> NeighborsOut:
-    """The ``k`` nearest points to an arbitrary vector of the embedding's dimension."""
+    """The ``k`` nearest points to an arbitrary vector of the embedding's dimension, or to
+    the centroid of ``rows`` ("more like these": search by example, for any embedding)."""
     embedding = lookup_embedding(catalog, body.run, body.embedding)
+    if body.rows is not None:
+        return _answer(service, embedding, body.k, body.metric, rows=body.rows)
     vector = np.asarray(body.vector, np.float64)
     return _answer(service, embedding, body.k, body.metric, vector=vector)
