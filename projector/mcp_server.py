@@ -25,11 +25,13 @@ from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
-from projector_core.errors import DataError
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.kernels.search import search as search_values
+from projector_core.kernels.text_encoder import resolve_model
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
+from projector_core.semantic.declarations import declared_models
+from projector_core.semantic.models import ModelLoading
 from projector_core.service import NotDone, ProjectionService
 from projector_core.service import label_column as naming_column
 
@@ -119,7 +121,8 @@ class Tools:
         return [{"run": r.name, "error": r.error, "embeddings": [
             {"name": e.name, "status": e.status,
              "shape": e.shape, "metadata_columns": e.metadata_columns(),
-             "label_column": naming_column(e), "error": e.error}
+             "label_column": naming_column(e), "error": e.error,
+             "model": self.service.models.status_of(e)}
             for e in r.embeddings]} for r in self.service.catalog.runs()]
 
     def rows_matching(self, embedding: Embedding, query: str, column: str | None,
@@ -145,11 +148,27 @@ class Tools:
         if len(rows) == 1:
             found, distances = self.service.neighbors(embedding, k, metric, index=rows[0])
         else:
-            centroid = np.asarray(embedding.vectors()[rows], np.float64).mean(axis=0)
-            found, distances = self.service.neighbors(embedding, k, metric, vector=centroid,
-                                                      exclude=tuple(rows))
+            found, distances = self.service.neighbors(embedding, k, metric, rows=rows)
         return [{**self.row(embedding, int(i)), "distance": round(float(d), 5)}
                 for i, d in zip(found[0], distances[0], strict=True) if i >= 0]
+
+    async def meaning(self, ctx: Context, embedding: Embedding, text: str,
+                      k: int) -> dict[str, Any]:
+        """The points nearest in meaning to a phrase, in the embedding's own model; while the
+        model loads, its job's progress is reported and the phrase asked again."""
+        while True:
+            try:
+                answer = await asyncio.to_thread(self.service.search_meaning, embedding, [text], k)
+                break
+            except ModelLoading as loading:
+                progress = loading.job.progress
+                await ctx.report_progress(progress, 1.0, f"loading model: {progress:.0%}")
+                await asyncio.sleep(PROGRESS_EVERY)
+        [phrase] = answer.phrases
+        return {"text": phrase.text, "model": answer.model, "index": answer.index,
+                "metric": "cosine", "neighbors": [
+                    {**self.row(embedding, row), "similarity": round(similarity, 5)}
+                    for row, similarity in zip(phrase.rows, phrase.similarities, strict=True)]}
 
     async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
                          dims: int, params: dict[str, Any] | None, job: str | None) -> Job:
@@ -171,12 +190,18 @@ class Tools:
         return found
 
 
-def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
-    service = ProjectionService.standalone(catalog, device)
+def build_server(catalog: Catalog, device: str = "cpu",
+                 models: dict[tuple[str, str], str] | None = None) -> MCPServer:
+    """The tools over ``catalog``; ``models`` as ``serve --model`` declares them (made ready
+    in the background from the start, with the data's own declarations)."""
+    service = ProjectionService.standalone(catalog, device, models)
+    service.start_models()
     tools = Tools(service)
     mcp = MCPServer("projector", instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
-        "'what is near X'; clusters gives the groups the Structure panel shows, with labels."))
+        "'what is near X' (a point, a label, or with text= a phrase by its meaning when "
+        "list_runs names the embedding's model); clusters gives the groups the Structure "
+        "panel shows, with labels."))
     tool = mcp.tool(structured_output=False)
 
     @tool
@@ -212,22 +237,33 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
 
     @tool
     @answers
-    def neighbors(run: Run, embedding: EmbeddingName,
-                  index: Annotated[int | None, Field(ge=0, description="A point")] = None,
-                  query: Annotated[str | None, Field(description="Or: its label")] = None,
-                  column: str | None = None,
-                  k: Annotated[int, Field(ge=1, le=1000, description="At most N - 1")] = 10,
-                  metric: Metric = "cosine") -> Any:
-        """The k nearest points, in the original space, to point `index` or to the points whose
-        label (or `column`) is `query` (their centroid when several match)."""
+    async def neighbors(run: Run, embedding: EmbeddingName, ctx: Context,
+                        index: Annotated[int | None, Field(ge=0, description="A point")] = None,
+                        query: Annotated[str | None, Field(description="Or: its label")] = None,
+                        text: Annotated[str | None, Field(description=(
+                            "Or: a phrase, searched by its meaning: embedded by the model "
+                            "that made the vectors (list_runs names it), similarity by "
+                            "cosine"))] = None,
+                        column: str | None = None,
+                        k: Annotated[int, Field(ge=1, le=1000, description="At most N - 1")] = 10,
+                        metric: Metric = "cosine") -> Any:
+        """The k nearest points, in the original space, to point `index`, to the points whose
+        label (or `column`) is `query` (their centroid when several match), or to the meaning
+        of the phrase `text` ("what is near 'refund request'")."""
         found = service.embedding(run, embedding)
-        if (index is None) == (query is None):
-            raise ValueError("give either index or query")
+        asked = [name for name, value in (("index", index), ("query", query), ("text", text))
+                 if value is not None]
+        if len(asked) != 1:
+            raise ValueError(
+                "give one of index (a point), query (a label) or text (a phrase, by meaning)"
+                + (f", not {' and '.join(asked)} together" if asked else ""))
+        if text is not None:
+            return await tools.meaning(ctx, found, text, k)
         rows = [index] if index is not None else tools.rows_matching(found, query or "", column)
         if not rows:
             raise ValueError(f"no point matches {query!r}")
         return {"of": tools.rows(found, rows[:10]), "of_count": len(rows),
-                "neighbors": tools.neighbors(found, rows, k, metric)}
+                "neighbors": await asyncio.to_thread(tools.neighbors, found, rows, k, metric)}
 
     @tool
     @answers
@@ -305,11 +341,15 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
     return mcp
 
 
-def main(logdir: str | Path, device: str = "cpu") -> int:
+def main(logdir: str | Path, device: str = "cpu", model_flags: list[str] | None = None) -> int:
     catalog = Catalog(Path(logdir))
     try:
         catalog.refresh()
-    except DataError as exc:
+        models = declared_models(model_flags or [], [(run.name, e.name) for run in catalog.runs()
+                                                     for e in run.embeddings])
+        for model in set(models.values()):
+            resolve_model(model)
+    except ValueError as exc:  # DataError included
         raise SystemExit(f"projector mcp: {exc}") from None
-    build_server(catalog, device).run("stdio")
+    build_server(catalog, device, models).run("stdio")
     return 0

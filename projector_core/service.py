@@ -101,10 +101,12 @@ class ProjectionService:
         self.models = Models(self.jobs, models, prepare=lambda e: self.neighbor_index(e, "cosine"))
 
     @classmethod
-    def standalone(cls, catalog: Catalog, device: str = "cpu") -> ProjectionService:
+    def standalone(cls, catalog: Catalog, device: str = "cpu",
+                   models: Mapping[tuple[str, str], str] | None = None) -> ProjectionService:
         """A service with its own job engine and the catalogue's result cache (the MCP server)."""
         jobs = JobManager()
-        return cls(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)), device)
+        return cls(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)), device,
+                   models=models)
 
     # -- names -----------------------------------------------------------------------------------
     def embedding(self, run: str, name: str) -> Embedding:
