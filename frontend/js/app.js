@@ -22,6 +22,7 @@ import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
 import { installExports } from './export/install.js';
 import { clampNote, clampState } from './limits.js';
+import { installMeaning } from './meaning/install.js';
 import { installMetadataEdit } from './metadata_edit.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
@@ -246,6 +247,7 @@ else installStructure(app); // its analyses run on the server
 installEmbed(app);
 installMetadataEdit(app);
 installExports(app);
+installMeaning(app);
 installLabelsAndSequences(app);
 installKeyboard(app);
 installLayout();

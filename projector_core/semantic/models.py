@@ -38,6 +38,14 @@ KEEP_JOBS = 64  # readiness jobs remembered, one per (embedding version, model)
 Prepare = Callable[[Embedding], object]
 
 
+def model_of(declared: Mapping[Key, str], embedding: Embedding) -> str | None:
+    """The model that made the embedding: the command line's (by name, then by tag), else
+    the data's own."""
+    tag, _ = split_name(embedding.name)
+    return (declared.get((embedding.run, embedding.name)) or declared.get((embedding.run, tag))
+            or embedding.model)
+
+
 class ModelLoading(Exception):
     """The embedding's model is still being made ready: ask again shortly (a 503)."""
 
@@ -83,11 +91,8 @@ class Models:
         self._lock = threading.Lock()
 
     def model_of(self, embedding: Embedding) -> str | None:
-        """The model that made the embedding: the command line's (by name, then by tag),
-        else the data's own."""
-        tag, _ = split_name(embedding.name)
-        return (self.declared.get((embedding.run, embedding.name))
-                or self.declared.get((embedding.run, tag)) or embedding.model)
+        """The model that made the embedding (:func:`model_of` over these declarations)."""
+        return model_of(self.declared, embedding)
 
     def declared_in(self, runs: list[Run]) -> list[tuple[str, str, str]]:
         """(run, embedding, model) for each embedding of ``runs`` that has a model."""

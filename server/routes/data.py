@@ -77,10 +77,11 @@ class ModelOut(BaseModel):
     """The model that made an embedding's vectors: what search by a phrase needs."""
 
     name: str = Field(description="As declared: an installed model package or a folder")
-    status: Literal["idle", "loading", "ready", "failed"] = Field(
+    status: Literal["idle", "loading", "ready", "failed", "unavailable"] = Field(
         description="idle: not loaded yet (the first phrase starts it); loading: its job "
                     "runs (GET /api/jobs/JOB); ready: phrases are answered; failed: `error` "
-                    "says why (a phrase gets the same)")
+                    "says why (a phrase gets the same); unavailable: a shared static site "
+                    "(projector export), where no model runs")
     job: str | None = Field(description="The job making it ready (kind model)")
     progress: float | None = Field(description="While loading: the job's progress, 0..1")
     error: str | None

@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
-from projector.server.deps import CatalogDep, lookup_embedding
+from projector.server.deps import CatalogDep, ServiceDep, lookup_embedding
 from projector.server.routes.ui import site_page
 from starlette.background import BackgroundTask
 
@@ -60,7 +60,7 @@ def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict]:
                                     "projection cannot use"}},
 )
 async def export_site_zip(
-    request: Request, catalog: CatalogDep,
+    request: Request, catalog: CatalogDep, service: ServiceDep,
     run: Annotated[str, Query(description="Run name as listed by /api/runs")],
     embedding: Annotated[str, Query(description="Embedding (tensor) name within the run")],
     projection: Annotated[str, Query(description="Projections to include, comma-separated "
@@ -88,7 +88,7 @@ async def export_site_zip(
     options = ExportOptions(run=run, embedding=embedding, projections=methods,
                             neighbors=neighbors, max_points=max_points, gzip=gzip,
                             device=state.device, cache_dir=catalog.cache.directory,
-                            requests=asked, view=view)
+                            requests=asked, view=view, models=service.models.declared)
     work = Path(tempfile.mkdtemp(prefix="projector-site-"))
 
     def build() -> Path:
