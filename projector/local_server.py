@@ -21,6 +21,7 @@ from projector_core.data.catalog import Catalog
 from projector_core.data.memory import memory_embedding, memory_run
 from projector_core.kernels.text_encoder import resolve_model
 from projector_core.semantic.declarations import declared_models
+from projector_core.service import ProjectionService
 
 RUN_NAME = "memory"
 
@@ -53,6 +54,12 @@ class LocalServer:
         self._server = StoppingServer(config, end_streams=app.state.events.close)
         self._thread = threading.Thread(target=self._server.run, name=f"projector-{self.port}",
                                         daemon=True)
+
+    @property
+    def service(self) -> ProjectionService:
+        """The app's projection service: what the widget asks, as the page's routes do."""
+        service: ProjectionService = self.app.state.projection_service
+        return service
 
     @property
     def page_url(self) -> str:

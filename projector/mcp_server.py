@@ -1,11 +1,14 @@
-"""``projector mcp LOGDIR``: the projector's data as MCP tools for an assistant (stdio).
+"""``projector mcp [LOGDIR]``: the projector's data as MCP tools for an assistant (stdio).
 
-A thin door onto :class:`projector_core.service.ProjectionService`, as the REST routes are:
-the same projection jobs and result cache, the same limits (``k`` of a neighbour query), the
-same HDBSCAN clusters as ``GET /api/jobs/ID/clusters``. What is its own is the size of the
-answers: compact JSON once, rows capped by bounds every schema states, points named by the
-label column the page picks, and every failure a sentence. Nothing is written; stdout
-belongs to the protocol, so nothing else prints there.
+A thin door, as the REST routes are: what the tools ask is answered by a projection service
+(``mcp_answers.py``): one of its own over LOGDIR (default: the bundled samples, as ``serve``),
+or with ``--server URL`` a running server's, through its REST API, so the assistant's jobs
+are the page's. The server info and the tools' descriptions say which. Either way the same
+projection jobs and result cache, the same limits (``k`` of a neighbour query), the same
+HDBSCAN clusters as ``GET /api/jobs/ID/clusters``, the same error sentences. What is its own
+is the size of the answers: compact JSON once, rows capped by bounds every schema states,
+points named by the label column the page picks, and every failure a sentence. Nothing is
+written; stdout belongs to the protocol, so nothing else prints there.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import asyncio
 import functools
 import json
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -23,17 +27,15 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
+from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefused
 from projector_core.data.catalog import Catalog
-from projector_core.data.model import Embedding
-from projector_core.jobs.engine import Job, JobStatus
-from projector_core.kernels.search import search as search_values
+from projector_core.errors import DataError
 from projector_core.kernels.text_encoder import resolve_model
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
 from projector_core.semantic.declarations import declared_models
-from projector_core.semantic.models import ModelLoading
-from projector_core.service import NotDone, ProjectionService
-from projector_core.service import label_column as naming_column
+from projector_core.service import NotDone
+from projector_core.service.neighbors import check_rows
 
 MAX_ROWS = 5000  # rows one answer may carry; more would swamp the assistant's context
 PROGRESS_EVERY = 0.25
@@ -63,7 +65,7 @@ def _message(error: BaseException) -> str:
     if isinstance(error, ValidationError):
         return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
                          for e in error.errors(include_url=False))
-    if isinstance(error, ValueError | LookupError | NotDone):
+    if isinstance(error, ValueError | LookupError | NotDone | ServerRefused):
         return str(error)
     return f"internal error ({type(error).__name__}): {error}"
 
@@ -98,110 +100,102 @@ def _rounded(rows: np.ndarray) -> list[list[float] | None]:
 
 
 class Tools:
-    """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python."""
+    """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python;
+    every question goes to ``ask`` (a service of its own, or a running server's)."""
 
-    def __init__(self, service: ProjectionService) -> None:
-        self.service = service
+    def __init__(self, ask: Answers) -> None:
+        self.ask = ask
 
-    def row(self, embedding: Embedding, index: int) -> dict[str, Any]:
-        metadata = embedding.metadata()
-        values = ({n: metadata.arrays[n][index].as_py() for n in metadata.names}
-                  if metadata else {})
-        return {"index": int(index), **values}
+    def rows(self, run: str, embedding: str, indices: list[int]) -> list[dict[str, Any]]:
+        """The metadata rows of ``indices``, each with its ``index``."""
+        info = self.ask.embedding(run, embedding)
+        check_rows(f"{run}/{embedding}", (info["shape"] or (0, 0))[0], indices)
+        columns = {name: self.ask.column(run, embedding, name)
+                   for name in info["metadata_columns"]} if indices else {}
+        return [{"index": int(i), **{name: values[codes[i]]
+                                     for name, (values, codes) in columns.items()}}
+                for i in indices]
 
-    def rows(self, embedding: Embedding, indices: list[int]) -> list[dict[str, Any]]:
-        n = (embedding.shape or (0, 0))[0]
-        bad = [i for i in indices if not 0 <= i < n]
-        if bad:
-            raise ValueError(f"index {bad[0]} out of range: {embedding.run}/{embedding.name} "
-                             f"has {n} points (0..{n - 1})")
-        return [self.row(embedding, i) for i in indices]
-
-    def runs(self) -> list[dict[str, Any]]:
-        return [{"run": r.name, "error": r.error, "embeddings": [
-            {"name": e.name, "status": e.status,
-             "shape": e.shape, "metadata_columns": e.metadata_columns(),
-             "label_column": naming_column(e), "error": e.error,
-             "model": self.service.models.status_of(e)}
-            for e in r.embeddings]} for r in self.service.catalog.runs()]
-
-    def rows_matching(self, embedding: Embedding, query: str, column: str | None,
+    def rows_matching(self, run: str, embedding: str, query: str, column: str | None,
                       regex: bool = False) -> list[int]:
         """Rows whose ``column`` (default: the label column) equals ``query`` (any case);
         failing that, contains it."""
-        metadata = embedding.metadata()
-        if metadata is None:
-            raise ValueError(f"{embedding.run}/{embedding.name} has no metadata to search")
-        column = column or naming_column(embedding)
-        if column not in metadata.names:
-            raise ValueError(f"unknown column {column!r}; the columns are {', '.join(metadata.names)}")
-        values = metadata.column(column)
+        column = column or self.ask.embedding(run, embedding)["label_column"]
+        if column is None:
+            raise ValueError(f"{run}/{embedding} has no metadata to search")
         if not regex:
-            exact = [i for i, v in enumerate(values) if v.casefold() == query.casefold()]
-            if exact:
-                return exact
-        return search_values(values, query, regex)
+            values, codes = self.ask.column(run, embedding, column)
+            wanted = [code for code, value in enumerate(values)
+                      if value.casefold() == query.casefold()]
+            if wanted:
+                return [int(i) for i in np.flatnonzero(np.isin(codes, wanted))]
+        return self.ask.search(run, embedding, column, query, regex)
 
-    def neighbors(self, embedding: Embedding, rows: list[int], k: int,
+    def neighbors(self, run: str, embedding: str, rows: list[int], k: int,
                   metric: Metric) -> list[dict[str, Any]]:
         """Nearest points to one row, or to the centroid of several (the rows left out)."""
-        if len(rows) == 1:
-            found, distances = self.service.neighbors(embedding, k, metric, index=rows[0])
-        else:
-            found, distances = self.service.neighbors(embedding, k, metric, rows=rows)
-        return [{**self.row(embedding, int(i)), "distance": round(float(d), 5)}
-                for i, d in zip(found[0], distances[0], strict=True) if i >= 0]
+        found = self.ask.neighbors(run, embedding, k, metric,
+                                   **({"index": rows[0]} if len(rows) == 1 else {"rows": rows}))
+        named = self.rows(run, embedding, [i for i, _ in found])
+        return [{**row, "distance": round(d, 5)} for row, (_, d) in zip(named, found, strict=True)]
 
-    async def meaning(self, ctx: Context, embedding: Embedding, text: str,
+    async def meaning(self, ctx: Context, run: str, embedding: str, text: str,
                       k: int) -> dict[str, Any]:
         """The points nearest in meaning to a phrase, in the embedding's own model; while the
         model loads, its job's progress is reported and the phrase asked again."""
-        while True:
-            try:
-                answer = await asyncio.to_thread(self.service.search_meaning, embedding, [text], k)
-                break
-            except ModelLoading as loading:
-                progress = loading.job.progress
-                await ctx.report_progress(progress, 1.0, f"loading model: {progress:.0%}")
-                await asyncio.sleep(PROGRESS_EVERY)
-        [phrase] = answer.phrases
-        return {"text": phrase.text, "model": answer.model, "index": answer.index,
-                "metric": "cosine", "neighbors": [
-                    {**self.row(embedding, row), "similarity": round(similarity, 5)}
-                    for row, similarity in zip(phrase.rows, phrase.similarities, strict=True)]}
+        loop = asyncio.get_running_loop()
+
+        def loading(progress: float) -> None:
+            asyncio.run_coroutine_threadsafe(
+                ctx.report_progress(progress, 1.0, f"loading model: {progress:.0%}"), loop)
+
+        answer = await asyncio.to_thread(self.ask.meaning, run, embedding, text, k, loading)
+        named = await asyncio.to_thread(self.rows, run, embedding,
+                                        [row for row, _ in answer["neighbors"]])
+        return {**answer, "metric": "cosine", "neighbors": [
+            {**row, "similarity": round(similarity, 5)}
+            for row, (_, similarity) in zip(named, answer["neighbors"], strict=True)]}
 
     async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
-                         dims: int, params: dict[str, Any] | None, job: str | None) -> Job:
+                         dims: int, params: dict[str, Any] | None, job: str | None) -> str:
         """The finished job ``job`` names, or the one answering this projection (shared with
-        the page's identical requests, or from the result cache), awaited with progress."""
+        identical requests where the answers come from; see the server's description),
+        awaited with progress; its id."""
         if job is not None:
-            found = self.service.job(job)
+            method = (await asyncio.to_thread(self.ask.about, job)).get("method") or method
         else:
             request = _REQUEST.validate_python({"run": run, "embedding": embedding,
                                                 "method": method, "dims": dims,
                                                 "params": params or {}})
-            found = await asyncio.to_thread(self.service.project, request)
-        while not found.status.finished:
-            await ctx.report_progress(found.progress, 1.0, f"{method}: {found.progress:.0%}")
+            job = await asyncio.to_thread(self.ask.start, request)
+        while True:
+            status = await asyncio.to_thread(self.ask.status, job)
+            if status["status"] in ("done", "failed", "cancelled"):
+                break
+            await ctx.report_progress(status["progress"], 1.0,
+                                      f"{method}: {status['progress']:.0%}")
             await asyncio.sleep(PROGRESS_EVERY)
-        if found.status is not JobStatus.DONE:
-            raise NotDone(found)
+        if status["status"] != "done":
+            await asyncio.to_thread(self.ask.result, job)  # NotDone: the service's sentence
         await ctx.report_progress(1.0, 1.0, f"{method}: done")
-        return found
+        return job
+
+    def source(self, job: str) -> tuple[str, str]:
+        """The run and embedding a job projects."""
+        about = self.ask.about(job)
+        if not about.get("run") or not about.get("embedding"):
+            raise ValueError(f"job {job} does not know its data")
+        return about["run"], about["embedding"]
 
 
-def build_server(catalog: Catalog, device: str = "cpu",
-                 models: dict[tuple[str, str], str] | None = None) -> MCPServer:
-    """The tools over ``catalog``; ``models`` as ``serve --model`` declares them (made ready
-    in the background from the start, with the data's own declarations)."""
-    service = ProjectionService.standalone(catalog, device, models)
-    service.start_models()
-    tools = Tools(service)
-    mcp = MCPServer("projector", instructions=(
+def build_server(ask: Answers) -> MCPServer:
+    tools = Tools(ask)
+    mcp = MCPServer("projector", version=_version(), description=ask.description, instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
         "'what is near X' (a point, a label, or with text= a phrase by its meaning when "
         "list_runs names the embedding's model); clusters gives the groups the Structure "
-        "panel shows, with labels."))
+        "panel shows, with labels. "
+        + ask.description))
     tool = mcp.tool(structured_output=False)
 
     @tool
@@ -209,8 +203,7 @@ def build_server(catalog: Catalog, device: str = "cpu",
     def list_runs() -> Any:
         """Runs and their embeddings: status, shape (points x dimensions), metadata columns,
         the label column that names points."""
-        catalog.refresh()
-        return tools.runs()
+        return ask.runs()
 
     @tool
     @answers
@@ -220,9 +213,9 @@ def build_server(catalog: Catalog, device: str = "cpu",
                                                       "`limit`)")] = None,
                  limit: Annotated[int, Field(ge=1, le=MAX_ROWS)] = 20) -> Any:
         """Metadata rows of the given point indices (default: the first `limit` points)."""
-        found = service.embedding(run, embedding)
-        n = (found.shape or (0, 0))[0]
-        return tools.rows(found, indices if indices is not None else list(range(min(limit, n))))
+        n = (ask.embedding(run, embedding)["shape"] or (0, 0))[0]
+        return tools.rows(run, embedding,
+                          indices if indices is not None else list(range(min(limit, n))))
 
     @tool
     @answers
@@ -230,10 +223,10 @@ def build_server(catalog: Catalog, device: str = "cpu",
                column: Annotated[str | None, Field(description="Default: the label column")] = None,
                regex: bool = False, limit: Rows = 50) -> Any:
         """Points whose metadata `column` equals `query` (any case), else contains it."""
-        found = service.embedding(run, embedding)
-        rows = tools.rows_matching(found, query, column, regex)
-        return {"count": len(rows), "column": column or naming_column(found),
-                "points": [tools.row(found, i) for i in rows[:limit]]}
+        rows = tools.rows_matching(run, embedding, query, column, regex)
+        return {"count": len(rows),
+                "column": column or ask.embedding(run, embedding)["label_column"],
+                "points": tools.rows(run, embedding, rows[:limit])}
 
     @tool
     @answers
@@ -250,7 +243,6 @@ def build_server(catalog: Catalog, device: str = "cpu",
         """The k nearest points, in the original space, to point `index`, to the points whose
         label (or `column`) is `query` (their centroid when several match), or to the meaning
         of the phrase `text` ("what is near 'refund request'")."""
-        found = service.embedding(run, embedding)
         asked = [name for name, value in (("index", index), ("query", query), ("text", text))
                  if value is not None]
         if len(asked) != 1:
@@ -258,12 +250,16 @@ def build_server(catalog: Catalog, device: str = "cpu",
                 "give one of index (a point), query (a label) or text (a phrase, by meaning)"
                 + (f", not {' and '.join(asked)} together" if asked else ""))
         if text is not None:
-            return await tools.meaning(ctx, found, text, k)
-        rows = [index] if index is not None else tools.rows_matching(found, query or "", column)
-        if not rows:
-            raise ValueError(f"no point matches {query!r}")
-        return {"of": tools.rows(found, rows[:10]), "of_count": len(rows),
-                "neighbors": await asyncio.to_thread(tools.neighbors, found, rows, k, metric)}
+            return await tools.meaning(ctx, run, embedding, text, k)
+
+        def found() -> dict[str, Any]:
+            rows = ([index] if index is not None
+                    else tools.rows_matching(run, embedding, query or "", column))
+            if not rows:
+                raise ValueError(f"no point matches {query!r}")
+            return {"of": tools.rows(run, embedding, rows[:10]), "of_count": len(rows),
+                    "neighbors": tools.neighbors(run, embedding, rows, k, metric)}
+        return await asyncio.to_thread(found)
 
     @tool
     @answers
@@ -275,9 +271,9 @@ def build_server(catalog: Catalog, device: str = "cpu",
         """Run a projection to the end (progress is reported as it goes): its job id (for
         clusters and quality), its info and the coordinates of the first `max_points` points."""
         job = await tools.projection(ctx, run, embedding, method, dims, params, None)
-        result = service.result(job)
-        return {"job": job.id, "info": result.info, "rows": int(result.coordinates.shape[0]),
-                "coordinates": _rounded(result.coordinates[:max_points])}
+        coordinates, info = await asyncio.to_thread(ask.result, job)
+        return {"job": job, "info": info, "rows": int(coordinates.shape[0]),
+                "coordinates": _rounded(coordinates[:max_points])}
 
     @tool
     @answers
@@ -296,11 +292,13 @@ def build_server(catalog: Catalog, device: str = "cpu",
         `parent`), exactly as GET /api/jobs/ID/clusters answers: each with size, label
         (commonest values of the label column) and its central point."""
         found = await tools.projection(ctx, run, embedding, method, dims, params, job)
-        source = found.source if isinstance(found.source, Embedding) else None
-        naming = label_column or (naming_column(source) if source is not None else None)
-        answer = await asyncio.to_thread(service.clusters, found, min_cluster_size, naming, space)
+        naming = label_column
+        if naming is None:
+            naming = (await asyncio.to_thread(
+                lambda: ask.embedding(*tools.source(found))))["label_column"]
+        answer = await asyncio.to_thread(ask.clusters, found, min_cluster_size, naming, space)
         n = len(answer["assignment"])
-        return {**answer, "assignment": answer["assignment"][:max_points], "job": found.id,
+        return {**answer, "assignment": answer["assignment"][:max_points], "job": found,
                 **({"assignment_rows": n} if n > max_points else {})}
 
     @tool
@@ -313,14 +311,14 @@ def build_server(catalog: Catalog, device: str = "cpu",
         """How faithful a projection is (GET /api/jobs/ID/quality without the per-point list):
         trustworthiness, continuity, mean neighbourhood kept, and the `worst` placed points."""
         found = await tools.projection(ctx, run, embedding, method, dims, params, job)
-        answer = await asyncio.to_thread(service.quality, found, k, metric)
+        answer = await asyncio.to_thread(ask.quality, found, k, metric)
         per_point = np.array([math.nan if v is None else v for v in answer["per_point"]])
         order = [int(i) for i in np.argsort(per_point, kind="stable")
                  if math.isfinite(per_point[i])][:worst]
-        source = found.source
-        return {**{key: v for key, v in answer.items() if key != "per_point"}, "job": found.id,
-                "worst": [{**tools.row(source, i), "kept": answer["per_point"][i]}
-                          for i in order]}
+        rows = await asyncio.to_thread(lambda: tools.rows(*tools.source(found), order))
+        return {**{key: v for key, v in answer.items() if key != "per_point"}, "job": found,
+                "worst": [{**row, "kept": answer["per_point"][i]}
+                          for row, i in zip(rows, order, strict=True)]}
 
     @tool
     @answers
@@ -329,27 +327,61 @@ def build_server(catalog: Catalog, device: str = "cpu",
                 top: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
         """How much each point's neighbourhood changed from one embedding to another of the
         same points (GET /api/compare): the mean overlap and the `top` most changed points."""
-        a, b = service.embedding(run, embedding), service.embedding(other_run, other_embedding)
-        found = service.compare(a, b, k, metric, top)
-        usable = found.per_point[np.isfinite(found.per_point)]
-        return {"rows": int(found.per_point.shape[0]), "k": found.k,
-                "mean": float(usable.mean()) if usable.size else None,
-                "neighbors": found.neighbors, "recall": found.recall,
-                "most_changed": [{**tools.row(a, int(i)), "overlap": round(float(
-                    found.per_point[i]), 4)} for i in found.most_changed[:top]]}
+        found = ask.compare((run, embedding), (other_run, other_embedding), k, metric, top)
+        changed = found["most_changed"][:top]
+        return {"rows": found["rows"], "k": found["k"], "mean": found["mean"],
+                "neighbors": found["neighbors"], "recall": found["recall"],
+                "most_changed": [{**row, "overlap": _round(found["per_point"][i])}
+                                 for row, i in zip(tools.rows(run, embedding, changed), changed,
+                                                   strict=True)]}
 
     return mcp
 
 
-def main(logdir: str | Path, device: str = "cpu", model_flags: list[str] | None = None) -> int:
-    catalog = Catalog(Path(logdir))
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _version() -> str:
+    """The installed distribution's version (what the server info says)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        catalog.refresh()
-        models = declared_models(model_flags or [], [(run.name, e.name) for run in catalog.runs()
-                                                     for e in run.embeddings])
-        for model in set(models.values()):
-            resolve_model(model)
-    except ValueError as exc:  # DataError included
-        raise SystemExit(f"projector mcp: {exc}") from None
-    build_server(catalog, device, models).run("stdio")
+        return version("embedding-projector")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
+         token: str | None = None, model_flags: list[str] | None = None) -> int:
+    """Serve the tools on stdio; a LOGDIR or server that cannot be used is said on stderr
+    (exit 2) before the protocol starts, never as a broken connection. ``model_flags`` as
+    ``serve --model`` (with ``server``, that server's own declarations answer)."""
+    ask: Answers
+    try:
+        if server is not None and model_flags:
+            raise ValueError("--model declares a model for this process's own LOGDIR; a "
+                             "running server answers phrases with its own (serve --model)")
+        if server is not None:
+            remote = RunningServer(server, token)
+            remote.check()
+            ask = remote
+        else:
+            root = Path(logdir)
+            if not root.exists():
+                raise ValueError(f"LOGDIR {root} does not exist")
+            catalog = Catalog(root)
+            catalog.refresh()
+            if not catalog.runs():
+                raise ValueError(f"no projector_config.pbtxt or projector_config.json found "
+                                 f"under {root}")
+            models = declared_models(model_flags or [], [
+                (run.name, e.name) for run in catalog.runs() for e in run.embeddings])
+            for model in set(models.values()):
+                resolve_model(model)
+            ask = OwnService(catalog, device, models)
+    except (ValueError, DataError, ConnectionError) as error:
+        print(f"projector mcp: {error}", file=sys.stderr)
+        return 2
+    build_server(ask).run("stdio")
     return 0

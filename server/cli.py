@@ -215,7 +215,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if token and not generated:
         print("  the server needs its token: add ?token=YOUR_TOKEN to the URL", flush=True)
     server = StoppingServer(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30),
-                            on_stop=app.state.jobs.shutdown,  # an open ?wait=true answers
+                            on_stop=app.state.projection_service.stop,  # an open ?wait=true answers
                             end_streams=app.state.events.close)
     try:
         server.run(sockets=[sock])
@@ -268,8 +268,14 @@ def _mcp(args: argparse.Namespace) -> int:
         print("projector: `projector mcp` needs the MCP SDK: pip install 'embedding-projector[agents]'",
               file=sys.stderr)
         return 2
+    if args.server is not None and args.logdir is not None:
+        print("projector mcp: give a LOGDIR or --server URL, not both (the server serves its "
+              "own LOGDIR)", file=sys.stderr)
+        return 2
+    from projector.server.app import SAMPLE_DATA
 
-    return serve_mcp(args.logdir, args.device, args.model or [])
+    return serve_mcp(args.logdir or SAMPLE_DATA, args.device, args.server, args.token,
+                     args.model or [])
 
 
 def connect_cluster(address: str, timeout: float, store_dir: Path | None = None) -> Cluster | None:
@@ -370,7 +376,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=_serve)
     mcp = commands.add_parser("mcp", help="serve a LOGDIR's embeddings as MCP tools over stdio "
                               "(needs the 'agents' extra)")
-    mcp.add_argument("logdir", help="log directory (or plain array file) to expose")
+    mcp.add_argument("logdir", nargs="?", help="log directory (or plain array file) to expose, "
+                     "computed in this process with jobs of its own (default: the bundled "
+                     "sample data)")
+    mcp.add_argument("--server", metavar="URL",
+                     help="answer through a running `projector serve` at URL instead (its "
+                     "REST API): the assistant's jobs are then the page's")
+    mcp.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
+                     help="with --server: the server's token (also $PROJECTOR_TOKEN)")
     mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     mcp.add_argument("--model", action="append", metavar="MODEL | RUN/EMBEDDING=MODEL",
                      help="the model that made the vectors, as for serve: `neighbors` then "

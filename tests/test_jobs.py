@@ -53,7 +53,8 @@ def test_done_job_has_result_and_full_progress(manager):
     assert job.result == 42
     assert job.snapshot() == {"id": job.id, "status": "done", "progress": 1.0,
                               "iteration": None, "error": None, "paused": False,
-                              "phase": None, "phase_progress": None}
+                              "phase": None, "phase_progress": None,
+                              "priority": "requested", "yielding": False}
 
 
 def test_concurrency_is_bounded_and_the_rest_queue(manager):

@@ -47,7 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, obje
                      models={("words", "words"): MODEL})
     live = LiveServer(app)
     live.start()
-    for job in app.state.jobs.all():  # the model, made ready at start
+    for job in app.state.projection_service.jobs.all():  # the model, made ready at start
         assert job.wait(TIMEOUT)
     yield live.url, app
     live.stop()
@@ -93,11 +93,12 @@ def test_the_client_waits_for_a_model_still_loading_and_hears_its_job(tmp_path):
         release.set()
 
     try:
-        blockers = [app.state.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
+        blockers = [app.state.projection_service.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
         found = ProjectorClient(live.url, timeout=TIMEOUT).search_meaning(
             "words", "words", "a rainy day", k=3, on_progress=on_progress, timeout=TIMEOUT)
         assert len(found["results"][0]["neighbors"]) == 3
-        model_job = next(j for j in app.state.jobs.all() if (j.about or {}).get("kind") == "model")
+        model_job = next(j for j in app.state.projection_service.jobs.all()
+                         if (j.about or {}).get("kind") == "model")
         assert [h["id"] for h in heard] == [model_job.id] * len(heard)
         assert heard[0]["status"] == "queued" and heard[-1]["status"] == "done"
         assert all(b.wait(60) for b in blockers)
@@ -138,12 +139,12 @@ def test_the_widget_searches_its_vectors_by_meaning_and_selects_them(words):
         memory_server(vectors, model="no-such-model")  # said before any server starts
 
 
-def _mcp(logdir: Path, cache: Path, *extra: str):
+def _mcp(cache: Path, *args: str):
     from mcp import StdioServerParameters
 
     env = {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"]}
     return StdioServerParameters(command=sys.executable, env=env, cwd=str(ROOT), args=[
-        "-m", "projector.server.cli", "mcp", str(logdir), *extra])
+        "-m", "projector.server.cli", "mcp", *args])
 
 
 def test_an_assistant_asks_what_is_near_a_phrase_in_the_datas_own_model(words, tmp_path):
@@ -158,7 +159,7 @@ def test_an_assistant_asks_what_is_near_a_phrase_in_the_datas_own_model(words, t
         progress.append(done)
 
     async def run() -> None:
-        params = _mcp(SAMPLE_DATA, tmp_path / "cache", "--model", f"words/words={MODEL}")
+        params = _mcp(tmp_path / "cache", str(SAMPLE_DATA), "--model", f"words/words={MODEL}")
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             answers["runs"] = json.loads((await session.call_tool("list_runs", {})).content[0].text)
@@ -186,3 +187,30 @@ def test_an_assistant_asks_what_is_near_a_phrase_in_the_datas_own_model(words, t
                                      "phrase, by meaning), not query and text together")
     assert "declares no model" in answers["none"]  # type: ignore[operator]
     assert all(0 <= p <= 1 for p in progress)
+
+
+def test_an_assistant_asks_a_running_server_in_its_model(server, words, tmp_path):
+    """`projector mcp --server URL`: a phrase is answered by the server's own model (the one
+    its page searches with), the points named as through a LOGDIR."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    url, _ = server
+    _, labels, _ = words
+    answers: dict[str, object] = {}
+
+    async def run() -> None:
+        async with stdio_client(_mcp(tmp_path / "cache", "--server", url)) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            answers["runs"] = json.loads((await session.call_tool("list_runs", {})).content[0].text)
+            near = await session.call_tool("neighbors", {**WORDS, "text": "shades of blue"})
+            assert not near.is_error, near.content
+            answers["near"] = json.loads(near.content[0].text)
+
+    anyio.run(run)
+    listed = next(r for r in answers["runs"] if r["run"] == "words")["embeddings"][0]  # type: ignore[union-attr]
+    assert listed["model"]["name"] == MODEL
+    found = answers["near"]["neighbors"]  # type: ignore[index]
+    assert len(found) == 10 and sum(p["category"] == "colour" for p in found) >= 5, found
+    assert [p["word"] for p in found] == [labels[p["index"]] for p in found]

@@ -95,7 +95,8 @@ def test_tsne_streams_frames_while_running_then_the_final_one(client, digits):
     assert as_json["info"]["invalid_rows"] == 0 and as_json["info"]["perplexity"] == 30
     assert client.get(f"/api/jobs/{job}").json() == {
         "id": job, "status": "done", "progress": 1.0, "iteration": 400, "error": None,
-        "paused": False, "phase": "optimisation", "phase_progress": 1.0}
+        "paused": False, "phase": "optimisation", "phase_progress": 1.0,
+        "priority": "requested", "yielding": False}
 
 
 def test_health_and_neighbours_are_answered_while_tsne_runs(client):

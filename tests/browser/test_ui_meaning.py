@@ -131,7 +131,7 @@ def test_the_page_says_the_model_is_loading_then_answers(tmp_path, projector):
     release = threading.Event()
     try:
         projector.open(live.url, WORDS_2D)  # its PCA job runs first, on a free worker
-        blockers = [app.state.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
+        blockers = [app.state.projection_service.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
         _meaning_mode(projector)
         projector.by("meaning-input").fill("a rainy day")
         projector.wait_text("meaning-status", f"Loading the model {MODEL}", contains=True)

@@ -32,7 +32,7 @@ def reference(blobs: Blobs, tmp_path_factory: pytest.TempPathFactory) -> Referen
     return Reference(blobs, tmp_path_factory.mktemp("reference-cache"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not session: the page door's event loop would outlive the suite
 def door(blobs: Blobs, tmp_path_factory: pytest.TempPathFactory,
          request: pytest.FixtureRequest) -> Iterator[Callable[[str], Any]]:
     """``door(name)``: that door's adapter, started on first use."""

@@ -21,7 +21,8 @@ from projector_core.data.catalog import Catalog
 from projector_core.export.render import AUTO, projection_picture
 from projector_core.projection.default_request import default_request
 from projector_core.projection.params import ProjectionRequest
-from projector_core.service import ProjectionService, label_column
+from projector_core.service import ProjectionService
+from projector_core.service.names import label_column
 from tests.conformance.answers import Refused, clusters_answer, png_pixels, quality_answer
 from tests.conformance.cases import Case, request_of
 from tests.conformance.dataset import EMBEDDING, RUN, Blobs
