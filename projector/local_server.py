@@ -19,6 +19,8 @@ from projector.server.app import create_app
 from projector.server.stopping import StoppingServer
 from projector_core.data.catalog import Catalog
 from projector_core.data.memory import memory_embedding, memory_run
+from projector_core.kernels.text_encoder import resolve_model
+from projector_core.semantic.declarations import declared_models
 from projector_core.service import ProjectionService
 
 RUN_NAME = "memory"
@@ -96,21 +98,31 @@ class LocalServer:
 def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Path | None = None,
                   name: str = "embedding", labels: Any = None, sprite: Any = None,
                   sprite_dim: tuple[int, int] | None = None,
-                  vector_column: str | None = None, token: str | None = None) -> LocalServer:
+                  vector_column: str | None = None, token: str | None = None,
+                  model: str | list[str] | None = None) -> LocalServer:
     """A started server over in-memory data (run ``memory``), or over a LOGDIR, or both.
 
     ``token`` (default ``$PROJECTOR_TOKEN``): every request needs it, as for ``projector serve
     --token``; for a machine shared with other users, whom 127.0.0.1 does not keep out.
+    ``model``: the model that made the vectors (search by meaning), or for a LOGDIR the
+    ``projector serve --model`` forms (MODEL, RUN/EMBEDDING=MODEL); loaded in the background.
     """
     token = token if token is not None else os.environ.get("PROJECTOR_TOKEN") or None
     catalog = Catalog(logdir)
     catalog.refresh()
+    own = model if isinstance(model, str) and logdir is None else None  # the vectors' model
     if vectors is not None:
         embedding = memory_embedding(RUN_NAME, name, vectors, metadata, labels=labels,
                                      sprite=sprite, sprite_dim=sprite_dim,
-                                     vector_column=vector_column)
+                                     vector_column=vector_column, model=own)
         catalog.add_run(memory_run(RUN_NAME, [embedding]))
+    flags = [] if own is not None else [model] if isinstance(model, str) else list(model or [])
+    declared = declared_models(flags, [(run.name, e.name) for run in catalog.runs()
+                                       for e in run.embeddings])
+    for found in {*declared.values(), *([own] if own else [])}:
+        resolve_model(found)  # a model not here is said now, not at the first phrase
     app = create_app(catalog=catalog, refresh_seconds=2.0 if logdir is not None else 0,
                      allowed_hosts=["*"] if behind_proxy() else None, token=token,
-                     framed_by_any_page=True)  # the widget's iframe, in a notebook's page
+                     framed_by_any_page=True,  # the widget's iframe, in a notebook's page
+                     models=declared, load_models=True)
     return LocalServer(app, token).start()

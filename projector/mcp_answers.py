@@ -12,6 +12,8 @@ service's sentences (a server's refusal is its detail, said as it is).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,11 +22,14 @@ from projector.client.api import ProjectorClient, ProjectorError
 from projector_core.data.catalog import Catalog
 from projector_core.data.steps import timelines
 from projector_core.projection.params import ProjectionRequest
+from projector_core.semantic.models import ModelLoading
 from projector_core.service import ProjectionService
 from projector_core.service.names import describe, label_column
 
 Column = tuple[list[str], np.ndarray]  # a column's values and one int32 code per row into them
 Neighbors = list[tuple[int, float]]  # (row, distance), nearest first
+Loading = Callable[[float], None]  # hears a model's loading progress, 0..1
+LOADING_EVERY = 0.25  # seconds between looks at a model still loading
 
 
 class Answers(Protocol):
@@ -45,6 +50,13 @@ class Answers(Protocol):
 
     def neighbors(self, run: str, name: str, k: int, metric: str, *, index: int | None = None,
                   rows: list[int] | None = None) -> Neighbors: ...
+
+    def meaning(self, run: str, name: str, text: str, k: int,
+                loading: Loading) -> dict[str, Any]:
+        """A phrase's ``k`` nearest points in the embedding's own model: ``text``, ``model``,
+        ``index`` (which one answered) and ``neighbors`` as (row, similarity); waits for a
+        model still loading, its progress told to ``loading``."""
+        ...
 
     def start(self, request: ProjectionRequest) -> str:
         """The job answering ``request`` (shared by identical requests): its id."""
@@ -77,8 +89,12 @@ class Answers(Protocol):
 class OwnService:
     """A projection service in this process, with a job engine of its own."""
 
-    def __init__(self, catalog: Catalog, device: str = "cpu") -> None:
-        self.service = ProjectionService.standalone(catalog, device)
+    def __init__(self, catalog: Catalog, device: str = "cpu",
+                 models: Mapping[tuple[str, str], str] | None = None) -> None:
+        """``models`` as ``serve --model`` declares them: made ready in the background from
+        the start, with the data's own declarations."""
+        self.service = ProjectionService.standalone(catalog, device, models=models)
+        self.service.start_models()
         self.description = (
             f"Computes in this process, with its own jobs over {catalog.logdir}: a page open on "
             "`projector serve` shares no job with it (a finished projection is read back from "
@@ -89,7 +105,7 @@ class OwnService:
         return [{"run": r.name, "error": r.error, "embeddings": [
             {"name": e.name, "status": e.status, "shape": e.shape,
              "metadata_columns": e.metadata_columns(), "label_column": label_column(e),
-             "error": e.error}
+             "error": e.error, "model": self.service.models.status_of(e)}
             for e in r.embeddings]} for r in self.service.runs()]
 
     def embedding(self, run: str, name: str) -> dict[str, Any]:
@@ -111,6 +127,21 @@ class OwnService:
                                                   index=index, rows=rows)
         return [(int(i), float(d)) for i, d in zip(found[0], distances[0], strict=True)
                 if i >= 0]
+
+    def meaning(self, run: str, name: str, text: str, k: int,
+                loading: Loading) -> dict[str, Any]:
+        embedding = self.service.embedding(run, name)
+        while True:
+            try:
+                answer = self.service.search_meaning(embedding, [text], k)
+                break
+            except ModelLoading as still:
+                loading(still.job.progress)
+                time.sleep(LOADING_EVERY)
+        [phrase] = answer.phrases
+        return {"text": phrase.text, "model": answer.model, "index": answer.index,
+                "neighbors": [(int(row), float(similarity)) for row, similarity
+                              in zip(phrase.rows, phrase.similarities, strict=True)]}
 
     def start(self, request: ProjectionRequest) -> str:
         return self.service.project(request).id
@@ -181,8 +212,8 @@ class RunningServer:
     def runs(self) -> list[dict[str, Any]]:
         listed = self._ask(self.client.runs)
         return [{"run": r["name"], "error": r["error"], "embeddings": [
-            {key: e[key] for key in ("name", "status", "shape", "metadata_columns",
-                                     "label_column", "error")}
+            {key: e.get(key) for key in ("name", "status", "shape", "metadata_columns",
+                                         "label_column", "error", "model")}
             for e in r["embeddings"]]} for r in listed]
 
     def embedding(self, run: str, name: str) -> dict[str, Any]:
@@ -202,6 +233,14 @@ class RunningServer:
         found, distances = self._ask(self.client.neighbors, run, name, index, None, k, metric,
                                      rows=None if index is not None else rows)
         return [(int(i), float(d)) for i, d in zip(found, distances, strict=True)]
+
+    def meaning(self, run: str, name: str, text: str, k: int,
+                loading: Loading) -> dict[str, Any]:
+        answer: dict[str, Any] = self._ask(self.client.search_meaning, run, name, text, k,
+                                           on_progress=lambda job: loading(job["progress"]))
+        [phrase] = answer["results"]
+        return {"text": phrase["text"], "model": answer["model"], "index": answer["index"],
+                "neighbors": [(n["index"], n["similarity"]) for n in phrase["neighbors"]]}
 
     def start(self, request: ProjectionRequest) -> str:
         params = request.params.model_dump(mode="json", exclude_unset=True)

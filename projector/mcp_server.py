@@ -31,8 +31,10 @@ from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefu
 from projector_core.data.catalog import Catalog
 from projector_core.data.steps import Step, Timeline, step_and_before
 from projector_core.errors import DataError
+from projector_core.kernels.text_encoder import resolve_model
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
+from projector_core.semantic.declarations import declared_models
 from projector_core.service import NotDone
 from projector_core.service.neighbors import check_rows
 
@@ -138,6 +140,23 @@ class Tools:
         named = self.rows(run, embedding, [i for i, _ in found])
         return [{**row, "distance": round(d, 5)} for row, (_, d) in zip(named, found, strict=True)]
 
+    async def meaning(self, ctx: Context, run: str, embedding: str, text: str,
+                      k: int) -> dict[str, Any]:
+        """The points nearest in meaning to a phrase, in the embedding's own model; while the
+        model loads, its job's progress is reported and the phrase asked again."""
+        loop = asyncio.get_running_loop()
+
+        def loading(progress: float) -> None:
+            asyncio.run_coroutine_threadsafe(
+                ctx.report_progress(progress, 1.0, f"loading model: {progress:.0%}"), loop)
+
+        answer = await asyncio.to_thread(self.ask.meaning, run, embedding, text, k, loading)
+        named = await asyncio.to_thread(self.rows, run, embedding,
+                                        [row for row, _ in answer["neighbors"]])
+        return {**answer, "metric": "cosine", "neighbors": [
+            {**row, "similarity": round(similarity, 5)}
+            for row, (_, similarity) in zip(named, answer["neighbors"], strict=True)]}
+
     async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
                          dims: int, params: dict[str, Any] | None, job: str | None) -> str:
         """The finished job ``job`` names, or the one answering this projection (shared with
@@ -174,7 +193,9 @@ def build_server(ask: Answers) -> MCPServer:
     tools = Tools(ask)
     mcp = MCPServer("projector", version=_version(), description=ask.description, instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
-        "'what is near X'; clusters gives the groups the Structure panel shows, with labels. "
+        "'what is near X' (a point, a label, or with text= a phrase by its meaning when "
+        "list_runs names the embedding's model); clusters gives the groups the Structure "
+        "panel shows, with labels. "
         + ask.description))
     tool = mcp.tool(structured_output=False)
 
@@ -210,22 +231,36 @@ def build_server(ask: Answers) -> MCPServer:
 
     @tool
     @answers
-    def neighbors(run: Run, embedding: EmbeddingName,
-                  index: Annotated[int | None, Field(ge=0, description="A point")] = None,
-                  query: Annotated[str | None, Field(description="Or: its label")] = None,
-                  column: str | None = None,
-                  k: Annotated[int, Field(ge=1, le=1000, description="At most N - 1")] = 10,
-                  metric: Metric = "cosine") -> Any:
-        """The k nearest points, in the original space, to point `index` or to the points whose
-        label (or `column`) is `query` (their centroid when several match)."""
-        if (index is None) == (query is None):
-            raise ValueError("give either index or query")
-        rows = ([index] if index is not None
-                else tools.rows_matching(run, embedding, query or "", column))
-        if not rows:
-            raise ValueError(f"no point matches {query!r}")
-        return {"of": tools.rows(run, embedding, rows[:10]), "of_count": len(rows),
-                "neighbors": tools.neighbors(run, embedding, rows, k, metric)}
+    async def neighbors(run: Run, embedding: EmbeddingName, ctx: Context,
+                        index: Annotated[int | None, Field(ge=0, description="A point")] = None,
+                        query: Annotated[str | None, Field(description="Or: its label")] = None,
+                        text: Annotated[str | None, Field(description=(
+                            "Or: a phrase, searched by its meaning: embedded by the model "
+                            "that made the vectors (list_runs names it), similarity by "
+                            "cosine"))] = None,
+                        column: str | None = None,
+                        k: Annotated[int, Field(ge=1, le=1000, description="At most N - 1")] = 10,
+                        metric: Metric = "cosine") -> Any:
+        """The k nearest points, in the original space, to point `index`, to the points whose
+        label (or `column`) is `query` (their centroid when several match), or to the meaning
+        of the phrase `text` ("what is near 'refund request'")."""
+        asked = [name for name, value in (("index", index), ("query", query), ("text", text))
+                 if value is not None]
+        if len(asked) != 1:
+            raise ValueError(
+                "give one of index (a point), query (a label) or text (a phrase, by meaning)"
+                + (f", not {' and '.join(asked)} together" if asked else ""))
+        if text is not None:
+            return await tools.meaning(ctx, run, embedding, text, k)
+
+        def found() -> dict[str, Any]:
+            rows = ([index] if index is not None
+                    else tools.rows_matching(run, embedding, query or "", column))
+            if not rows:
+                raise ValueError(f"no point matches {query!r}")
+            return {"of": tools.rows(run, embedding, rows[:10]), "of_count": len(rows),
+                    "neighbors": tools.neighbors(run, embedding, rows, k, metric)}
+        return await asyncio.to_thread(found)
 
     @tool
     @answers
@@ -350,11 +385,15 @@ def _version() -> str:
 
 
 def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
-         token: str | None = None) -> int:
+         token: str | None = None, model_flags: list[str] | None = None) -> int:
     """Serve the tools on stdio; a LOGDIR or server that cannot be used is said on stderr
-    (exit 2) before the protocol starts, never as a broken connection."""
+    (exit 2) before the protocol starts, never as a broken connection. ``model_flags`` as
+    ``serve --model`` (with ``server``, that server's own declarations answer)."""
     ask: Answers
     try:
+        if server is not None and model_flags:
+            raise ValueError("--model declares a model for this process's own LOGDIR; a "
+                             "running server answers phrases with its own (serve --model)")
         if server is not None:
             remote = RunningServer(server, token)
             remote.check()
@@ -368,7 +407,11 @@ def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
             if not catalog.runs():
                 raise ValueError(f"no projector_config.pbtxt or projector_config.json found "
                                  f"under {root}")
-            ask = OwnService(catalog, device)
+            models = declared_models(model_flags or [], [
+                (run.name, e.name) for run in catalog.runs() for e in run.embeddings])
+            for model in set(models.values()):
+                resolve_model(model)
+            ask = OwnService(catalog, device, models)
     except (ValueError, DataError, ConnectionError) as error:
         print(f"projector mcp: {error}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import traitlets
 
 from projector.local_server import LocalServer, memory_server
 from projector_core.data.model import Embedding
+from projector_core.semantic.models import ModelLoading
 
 PROJECTIONS = ("pca", "tsne", "umap", "custom")
 
@@ -44,13 +46,16 @@ class Projector(anywidget.AnyWidget):
                  sprite: Any = None, sprite_dim: tuple[int, int] | None = None,
                  name: str = "embedding", vector_column: str | None = None,
                  height: int = 640, server: LocalServer | None = None,
-                 token: str | None = None, **view: Any) -> None:
+                 token: str | None = None, model: str | None = None, **view: Any) -> None:
+        """``model``: the sentence-transformers model that made the vectors (a folder or an
+        installed model package): :meth:`search_meaning` and the page's meaning mode then
+        search them by a phrase."""
         if server is None:
             if vectors is None:
                 raise TypeError("Projector() needs vectors (or use Projector.from_logdir)")
             server = memory_server(vectors, metadata, labels=labels, sprite=sprite,
                                    sprite_dim=sprite_dim, name=name, vector_column=vector_column,
-                                   token=token)
+                                   token=token, model=model)
         self._server = server
         self._session = server.app.state.session
         self._from_page = threading.local()
@@ -67,9 +72,11 @@ class Projector(anywidget.AnyWidget):
 
     @classmethod
     def from_logdir(cls, logdir: str | Path, *, height: int = 640, token: str | None = None,
-                    **view: Any) -> Projector:
-        """The runs of a LOGDIR (read-only, watched for new ones) in the widget."""
-        return cls(server=memory_server(logdir=logdir, token=token), height=height, **view)
+                    model: str | list[str] | None = None, **view: Any) -> Projector:
+        """The runs of a LOGDIR (read-only, watched for new ones) in the widget; ``model``
+        as ``projector serve --model`` says which model made which embedding."""
+        return cls(server=memory_server(logdir=logdir, token=token, model=model), height=height,
+                   **view)
 
     # -- Python -> page ----------------------------------------------------------------------
     @traitlets.validate("projection")
@@ -125,6 +132,37 @@ class Projector(anywidget.AnyWidget):
         self._server.service.render(self._shown_embedding(), self.projection, Path(path),
                                     width, **options)
         return Path(path)
+
+    def search_meaning(self, text: str | list[str], k: int = 10, *, select: bool = True,
+                       timeout: float = 600) -> Any:
+        """The shown embedding's points nearest in meaning to each phrase (embedded by the
+        model that made the vectors), as a pandas DataFrame indexed by point: the phrase, the
+        similarity, the metadata. ``select``: they become the page's selection. Waits up to
+        ``timeout`` seconds for a model still loading."""
+        import pandas as pd
+
+        embedding = self._shown_embedding()
+        service = self._server.service
+        texts = [text] if isinstance(text, str) else list(text)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                answer = service.search_meaning(embedding, texts, k)
+                break
+            except ModelLoading as loading:
+                if not loading.job.wait(max(0.0, deadline - time.monotonic())):
+                    raise TimeoutError(f"{loading} after {timeout} s") from None
+        rows = [(p.text, row, similarity) for p in answer.phrases
+                for row, similarity in zip(p.rows, p.similarities, strict=True)]
+        metadata = embedding.metadata()
+        columns = {name: metadata.column(name) for name in metadata.names} if metadata else {}
+        frame = pd.DataFrame({"phrase": [r[0] for r in rows], "similarity": [r[2] for r in rows],
+                              **{name: [values[r[1]] for r in rows]
+                                 for name, values in columns.items()}},
+                             index=pd.Index([r[1] for r in rows], name="index"))
+        if select:
+            self.selection = list(dict.fromkeys(frame.index))
+        return frame
 
     def selected_frame(self) -> Any:
         """The metadata rows of the selected points, as a pandas DataFrame indexed by point."""

@@ -122,7 +122,7 @@ def unservable(runs: list[Run]) -> str | None:
 def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
     from projector.server.access import serving_token
-    from projector.server.app import SAMPLE_DATA
+    from projector.server.app import SAMPLE_DATA, SAMPLE_MODELS
     from projector.server.stopping import StoppingServer
 
     from projector_core.data.catalog import Catalog, PlainOptions
@@ -187,6 +187,8 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     except ValueError as exc:
         print(f"projector: {exc}", file=sys.stderr)
         return 2
+    if not args.logdir and not args.model:  # the samples: their model, when it is installed
+        models = installed_models(SAMPLE_MODELS)
     single = logdir.is_file() or is_zarr(logdir) or args.shards
     problem = unservable(runs) if single and not args.text_column else None
     if problem is not None:
@@ -221,6 +223,20 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
         if cluster is not None:
             cluster.close()
     return 0 if server.started else 1
+
+
+def installed_models(models: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+    """The declarations whose model is here (a folder, or an installed model package)."""
+    from projector_core.kernels.text_encoder import resolve_model
+
+    found = {}
+    for key, model in models.items():
+        try:
+            resolve_model(model)
+        except ValueError:
+            continue
+        found[key] = model
+    return found
 
 
 def serve_app(args: argparse.Namespace, *, catalog: Catalog | None = None,
@@ -258,7 +274,8 @@ def _mcp(args: argparse.Namespace) -> int:
         return 2
     from projector.server.app import SAMPLE_DATA
 
-    return serve_mcp(args.logdir or SAMPLE_DATA, args.device, args.server, args.token)
+    return serve_mcp(args.logdir or SAMPLE_DATA, args.device, args.server, args.token,
+                     args.model or [])
 
 
 def connect_cluster(address: str, timeout: float, store_dir: Path | None = None) -> Cluster | None:
@@ -368,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
                      help="with --server: the server's token (also $PROJECTOR_TOKEN)")
     mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    mcp.add_argument("--model", action="append", metavar="MODEL | RUN/EMBEDDING=MODEL",
+                     help="the model that made the vectors, as for serve: `neighbors` then "
+                     "takes text= (a phrase searched by meaning); loaded in the background")
     mcp.set_defaults(handler=_mcp)
     from projector.server.export_cli import add_commands as add_export_commands
 

@@ -65,6 +65,7 @@ def _export(args: argparse.Namespace) -> int:
 
     from projector_core.errors import DataError
     from projector_core.export.site import ExportOptions
+    from projector_core.semantic.declarations import declared_models
 
     line = StageLine()
     try:
@@ -73,7 +74,10 @@ def _export(args: argparse.Namespace) -> int:
                                 projections=tuple(dict.fromkeys(args.projection or ["pca"])),
                                 neighbors=args.neighbors,
                                 metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
-                                max_points=args.max_points, gzip=args.gzip)
+                                max_points=args.max_points, gzip=args.gzip,
+                                models=declared_models(args.model or [], [
+                                    (run.name, e.name) for run in service.runs()
+                                    for e in run.embeddings]))
         try:
             summary = service.export_site(Path(args.out), site_page(), options, line)
         except KeyboardInterrupt:
@@ -142,6 +146,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                         help="gzip the data files (the page decompresses them itself)")
     export.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     export.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    export.add_argument("--model", action="append", metavar="MODEL | RUN/EMBEDDING=MODEL",
+                        help="the model that made the vectors, as for serve: the site names it, "
+                        "and its meaning mode says phrases need a server (no model runs there)")
     export.set_defaults(handler=_export)
     render = commands.add_parser("render", help="draw a projection's first two columns (PCA: "
                                  "components 1 and 2) as a picture without a browser")

@@ -21,7 +21,9 @@ class DataLimitsOut(BaseModel):
     projections: dict[str, dict[str, LimitOut]] = Field(
         description="Per method, per parameter (t-SNE's \"points\": the points it needs), "
                     "under default sampling; the parameter model's own range included")
-    neighbors: dict[str, LimitOut] = Field(description="\"k\" of GET /api/neighbors")
+    neighbors: dict[str, LimitOut] = Field(description="\"k\" of GET /api/neighbors; \"rows\": "
+                                                       "the examples POST /api/neighbors "
+                                                       "averages")
 
 
 class ParameterOut(BaseModel):

@@ -95,6 +95,27 @@ def test_site_answers_equal_the_servers(site, serve, sample_logdir):
         url + "/api/bookmarks", params=QUERY).json()
 
 
+def test_a_declared_model_is_named_in_the_site_as_unavailable(tmp_path):
+    """No model runs in a shared site: the page is told which one made the vectors, so its
+    meaning mode can say phrases need a server; search by example works from the lists."""
+    from projector_core.formats.writer import add_embedding
+
+    logdir = tmp_path / "logs"
+    vectors = np.random.default_rng(0).normal(size=(60, 8)).astype(np.float32)
+    add_embedding(logdir, vectors, [f"w{i}" for i in range(60)], tag="own",
+                  model="some/model-folder")
+    out = tmp_path / "site"
+    assert _export(logdir, out, "--neighbors", "5") == 0
+    [info] = json.loads((out / "static.json").read_text())["runs"][0]["embeddings"]
+    assert info["model"]["name"] == "some/model-folder"
+    assert info["model"]["status"] == "unavailable" and "search by example" in info["model"]["error"]
+    assert info["limits"]["neighbors"]["rows"] == {"minimum": 1, "maximum": 59}
+    declared = tmp_path / "declared"
+    assert _export(logdir, declared, "--neighbors", "5", "--model", "other-model") == 0
+    [info] = json.loads((declared / "static.json").read_text())["runs"][0]["embeddings"]
+    assert info["model"]["name"] == "other-model", "the command line's declaration wins"
+
+
 def test_export_refuses_a_folder_of_other_files_and_replaces_an_earlier_export(
         sample_logdir, tmp_path, capsys):
     other = tmp_path / "notes"

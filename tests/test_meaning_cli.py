@@ -71,3 +71,20 @@ def test_a_bare_model_over_several_embeddings_is_refused_naming_them(tmp_path):
                              capture_output=True, text=True, timeout=300)
     assert started.returncode == 2, started.stdout + started.stderr
     assert "other/v, words/words" in started.stderr and "RUN/EMBEDDING=MODEL" in started.stderr
+
+
+@pytest.mark.slow
+def test_the_samples_are_searched_by_meaning_when_their_model_is_installed(tmp_path):
+    """`projector serve` with no LOGDIR: the words sample's model is declared (its package is
+    installed here), so a first visit finds meaning mode; a LOGDIR given declares nothing."""
+    with cli_server([], tmp_path) as server:
+        words = next(e for r in server.get("/api/runs").json() if r["name"] == "words"
+                     for e in r["embeddings"])
+        assert words["model"]["name"] == MODEL
+        assert _search(server, "words", "words", "shades of blue").status_code == 200
+    assert f"search by meaning: words/words by model {MODEL}" in server.output()
+    given = tmp_path / "given"
+    given.mkdir()
+    with cli_server([str(SAMPLE_DATA)], given) as server:
+        listed = [e["model"] for r in server.get("/api/runs").json() for e in r["embeddings"]]
+        assert listed == [None] * len(listed)

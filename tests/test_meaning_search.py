@@ -149,6 +149,21 @@ def test_a_mismatched_model_is_refused_with_both_widths(server):
     assert failed and all(j.status is JobStatus.FAILED for j in failed)  # said at start
 
 
+def _listed(url: str) -> dict[tuple[str, str], dict | None]:
+    runs = httpx.get(f"{url}/api/runs", timeout=TIMEOUT).json()
+    return {(r["name"], e["name"]): e["model"] for r in runs for e in r["embeddings"]}
+
+
+def test_runs_list_each_embeddings_model_and_whether_it_is_ready(server):
+    url, _ = server
+    listed = _listed(url)
+    assert listed[("words", "words")] == {"name": MODEL, "status": "ready", "progress": None,
+                                          "error": None, "job": listed[("words", "words")]["job"]}
+    hidden = listed[("training", "hidden:00005")]
+    assert hidden["status"] == "failed" and "384" in hidden["error"] and "16" in hidden["error"]
+    assert listed[("digits", "digits")] is None  # no model: searched by example only
+
+
 def test_vectors_of_another_length_are_refused_with_both_lengths(words):
     vectors, _, _ = words
     scaled = memory_embedding("r", "e", (3 * vectors).astype(np.float32))
@@ -179,14 +194,18 @@ def test_a_query_before_the_model_is_ready_is_told_to_wait(tmp_path):
     release = threading.Event()
     try:
         blockers = [app.state.projection_service.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
+        assert _listed(live.url)[("words", "words")]["status"] == "idle"  # nothing started
         reply = _search(live.url, text="blue")
         assert reply.status_code == 503, reply.text
         assert reply.headers["Retry-After"] and reply.json()["status"] == "loading"
         job = app.state.projection_service.jobs.get(reply.json()["job"])
         assert job.status is JobStatus.QUEUED and job.about["model"] == MODEL
+        listed = _listed(live.url)[("words", "words")]
+        assert (listed["status"], listed["job"], listed["progress"]) == ("loading", job.id, 0.0)
         release.set()
         assert all(b.wait(60) for b in blockers) and job.wait(TIMEOUT)
         assert _search(live.url, text="blue").status_code == 200
+        assert _listed(live.url)[("words", "words")]["status"] == "ready"
     finally:
         release.set()
         live.stop()

@@ -95,9 +95,39 @@ def test_neighbors_of_a_vector(base):
     assert len(default.json()["neighbors"]) == 100
 
 
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_more_like_these_is_the_neighbours_of_the_rows_centroid_without_them(base, metric):
+    """Search by example: POST /api/neighbors with rows is the vector query of their mean,
+    the rows themselves left out (a repeated row counts once)."""
+    data = tensor(base, **DIGITS).astype(np.float64)
+    rows = [3, 13, 23, 33, 3]
+    centroid = data[sorted(set(rows))].mean(axis=0)
+    reference = NearestNeighbors(n_neighbors=14, algorithm="brute", metric=metric).fit(data)
+    _, indices = reference.kneighbors(centroid[None, :])
+    expected = [int(i) for i in indices[0] if i not in rows][:10]
+    answer = httpx.post(f"{base}/api/neighbors",
+                        json={**DIGITS, "rows": rows, "k": 10, "metric": metric})
+    assert answer.status_code == 200, answer.text
+    assert [n["index"] for n in answer.json()["neighbors"]] == expected
+
+
+def test_the_examples_a_query_may_average_are_a_data_limit(base):
+    listed = next(e for r in httpx.get(f"{base}/api/runs").json() if r["name"] == "iris"
+                  for e in r["embeddings"])
+    assert listed["limits"]["neighbors"]["rows"] == {"minimum": 1, "maximum": 149}
+    every = {"run": "iris", "embedding": "iris", "rows": list(range(150)), "k": 1}
+    refused = httpx.post(f"{base}/api/neighbors", json=every)
+    assert refused.status_code == 422
+    assert "150 example rows" in refused.json()["detail"] and "1 to 149" in refused.json()["detail"]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "detail"),
     [
+        ({**DIGITS, "rows": [1], "vector": [1.0] * 64}, 422, "give either vector"),
+        ({**DIGITS}, 422, "give either vector"),
+        ({**DIGITS, "rows": [1797]}, 422, "index 1797 out of range"),
+        ({**DIGITS, "rows": [1], "k": 1797}, 422, "1796 other points"),
         ({**DIGITS, "vector": [1.0, 2.0]}, 422, "query has 2 values; the embedding has 64"),
         ({**DIGITS, "vector": [1.0] * 64, "k": -1}, 422, "'k'"),
         ({**DIGITS, "vector": [1.0] * 64, "metric": "dot"}, 422, "'metric'"),

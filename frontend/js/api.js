@@ -3,9 +3,15 @@
 // to the page, so the app also works behind a path prefix.
 
 export class ApiError extends Error {
-  constructor(status, detail) {
+  /**
+   * @param {number} status
+   * @param {string} detail
+   * @param {any} [body]  the error's whole JSON body (a 503's job and progress), if any
+   */
+  constructor(status, detail, body = null) {
     super(detail);
     this.status = status;
+    this.body = body;
   }
 }
 
@@ -13,13 +19,14 @@ export class ApiError extends Error {
  * one reading of an error body (fetches outside `Api`, like uploads, use it too). */
 export async function errorOf(response) {
   let detail = `${response.status} ${response.statusText}`;
+  let body = null;
   try {
-    const body = await response.json();
+    body = await response.json();
     if (body && typeof body.detail === 'string') detail = body.detail;
   } catch {
     // not JSON: keep the status line
   }
-  return new ApiError(response.status, detail);
+  return new ApiError(response.status, detail, body);
 }
 
 /** Reads a response body into one ArrayBuffer, reporting (received, total) as it goes. */
@@ -58,10 +65,13 @@ export class Api {
     this.isStatic = false;
   }
 
+  /** api/PATH with `params` (an array: the parameter repeated, once per value). */
   url(path, params = {}) {
     const url = new URL(`api/${path}`, this.base);
     for (const [key, value] of Object.entries(params)) {
-      if (value !== undefined && value !== null) url.searchParams.set(key, String(value));
+      if (value === undefined || value === null) continue;
+      if (Array.isArray(value)) for (const each of value) url.searchParams.append(key, String(each));
+      else url.searchParams.set(key, String(value));
     }
     return url;
   }
@@ -118,6 +128,26 @@ export class Api {
 
   neighbors(run, embedding, index, k, metric) {
     return this._json('neighbors', { params: { run, embedding, index, k, metric } });
+  }
+
+  /**
+   * Search by meaning (GET /api/search/meaning): each phrase's `k` nearest points, and with a
+   * finished projection `job` its marker there. A 503 (the model still loading) is an
+   * ApiError whose body has the job and its progress.
+   * @param {string} run
+   * @param {string} embedding
+   * @param {string[]} texts
+   * @param {number} k
+   * @param {string | null} job
+   */
+  searchMeaning(run, embedding, texts, k, job = null) {
+    return this._json('search/meaning', { params: { run, embedding, text: texts, k, job } });
+  }
+
+  /** Search by example: the `k` nearest points to the centroid of `rows`, they left out
+   * (POST /api/neighbors with rows). */
+  neighborsOfRows(run, embedding, rows, k, metric) {
+    return this._json('neighbors', { method: 'POST', body: { run, embedding, rows, k, metric } });
   }
 
   search(run, embedding, column, query, regex) {

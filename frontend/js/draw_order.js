@@ -68,5 +68,5 @@ export async function fitInSlices(coords, n, stride, columns, include = null) {
   await inSlices(n, (start, end) => fit.extent(start, end));
   fit.scale();
   await inSlices(n, (start, end) => fit.place(start, end));
-  return { positions: fit.positions, missing: fit.missing };
+  return { positions: fit.positions, missing: fit.missing, frame: fit.frame() };
 }

@@ -2,16 +2,40 @@
 // the screen, and the box/lasso tests of region selection. Pure: no DOM, no WebGL.
 
 /**
+ * How projection coordinates became positions: the columns fitted, their centre and the one
+ * scale (a position is (coordinate - mid) * factor on each fitted column, 0 on the others).
+ * @typedef {{ columns: number[], mid: number[], factor: number }} FitFrame
+ */
+
+/**
  * Positions (n x 3, z = 0 in 2D) of `columns` of a row-major coordinate matrix, centred and
  * uniformly scaled so the cloud (or the rows in the `include` set) fits in [-1, 1]^3. Rows
- * with a NaN/Inf are flagged in `missing` (1) and placed at the origin.
+ * with a NaN/Inf are flagged in `missing` (1) and placed at the origin. `frame`: the fit, to
+ * place other points (a phrase's marker) the same way.
  */
 export function fitPositions(coords, n, stride, columns, include = null) {
   const fit = new Fit(coords, n, stride, columns, include);
   fit.extent(0, n);
   fit.scale();
   fit.place(0, n);
-  return { positions: fit.positions, missing: fit.missing };
+  return { positions: fit.positions, missing: fit.missing, frame: fit.frame() };
+}
+
+/**
+ * A point in projection units (every column of the result) in the plot's cube by `frame`;
+ * null when a fitted column of it is not finite.
+ * @param {FitFrame} frame
+ * @param {ArrayLike<number>} coords
+ * @returns {number[] | null}
+ */
+export function placeIn(frame, coords) {
+  const position = [0, 0, 0];
+  for (let a = 0; a < frame.columns.length; a++) {
+    const v = coords[frame.columns[a]];
+    if (!Number.isFinite(v)) return null;
+    position[a] = (v - frame.mid[a]) * frame.factor;
+  }
+  return position;
 }
 
 /**
@@ -66,6 +90,11 @@ export class Fit {
       half = Math.max(half, (hi[a] - lo[a]) / 2);
     }
     this.factor = half > 0 ? 1 / half : 1;
+  }
+
+  /** @returns {FitFrame} once scale() has run */
+  frame() {
+    return { columns: this.columns.slice(), mid: this.mid.slice(), factor: this.factor };
   }
 
   place(start, end) {

@@ -282,14 +282,38 @@ export function nearestNeighbors(data, n, d, index, k, metric = 'cosine') {
   if (!(k >= 1)) throw new RangeError(`k must be positive, got ${k}`);
   if (k > most) throw new RangeError(`k ${k} is more than the ${most} other points of the data set`);
   if (!finiteRow(data, d, index)) throw new RangeError(`row ${index} holds NaN or Inf values and has no neighbours`);
-  const q = data.subarray(index * d, index * d + d);
+  return nearestTo(data, n, d, data.subarray(index * d, index * d + d), k, metric, (i) => i === index);
+}
+
+/**
+ * Search by example for local data (the server's semantic/examples.py): the k nearest rows
+ * to the mean of `rows`' finite vectors, `rows` left out.
+ */
+export function exampleNeighbors(data, n, d, rows, k, metric = 'cosine') {
+  const examples = new Set(rows);
+  const q = new Float64Array(d);
+  let count = 0;
+  for (const row of examples) {
+    if (!Number.isInteger(row) || row < 0 || row >= n) throw new RangeError(`row ${row} out of range: the data set has ${n} points`);
+    if (!finiteRow(data, d, row)) continue;
+    for (let j = 0; j < d; j++) q[j] += data[row * d + j];
+    count += 1;
+  }
+  if (!count) throw new RangeError(`none of the ${examples.size} rows has a finite vector: they have no centroid to search from`);
+  for (let j = 0; j < d; j++) q[j] /= count;
+  if (!(k >= 1) || k > n - examples.size) throw new RangeError(`k ${k} is more than the ${n - examples.size} other points of the data set`);
+  return nearestTo(data, n, d, q, k, metric, (i) => examples.has(i));
+}
+
+/** The k nearest finite rows to the query vector `q` (rows `skip` says left out), nearest first, ties by index. */
+function nearestTo(data, n, d, q, k, metric, skip) {
   let qNorm = 0;
   for (let j = 0; j < d; j++) qNorm += q[j] * q[j];
   qNorm = Math.sqrt(qNorm) || 1;
   const heap = [];
   const swap = (a, b) => ([heap[a], heap[b]] = [heap[b], heap[a]]);
   for (let i = 0; i < n; i++) {
-    if (i === index || !finiteRow(data, d, i)) continue;
+    if (skip(i) || !finiteRow(data, d, i)) continue;
     const distance = distanceTo(data, d, i, q, qNorm, metric);
     // Rows come in index order, so an equal distance never displaces the heap's top.
     if (heap.length === k && distance >= heap[0].distance) continue;

@@ -46,6 +46,10 @@ export function defaultState() {
     isolated: null,
     neighbors: { k: 100, metric: 'cosine' },
     search: { column: null, query: '', regex: false },
+    // Search by meaning (meaning/): the search box's mode, the phrase being typed, the
+    // phrases kept (each its own colour and marker on the map), all searched together, and
+    // the points listed per phrase (and by "More like these").
+    meaning: { on: false, query: '', phrases: [], k: 10 },
     camera: null,
   };
 }
@@ -92,6 +96,12 @@ function indices(value) {
   return Array.isArray(value) ? value.filter(isIndex) : [];
 }
 
+/** Distinct non-blank phrases, in order (how many and how long: the server says). */
+function phrases(value) {
+  if (!Array.isArray(value)) return [];
+  return [...new Set(value.filter((v) => string(v) && v.trim()))];
+}
+
 function camera(value) {
   if (!isObject(value)) return null;
   const vec3 = (v) => Array.isArray(v) && v.length === 3 && v.every(number(-1e6, 1e6));
@@ -119,6 +129,7 @@ export function sanitizeState(input, d = defaultState()) {
   const custom = sub('custom');
   const nb = sub('neighbors');
   const search = sub('search');
+  const meaning = sub('meaning');
   return {
     run: pick(input.run, null, stringOrNull),
     embedding: pick(input.embedding, null, stringOrNull),
@@ -170,6 +181,12 @@ export function sanitizeState(input, d = defaultState()) {
       column: pick(search.column, null, stringOrNull),
       query: pick(search.query, '', string),
       regex: pick(search.regex, false, bool),
+    },
+    meaning: {
+      on: pick(meaning.on, false, bool),
+      query: pick(meaning.query, '', string),
+      phrases: phrases(meaning.phrases),
+      k: pick(meaning.k, d.meaning.k, (v) => Number.isInteger(v) && v >= 1),
     },
     camera: camera(input.camera),
   };

@@ -54,6 +54,30 @@ export function neighborsFromChunk(buffer, rows, k, row, wanted) {
   return out;
 }
 
+/**
+ * The points found in most of `lists` (neighbour lists), the mean distance over those lists
+ * breaking ties, then the row: the first `k`, `exclude`d rows left out.
+ * @param {Array<Array<{ index: number, distance: number }>>} lists
+ * @param {Set<number>} exclude
+ * @param {number} k
+ */
+export function commonNeighbors(lists, exclude, k) {
+  const found = new Map();
+  for (const list of lists) {
+    for (const { index, distance } of list) {
+      if (exclude.has(index)) continue;
+      const seen = found.get(index) ?? { index, count: 0, total: 0 };
+      seen.count += 1;
+      seen.total += distance;
+      found.set(index, seen);
+    }
+  }
+  return [...found.values()]
+    .sort((a, b) => b.count - a.count || a.total / a.count - b.total / b.count || a.index - b.index)
+    .slice(0, k)
+    .map(({ index, count, total }) => ({ index, distance: total / count }));
+}
+
 export class StaticApi extends Api {
   constructor(base = document.baseURI, manifestPath = document.querySelector(/** @type {'meta'} */ (TAG))?.content || 'static.json') {
     super(base);
@@ -148,6 +172,39 @@ export class StaticApi extends Api {
     const rows = Math.min(chunkRows, entry.n - chunk * chunkRows);
     const buffer = await this._file(`${files.folder}/${String(chunk).padStart(5, '0')}${files.suffix}`);
     return { neighbors: neighborsFromChunk(buffer, rows, stored, index - chunk * chunkRows, k) };
+  }
+
+  /** Phrases need the model, which only a server runs: said, never asked. */
+  async searchMeaning(run, embedding) {
+    const entry = await this._entry(run, embedding);
+    const model = entry.info?.model?.name;
+    throw new ApiError(422, `${model ? `Phrases are embedded by ${model}, which runs on a Projector server` : 'Phrases need the model that made the vectors, on a Projector server'}: a shared site has no model. Select points and use “More like these”: it works here, from the exported neighbour lists.`);
+  }
+
+  /**
+   * Search by example without vectors: the points that most often appear in the examples'
+   * exported neighbour lists (then nearest on average), the examples left out: the shared
+   * site's stand-in for the neighbours of their centroid.
+   */
+  async neighborsOfRows(run, embedding, rows, k, metric) {
+    const entry = await this._entry(run, embedding);
+    const { k: stored, chunk_rows: chunkRows, metrics } = entry.neighbors;
+    const files = metrics[metric];
+    if (!files) throw new ApiError(422, `neighbours by ${metric} distance were not exported with this site`);
+    const examples = new Set(rows);
+    const byChunk = new Map();
+    for (const row of examples) {
+      if (!(row >= 0 && row < entry.n)) throw new ApiError(422, `row ${row} out of range: the embedding has ${entry.n} points`);
+      const chunk = Math.floor(row / chunkRows);
+      if (!byChunk.has(chunk)) byChunk.set(chunk, []);
+      byChunk.get(chunk).push(row);
+    }
+    const lists = await Promise.all([...byChunk].map(async ([chunk, inChunk]) => {
+      const count = Math.min(chunkRows, entry.n - chunk * chunkRows);
+      const buffer = await this._file(`${files.folder}/${String(chunk).padStart(5, '0')}${files.suffix}`);
+      return inChunk.map((row) => neighborsFromChunk(buffer, count, stored, row - chunk * chunkRows, stored));
+    }));
+    return { neighbors: commonNeighbors(lists.flat(), examples, k) };
   }
 
   async search(run, embedding, column, query, regex) {

@@ -19,6 +19,7 @@ HTTP uses only the standard library; the streamed form needs the ``websockets`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -41,6 +42,7 @@ from projector.client.wire import (
     float32,
     given,
     job_path,
+    json_body,
     names,
     part,
     projection_body,
@@ -53,12 +55,14 @@ OCTET_STREAM = "application/octet-stream"
 
 
 class ProjectorError(RuntimeError):
-    """The server refused a request; ``status`` is the HTTP status, the message its detail."""
+    """The server refused a request; ``status`` is the HTTP status, the message its detail,
+    ``body`` its whole JSON answer (a 503's job and progress), if any."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, body: Any = None) -> None:
         super().__init__(f"{status}: {detail}")
         self.status = status
         self.detail = detail
+        self.body = body
 
 
 @dataclass(frozen=True)
@@ -239,14 +243,16 @@ class ProjectorClient:
     def neighbors(self, run: str, embedding: str, index: int | None = None,
                   vector: np.ndarray | list[float] | None = None, k: int = 10,
                   metric: str = "cosine", *,
-                  rows: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  rows: list[int] | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Nearest points to point ``index`` (itself excluded), to ``vector``, or to the
-        centroid of ``rows`` (those rows left out), ascending: (indices, distances)."""
+        centroid of ``rows`` ("more like these": search by example, they left out),
+        ascending: (indices, distances)."""
         if sum(given is not None for given in (index, vector, rows)) != 1:
             raise ValueError("give exactly one of index, vector and rows")
         if rows is not None:
             answer = self._json("POST", "/api/neighbors", body={
-                **names(run, embedding), "k": k, "metric": metric, "rows": list(rows)})
+                **names(run, embedding), "k": k, "metric": metric,
+                "rows": [int(r) for r in np.asarray(rows).ravel()]})
         elif index is not None:
             answer = self._json("GET", "/api/neighbors", {**names(run, embedding),
                                                           "index": index, "k": k,
@@ -258,6 +264,28 @@ class ProjectorClient:
         found = answer["neighbors"]
         return (np.array([n["index"] for n in found], np.int64),
                 np.array([n["distance"] for n in found], np.float64))
+
+    def search_meaning(self, run: str, embedding: str, text: str | list[str], k: int = 10,
+                       job: str | None = None, *, on_progress: ProgressCallback | None = None,
+                       timeout: float | None = None) -> dict[str, Any]:
+        """Search by meaning: each phrase embedded by the model that made the vectors, its
+        ``k`` nearest points (``results[i]["neighbors"]``: index, similarity), and with a
+        finished projection ``job`` its ``marker`` on that map. While the server still loads
+        the model, waits for its job (``on_progress(job)`` hears it; TimeoutError after
+        ``timeout`` seconds), then asks again."""
+        query = {**names(run, embedding), "text": [text] if isinstance(text, str) else text,
+                 "k": k, **given(job=job)}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                return self._json("GET", "/api/search/meaning", query)
+            except ProjectorError as error:
+                loading = error.body.get("job") if isinstance(error.body, dict) else None
+                if error.status != 503 or loading is None:
+                    raise
+            with contextlib.suppress(ProjectorError):  # failed: asked again, the answer says why
+                self.wait(loading, on_progress,
+                          None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def search(self, run: str, embedding: str, column: str, query: str,
                regex: bool = False) -> list[int]:
@@ -460,7 +488,7 @@ class ProjectorClient:
         """(body, headers with lower-case names); ``body`` is sent as JSON, ``raw`` as is."""
         url = self.base_url + path
         if query:
-            url += "?" + urllib.parse.urlencode(query)
+            url += "?" + urllib.parse.urlencode(query, doseq=True)  # a list: repeated
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         kind = content_type if raw is not None else "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers={
@@ -471,7 +499,8 @@ class ProjectorClient:
                 headers = {name.lower(): value for name, value in response.headers.items()}
                 return response.read(), headers
         except urllib.error.HTTPError as error:
-            raise ProjectorError(error.code, detail(error.read())) from None
+            raw = error.read()
+            raise ProjectorError(error.code, detail(raw), json_body(raw)) from None
 
 
 Client = ProjectorClient  # ``from projector import Client``

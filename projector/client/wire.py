@@ -44,6 +44,14 @@ def float32(body: bytes, headers: dict[str, str]) -> np.ndarray:
     return np.frombuffer(body, "<f4").reshape(shape).copy()
 
 
+def json_body(body: bytes) -> Any:
+    """An error's JSON answer (None when it is not JSON)."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
 def detail(body: bytes) -> str:
     try:
         detail = json.loads(body)["detail"]

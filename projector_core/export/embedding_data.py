@@ -27,6 +27,7 @@ from projector_core.export.sprite_pages import write_sprite
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.default_request import default_request
 from projector_core.projection.methods import data_limits, parameter_table
+from projector_core.semantic.models import model_of
 from projector_core.tiles.order import lod_order
 
 # (stage, fraction done or None); a CLI prints it as one line, a route may ignore it.
@@ -50,6 +51,7 @@ class EmbeddingExport:
     device: str = "cpu"
     cache_dir: Path | None = None
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # else the app's default
+    models: dict[tuple[str, str], str] = field(default_factory=dict)  # as serve --model says
     notes: list[str] = field(default_factory=list)
 
 
@@ -104,7 +106,8 @@ def export_embedding(embedding: Embedding, files: SiteFiles, folder: str, what: 
     if rows is not None and embedding.has_bookmarks:
         what.notes.append(f"{label}: sampled to {n:,} of {n_all:,} points; its bookmarks name "
                           "rows of the whole set and are left out")
-    entry["info"] = _embedding_info(embedding, n, d, columns, entry)
+    entry["info"] = _embedding_info(embedding, n, d, columns, entry,
+                                    model_of(what.models, embedding))
     # The parameter table for the page (static_mode.js answers it), k as exported.
     entry["methods"] = {**parameter_table((n, d)), "neighbors": entry["info"]["limits"]["neighbors"]}
     return entry
@@ -192,9 +195,10 @@ def _write_all_neighbors(files: SiteFiles, folder: str, embedding: Embedding,
 
 
 def _embedding_info(embedding: Embedding, n: int, d: int, columns: list[str],
-                    entry: dict[str, Any]) -> dict[str, Any]:
+                    entry: dict[str, Any], model: str | None) -> dict[str, Any]:
     """The embedding as ``GET /api/runs`` lists it, for the exported rows: the neighbour
-    limit is the k exported, so the page never asks for more."""
+    limit is the k exported, so the page never asks for more; its model (the data's own
+    declaration) is named, unavailable: the page says phrases need a server."""
     limits = data_limits(n, d)
     limits["neighbors"]["k"]["maximum"] = entry["neighbors"]["k"]
     sprite = embedding.sprite
@@ -203,4 +207,8 @@ def _embedding_info(embedding: Embedding, n: int, d: int, columns: list[str],
             "sprite": {"single_image_dim": list(sprite.image.thumb)}
             if sprite is not None and entry["sprite"] else None,
             "has_bookmarks": entry["bookmarks"] is not None, "error": None,
-            "warnings": list(embedding.warnings), "sources": {}, "limits": limits}
+            "warnings": list(embedding.warnings), "sources": {}, "limits": limits,
+            "model": None if model is None else {
+                "name": model, "status": "unavailable", "job": None, "progress": None,
+                "error": "a shared site runs no model: phrases are searched on a Projector "
+                         "server; search by example works here"}}

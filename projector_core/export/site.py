@@ -77,6 +77,9 @@ class ExportOptions:
     # Per method, the request to export instead of the app's default (the UI's current view).
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     view: str | None = None  # a URL hash (#s=...): the state the site opens in
+    # (run, embedding or tag) -> the model that made it, as `serve --model` declares them (the
+    # data's own are read with it): named in the site, whose page says phrases need a server.
+    models: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 @dataclass
@@ -186,7 +189,7 @@ def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOpti
         files = SiteFiles(staged, options.gzip)
         what = EmbeddingExport(tuple(options.projections), options.neighbors, options.metrics,
                                options.max_points, options.device, options.cache_dir,
-                               dict(options.requests))
+                               dict(options.requests), dict(options.models))
         entries = []
         for i, embedding in enumerate(embeddings):
             try:

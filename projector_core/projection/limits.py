@@ -22,6 +22,10 @@ from pydantic import BaseModel
 from projector_core.kernels.perplexity import max_perplexity
 
 MIN_TSNE_POINTS = 4  # openTSNE's smallest data set: 3 x perplexity neighbours, perplexity >= 1
+# Rows one query by example averages and leaves out of its answer: an even sample of 10,000
+# rows puts the centroid of any selection within sampling noise of the whole one, and leaving
+# them out asks the index for k + 10,000 candidates, not for the whole set.
+MAX_EXAMPLES = 10_000
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,14 @@ def neighbor_count(others: int) -> Limit:
     """``k`` of a neighbour query: at most the other points (more is refused, not clamped)."""
     return Limit(minimum=1, maximum=others, n=others,
                  message="k {value} is more than the {maximum} other points of the embedding")
+
+
+def example_rows(n_points: int) -> Limit:
+    """The rows a query by example ("more like these") averages into its query vector: at
+    most :data:`MAX_EXAMPLES`, and fewer than the points (some are left to find)."""
+    return Limit(minimum=1, maximum=min(MAX_EXAMPLES, max(1, n_points - 1)), n=n_points,
+                 message="{value} example rows: a query by example averages 1 to {maximum} of "
+                         "the {n} points (give an even sample of a larger selection)")
 
 
 def data_dimensions() -> Limit:

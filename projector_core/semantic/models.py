@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,14 @@ LENGTH_SAMPLE = 1024  # rows whose lengths say whether the vectors are normalise
 DATA_UNIT_TOLERANCE = 1e-2
 KEEP_JOBS = 64  # readiness jobs remembered, one per (embedding version, model)
 Prepare = Callable[[Embedding], object]
+
+
+def model_of(declared: Mapping[Key, str], embedding: Embedding) -> str | None:
+    """The model that made the embedding: the command line's (by name, then by tag), else
+    the data's own."""
+    tag, _ = split_name(embedding.name)
+    return (declared.get((embedding.run, embedding.name)) or declared.get((embedding.run, tag))
+            or embedding.model)
 
 
 class ModelLoading(Exception):
@@ -82,16 +91,32 @@ class Models:
         self._lock = threading.Lock()
 
     def model_of(self, embedding: Embedding) -> str | None:
-        """The model that made the embedding: the command line's (by name, then by tag),
-        else the data's own."""
-        tag, _ = split_name(embedding.name)
-        return (self.declared.get((embedding.run, embedding.name))
-                or self.declared.get((embedding.run, tag)) or embedding.model)
+        """The model that made the embedding (:func:`model_of` over these declarations)."""
+        return model_of(self.declared, embedding)
 
     def declared_in(self, runs: list[Run]) -> list[tuple[str, str, str]]:
         """(run, embedding, model) for each embedding of ``runs`` that has a model."""
         return [(run.name, e.name, model) for run in runs for e in run.embeddings
                 if (model := self.model_of(e)) is not None]
+
+    def status_of(self, embedding: Embedding) -> dict[str, Any] | None:
+        """What ``/api/runs`` says of the embedding's model (None: none declared), without
+        starting anything: ``idle`` (no job yet: the first phrase starts it), ``loading``
+        (with the job and its progress), ``ready`` or ``failed`` (with the error a phrase
+        would get)."""
+        model = self.model_of(embedding)
+        if model is None:
+            return None
+        job = self._jobs.peek((embedding.fingerprint, model))
+        status = "idle"
+        if job is not None and job.status is not JobStatus.CANCELLED:
+            status = {JobStatus.DONE: "ready", JobStatus.FAILED: "failed"}.get(job.status,
+                                                                             "loading")
+        return {"name": model, "status": status,
+                "job": None if job is None or status == "idle" else job.id,
+                "progress": round(job.progress, 4) if job is not None and status == "loading"
+                else None,
+                "error": job.error if job is not None and status == "failed" else None}
 
     def ready(self, embedding: Embedding) -> tuple[str, Encoder]:
         """(model, encoder) checked against the embedding; :class:`ModelLoading` before its

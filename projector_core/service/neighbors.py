@@ -11,7 +11,7 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
-from projector_core.projection.limits import neighbor_count
+from projector_core.projection.limits import example_rows, neighbor_count
 
 Found = tuple[np.ndarray, np.ndarray]  # (indices int64 [1, k], distances float32 [1, k])
 
@@ -27,6 +27,8 @@ def nearest(index_for: Callable[[Embedding, Metric], NeighborIndex], embedding: 
     if embedding.shape is None:
         embedding.vectors()  # DataError naming the unreadable file
     n = (embedding.shape or (0, 0))[0]
+    if rows is not None:
+        example_rows(n).check(len(set(rows)))
     if rows is not None and len(set(rows)) == 1:
         index, rows = rows[0], None  # one row: its own neighbours
     check_rows(f"{embedding.run}/{embedding.name}", n, [index] if index is not None else rows or ())
@@ -36,13 +38,25 @@ def nearest(index_for: Callable[[Embedding, Metric], NeighborIndex], embedding: 
     if index is not None:
         return found.neighbors_of([index], k, metric)
     if rows is not None:
-        vector = np.asarray(embedding.vectors()[left_out], np.float64).mean(axis=0)
+        vector = centroid(embedding, left_out)
     assert vector is not None
     indices, distances = found.query(np.asarray(vector, np.float64), k + len(left_out), metric)
     if not left_out:
         return indices, distances
     keep = ~np.isin(indices[0], left_out) & (indices[0] >= 0)
     return indices[:, keep][:, :k], distances[:, keep][:, :k]
+
+
+def centroid(embedding: Embedding, rows: list[int]) -> np.ndarray:
+    """The mean of the rows' finite vectors (a row with a NaN would make every distance NaN);
+    ValueError when none of them has one."""
+    vectors = np.asarray(embedding.vectors()[rows], np.float64)
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.any():
+        raise ValueError(f"none of the {len(rows)} rows has a finite vector: they have no "
+                         "centroid to search from")
+    mean: np.ndarray = vectors[finite].mean(axis=0)
+    return mean
 
 
 def check_rows(where: str, n: int, rows: Iterable[int]) -> None:

@@ -36,6 +36,7 @@ from projector_core.data.model import Embedding
 from projector_core.data.steps import timelines
 from projector_core.errors import unknown_column
 from projector_core.projection.methods import data_limits
+from projector_core.semantic.models import Models
 from projector_core.service.names import label_column
 from projector_core.storage.fingerprint import fingerprint
 from projector_core.tiles.view import shown_from_tiles, tsne_umap_from_tiles
@@ -74,6 +75,20 @@ class StepsOut(BaseModel):
     timelines: list[TimelineOut]
 
 
+class ModelOut(BaseModel):
+    """The model that made an embedding's vectors: what search by a phrase needs."""
+
+    name: str = Field(description="As declared: an installed model package or a folder")
+    status: Literal["idle", "loading", "ready", "failed", "unavailable"] = Field(
+        description="idle: not loaded yet (the first phrase starts it); loading: its job "
+                    "runs (GET /api/jobs/JOB); ready: phrases are answered; failed: `error` "
+                    "says why (a phrase gets the same); unavailable: a shared static site "
+                    "(projector export), where no model runs")
+    job: str | None = Field(description="The job making it ready (kind model)")
+    progress: float | None = Field(description="While loading: the job's progress, 0..1")
+    error: str | None
+
+
 class EmbeddingOut(BaseModel):
     name: str
     status: Literal["loading", "ready", "error"]
@@ -94,10 +109,15 @@ class EmbeddingOut(BaseModel):
                                               "whole (256 MB, 33.5M points), so the page "
                                               "follows the job for progress alone and shows "
                                               "its tiles once done")
+    model: ModelOut | None = Field(description="The model that made the vectors (search by "
+                                               "a phrase); null: none declared (search by "
+                                               "example still works)")
 
     @classmethod
-    def of(cls, embedding: Embedding) -> EmbeddingOut:
+    def of(cls, embedding: Embedding, models: Models) -> EmbeddingOut:
+        """The embedding as listed, its model's readiness from ``models`` (the service's)."""
         sprite = embedding.sprite
+        model = models.status_of(embedding)
         loading = embedding.loading
         return cls(
             name=embedding.name,
@@ -118,6 +138,7 @@ class EmbeddingOut(BaseModel):
             tiles=embedding.shape is not None and shown_from_tiles(embedding.shape[0]),
             tsne_umap_tiles=embedding.shape is not None
             and tsne_umap_from_tiles(embedding.shape[0]),
+            model=None if model is None else ModelOut(**model),
         )
 
 
@@ -141,10 +162,11 @@ def list_runs(service: ServiceDep) -> list[RunOut]:
     """Every run and its embeddings. Per embedding, ``tiles`` and ``tsne_umap_tiles`` tell the
     page what comes as level-of-detail tiles instead of whole (``tiles/view.py``
     decides both): 2-D PCA and custom views above 2M points; 2-D t-SNE and UMAP once their
-    N x 2 float32 is over 256 MB (followed for progress alone, without frames)."""
+    N x 2 float32 is over 256 MB (followed for progress alone, without frames); ``model``
+    which model made the vectors and whether it is ready (search by a phrase)."""
     return [
         RunOut(name=run.name, error=run.error,
-               embeddings=[EmbeddingOut.of(e) for e in run.embeddings])
+               embeddings=[EmbeddingOut.of(e, service.models) for e in run.embeddings])
         for run in service.runs()
     ]
 

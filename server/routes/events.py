@@ -78,5 +78,5 @@ def _message(event: Event, service: ProjectionService) -> str:
     if event.kind == "embedding" and event.action != "removed":
         listed = service.listed_embedding(data["run"], data["embedding"])
         if listed is not None:  # else gone since: its removal follows
-            data["entry"] = EmbeddingOut.of(listed).model_dump(mode="json")
+            data["entry"] = EmbeddingOut.of(listed, service.models).model_dump(mode="json")
     return f"id: {event.id}\nevent: {event.kind}\ndata: {json.dumps(data)}\n\n"

@@ -85,7 +85,7 @@ async def export_site_zip(
     asked = _requests(requests, methods)
     options = ExportOptions(run=run, embedding=embedding, projections=methods,
                             neighbors=neighbors, max_points=max_points, gzip=gzip,
-                            requests=asked, view=view)
+                            requests=asked, view=view, models=service.models.declared)
     work = Path(tempfile.mkdtemp(prefix="projector-site-"))
 
     def build() -> Path:

@@ -1,8 +1,9 @@
 """Search by meaning: ``GET /api/search/meaning``, a few lines over
 ``ProjectionService.search_meaning`` (``projector_core/semantic/``).
 
-Search by example has no route of its own: ``POST /api/neighbors`` with ``vector`` set to the
-selection's centroid (the mean of its rows) answers it, for any embedding, model or not.
+Search by example has no route of its own: ``POST /api/neighbors`` with ``rows`` (the
+selection: their centroid is the query, they are left out of the answer) or with ``vector``
+set to a centroid answers it, for any embedding, model or not.
 
 The answer's ``timing_ms`` (encode, search, place, and the route's ``total``) is also sent as
 a ``Server-Timing`` header, so a browser's network panel shows where the time went.

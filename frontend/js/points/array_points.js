@@ -6,7 +6,7 @@
 // Picks and regions are exact over all points (renderer/picking.js); the page's marks
 // become one flag byte per point, its colours one RGBA word per point.
 
-import { pointInPolygon, pointsInPolygon, pointsInRect } from '../geometry.js';
+import { placeIn, pointInPolygon, pointsInPolygon, pointsInRect } from '../geometry.js';
 import { CPU_SLICE } from '../renderer/cpu_detail.js';
 import { sampleSize } from '../renderer/lod.js';
 import { FLAG_HIDDEN, FLAG_SELECTED } from '../renderer/points.js';
@@ -28,14 +28,15 @@ const CPU_SLICE_MS = 60;
 export class ArrayPoints {
   /**
    * `positions` (n x 3, fitted to the unit cube); `missing`: 1 per row without coordinates
-   * (hidden); `coords`: the projection's coordinates they were fitted from.
+   * (hidden); `coords`: the projection's coordinates they were fitted from, by `frame`.
    * @param {Float32Array} positions
-   * @param {{ missing?: Uint8Array | null, coords?: Coords | null }} [options]
+   * @param {{ missing?: Uint8Array | null, coords?: Coords | null, frame?: import('../geometry.js').FitFrame | null }} [options]
    */
-  constructor(positions, { missing = null, coords = null } = {}) {
+  constructor(positions, { missing = null, coords = null, frame = null } = {}) {
     this.positions = positions;
     this.missing = missing;
     this.coords = coords;
+    this.frame = frame;
     /** @type {import('../plot.js').Plot | null} */
     this.plot = null;
     /** @type {import('./point_source.js').RegionScope | null} its answers list every row */
@@ -59,6 +60,14 @@ export class ArrayPoints {
 
   detach() {
     this.plot = null;
+  }
+
+  /**
+   * A point in projection units in the plot's cube, fitted as these points were.
+   * @param {ArrayLike<number>} coords
+   */
+  place(coords) {
+    return this.frame ? placeIn(this.frame, coords) : null;
   }
 
   // ---- drawing -----------------------------------------------------------------------------

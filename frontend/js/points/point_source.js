@@ -72,6 +72,9 @@ import { TILES } from '../tiles/delivery.js';
  *   the candidates it holds, with their place in the plot's cube (x, y, z), hidden ones left out
  * @property {(indices: number[], column: string) => Map<number, number>} codesOf
  *   dictionary codes of `column` of the rows among `indices` it holds (none for a whole array)
+ * @property {(coords: ArrayLike<number>) => number[] | null} place
+ *   a point in projection units (every column of the result: a phrase's marker) in the plot's
+ *   cube, fitted as its own points are; null when it cannot be placed
  */
 
 /**

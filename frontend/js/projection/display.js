@@ -54,13 +54,13 @@ export function display(p, view, animate) {
     displayInSlices(p, view, animate, axes, order, isolated);
     return;
   }
-  const { positions, missing } = fitPositions(p.data, dataset.n, p.cols, axes, isolated);
+  const { positions, missing, frame } = fitPositions(p.data, dataset.n, p.cols, axes, isolated);
   // A streaming job: the placed points first, so a moving frame draws no hidden point.
   if (!order && p.running && dataset.n > plot.frames.budget) {
     order = placedFirstOrder(missing, p.streamOrder ?? null).order;
     p.streamOrder = order;
   }
-  shown(p, view, new ArrayPoints(positions, { missing, coords: { data: p.data, cols: p.cols } }), { animate, order });
+  shown(p, view, new ArrayPoints(positions, { missing, coords: { data: p.data, cols: p.cols }, frame }), { animate, order });
 }
 
 /**
@@ -86,13 +86,13 @@ async function displayInSlices(p, view, animate, axes, order, isolated) {
   if (running && running.every((v, i) => v === key[i])) return;
   p.slicing = key;
   const current = () => p.slicing === key && p === view.shown && p.data === data;
-  const { positions, missing } = await fitInSlices(data, dataset.n, p.cols, axes, isolated);
+  const { positions, missing, frame } = await fitInSlices(data, dataset.n, p.cols, axes, isolated);
   if (!current()) return;
   const drawOrder = order ?? (dataset.n > plot.frames.budget ? randomOrder(dataset.n) : null);
   if (drawOrder) await prepareDrawOrder(positions, drawOrder, plot.points.colors);
   if (!current()) return;
   p.slicing = null;
-  shown(p, view, new ArrayPoints(positions, { missing, coords: { data, cols: p.cols } }), { animate, order: drawOrder });
+  shown(p, view, new ArrayPoints(positions, { missing, coords: { data, cols: p.cols }, frame }), { animate, order: drawOrder });
 }
 
 /**

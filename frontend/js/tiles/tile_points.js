@@ -7,6 +7,7 @@
 // click and lasso (answers.js): over the resident points when every point is resident, else
 // from the server (`/pick`, `/select`), so they stay exact however few points are in the tab.
 
+import { placeIn } from '../geometry.js';
 import { FLAG_SELECTED, PointLayer } from '../renderer/points.js';
 import { pickTiles, regionOfTiles } from './answers.js';
 import { uniformTileColoring } from './coloring.js';
@@ -151,6 +152,14 @@ export class TilePoints {
     this.plot?.removeLayer(this.layer);
     this.plot = null;
     this.close();
+  }
+
+  /**
+   * A point in projection units (every column) in the plot's square, as its tiles are fitted.
+   * @param {ArrayLike<number>} coords
+   */
+  place(coords) {
+    return placeIn({ columns: this.axes, mid: this.fit.mid, factor: this.fit.scale }, coords);
   }
 
   /**

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projector_core.projection.limits import neighbor_count
+from projector_core.projection.limits import example_rows, neighbor_count
 from projector_core.projection.methods.base import ProjectionMethod
 from projector_core.projection.methods.custom import Custom
 from projector_core.projection.methods.pca import Pca
@@ -29,12 +29,14 @@ def method_for(request: Any) -> ProjectionMethod[Any]:
 
 def data_limits(n_points: int, dim: int) -> dict[str, Any]:
     """Every limit the data puts on a request, as JSON: each method's under its name, and
-    ``neighbors.k`` (a neighbour query of one of the points)."""
+    ``neighbors.k`` (a neighbour query of one of the points) and ``neighbors.rows`` (the
+    examples a query by example averages)."""
     return {
         "projections": {name: {field: limit.to_json()
                                for field, limit in method.limits(n_points, dim).items()}
                         for name, method in METHODS.items()},
-        "neighbors": {"k": neighbor_count(max(0, n_points - 1)).to_json()},
+        "neighbors": {"k": neighbor_count(max(0, n_points - 1)).to_json(),
+                      "rows": example_rows(n_points).to_json()},
     }
 
 
