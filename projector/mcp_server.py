@@ -31,10 +31,9 @@ from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefu
 from projector_core.data.catalog import Catalog
 from projector_core.data.steps import Step, Timeline, step_and_before
 from projector_core.errors import DataError
-from projector_core.kernels.text_encoder import resolve_model
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
-from projector_core.semantic.declarations import declared_models
+from projector_core.semantic.declarations import found_models
 from projector_core.service import NotDone
 from projector_core.service.neighbors import check_rows
 
@@ -407,10 +406,8 @@ def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
             if not catalog.runs():
                 raise ValueError(f"no projector_config.pbtxt or projector_config.json found "
                                  f"under {root}")
-            models = declared_models(model_flags or [], [
+            models = found_models(model_flags or [], [
                 (run.name, e.name) for run in catalog.runs() for e in run.embeddings])
-            for model in set(models.values()):
-                resolve_model(model)
             ask = OwnService(catalog, device, models)
     except (ValueError, DataError, ConnectionError) as error:
         print(f"projector mcp: {error}", file=sys.stderr)

@@ -129,8 +129,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     from projector_core.formats.arrays import PLAIN_SUFFIXES
     from projector_core.formats.chunked import is_zarr
     from projector_core.formats.config import CONFIG_NAMES
-    from projector_core.kernels.text_encoder import resolve_model
-    from projector_core.semantic.declarations import declared_models
+    from projector_core.semantic.declarations import declared_models, found_models
     from projector_core.storage.tensor_cache import default_cache_dir, unwritable
 
     logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
@@ -180,10 +179,8 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
         return 1
     print(describe(runs) or f"no runs yet under {logdir}; watching for new ones", flush=True)
     try:  # the text column's model is its embedding's own; a model not found is said now
-        models = {} if args.text_column else declared_models(
+        models = {} if args.text_column else found_models(
             args.model or [], [(run.name, e.name) for run in runs for e in run.embeddings])
-        for model in set(models.values()):
-            resolve_model(model)
     except ValueError as exc:
         print(f"projector: {exc}", file=sys.stderr)
         return 2

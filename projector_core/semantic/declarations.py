@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from projector_core.data.steps import split_name
+from projector_core.kernels.text_encoder import resolve_model
 
 Key = tuple[str, str]  # (run, embedding name or tag)
 
@@ -33,6 +34,15 @@ def declared_models(flags: list[str], names: list[Key]) -> dict[Key, str]:
         if not model.strip():
             raise ValueError(f"--model {flag}: names no model")
         declared[key] = model
+    return declared
+
+
+def found_models(flags: list[str], names: list[Key]) -> dict[Key, str]:
+    """:func:`declared_models`, each model found now (a folder or an installed package):
+    a door starting with a model it cannot load says so at once, in the same sentence."""
+    declared = declared_models(flags, names)
+    for model in set(declared.values()):
+        resolve_model(model)
     return declared
 
 
