@@ -30,7 +30,7 @@ import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { Projection } from './projection/projection.js';
-import { decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState } from './state.js';
+import { decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState, unreadableLink } from './state.js';
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 import { installKeyboard } from './panels/keyboard.js';
@@ -110,7 +110,17 @@ export class App {
     if (elsewhere) {
       const why = this.datasets.embeddingInfo(fromUrl.run, fromUrl.embedding)?.error || 'not on this server';
       this.setMessage(`The link's ${fromUrl.run} / ${fromUrl.embedding}: ${why}. Showing ${target[0]} / ${target[1]}`, true);
+    } else if (unreadableLink(location.hash)) {
+      this._unreadableLink();
     }
+  }
+
+  /** A view link that cannot be read (cut short, mistyped): said, instead of whatever the
+   * view shown instead says of itself (a bookmark it loaded). */
+  _unreadableLink() {
+    const ds = this.dataset;
+    const shown = ds ? `${ds.local ? 'the uploaded files' : `${ds.run} / ${ds.name}`}` : 'nothing';
+    this.setMessage(`The link's view cannot be read (it may be cut short). Showing ${shown}`, true);
   }
 
   // ---- state --------------------------------------------------------------------------
@@ -230,7 +240,11 @@ export class App {
     window.addEventListener('hashchange', () => {
       if (location.hash === this.lastHash) return;
       const state = decodeState(location.hash);
-      if (!state || !this.dataset) return;
+      if (!this.dataset) return;
+      if (!state) {
+        if (unreadableLink(location.hash)) this._unreadableLink();
+        return;
+      }
       if (state.run !== this.state.run || state.embedding !== this.state.embedding) {
         this.datasets.openDataset(state.run, state.embedding, state);
       } else {

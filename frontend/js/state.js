@@ -193,6 +193,12 @@ export function encodeState(state) {
   return `#s=${toBase64Url(JSON.stringify(compact))}`;
 }
 
+/** Whether a URL hash is a view link ("#s=...", what encodeState writes) that cannot be read:
+ * cut short, mistyped. Other hashes (none, an anchor) are no link at all. */
+export function unreadableLink(hash) {
+  return /^#?s=/.test(hash || '') && decodeState(hash) === null;
+}
+
 /** The state in a URL hash, or null when the hash holds none or is unreadable. */
 export function decodeState(hash) {
   const match = /^#?s=([A-Za-z0-9_-]+)$/.exec(hash || '');

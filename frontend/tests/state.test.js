@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { datasetDefaults, decodeState, defaultState, encodeState, is3d, sanitizeState, URL_SELECTION_LIMIT } from '../js/state.js';
+import { datasetDefaults, decodeState, defaultState, encodeState, is3d, sanitizeState, unreadableLink, URL_SELECTION_LIMIT } from '../js/state.js';
 
 test('a state survives the URL round trip, Unicode included', () => {
   const s = defaultState();
@@ -23,6 +23,14 @@ test('an unreadable hash gives no state', () => {
   assert.equal(decodeState('#s=!!!'), null);
   assert.equal(decodeState('#s=bm90IGpzb24'), null);
   assert.equal(decodeState('#other=1'), null);
+});
+
+test('a view link that cannot be read is told from a hash that is no link', () => {
+  assert.equal(unreadableLink('#s=garbage!!!'), true);
+  assert.equal(unreadableLink('#s=bm90IGpzb24'), true); // not JSON: cut short
+  assert.equal(unreadableLink(encodeState(defaultState())), false);
+  assert.equal(unreadableLink(''), false);
+  assert.equal(unreadableLink('#main'), false); // an anchor (a skip link)
 });
 
 test('wrong types fall back to defaults and unknown fields are dropped', () => {

@@ -54,3 +54,15 @@ def test_quality_of_a_small_set_is_measured_with_a_k_it_allows(serve, tmp_path, 
     projector.wait_text("quality-status", "Trustworthiness", contains=True)
     assert "(k = 5, cosine)" in projector.by("quality-status").inner_text()
     assert refused == []
+
+
+@pytest.mark.parametrize("hash_", ["#s=garbage!!!", "#s=eyJydW4iOiAiZGln"])  # mistyped, cut short
+def test_a_link_that_cannot_be_read_is_said(serve, sample_logdir, projector, hash_):
+    """A view link that cannot be read opens the default view and says so, as a link to an
+    unknown run does, instead of "Loaded bookmark ..." (the sample's own bookmark, loaded as
+    for a plain visit) as if the link had worked."""
+    projector.page.goto(serve(sample_logdir) + "/" + hash_)
+    projector.wait_ready()
+    projector.wait_text("status-message", "The link's view cannot be read (it may be cut short). "
+                        "Showing digits / digits")
+    projector.page.wait_for_function("location.hash !== arg", arg=hash_)  # the view shown replaces it
