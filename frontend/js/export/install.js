@@ -96,24 +96,40 @@ function installSaveImage(app) {
   toolbar.after(menu);
 }
 
+/**
+ * Puts the view's URL on the clipboard (where the browser allows it: a page on localhost or
+ * HTTPS); else says that the address bar holds it.
+ * @param {import('../app.js').App} app
+ */
+async function copyViewLink(app) {
+  try {
+    await navigator.clipboard.writeText(app.viewUrl());
+    app.setMessage("Copied this view's link");
+  } catch {
+    app.setMessage("The browser refused the clipboard: this view's link is the address bar's", true);
+  }
+}
+
 function installExportSelection(app) {
   const actions = document.querySelector('.selection-actions');
   if (!actions) return;
   const format = el('select', { 'data-testid': 'export-selection-format', 'aria-label': 'Selection file format' },
     el('option', { value: ',' }, 'CSV'), el('option', { value: '\t' }, 'TSV'));
-  const button = el('button', { type: 'button', class: 'button', 'data-testid': 'export-selection', disabled: true, title: "The selected rows' metadata and coordinates, with the URL of this view" }, 'Export selection');
+  const button = el('button', { type: 'button', class: 'button', 'data-testid': 'export-selection', disabled: true, title: "The selected rows' metadata and coordinates as a plain table (Copy link gives this view's URL)" }, 'Export selection');
+  const copy = el('button', { type: 'button', class: 'button', 'data-testid': 'copy-view-link', title: "Copy this view's link: opening it restores the view, the selection included (up to 2,000 rows)" }, 'Copy link');
+  copy.addEventListener('click', () => copyViewLink(app));
   button.addEventListener('click', async () => {
     const ds = app.dataset;
     const rows = app.state.selection;
     if (!ds || !rows.length) return;
     await ds.ensureColumns(ds.columns); // a large set's columns come when asked for
     const sep = format.value;
-    const text = selectionTable(app, rows, sep, app.viewUrl());
+    const text = selectionTable(app, rows, sep);
     const ext = sep === ',' ? 'csv' : 'tsv';
     download(`${baseName(app)}-selection.${ext}`, text, ext === 'csv' ? 'text/csv' : 'text/tab-separated-values');
     app.setMessage(`Exported ${formatCount(rows.length)} selected rows`);
   });
-  actions.after(el('div', { class: 'button-row export-selection-row' }, button, format));
+  actions.after(el('div', { class: 'button-row export-selection-row' }, button, format, copy));
   app.panels.push({ render: () => { button.disabled = !app.state.selection.length || !app.dataset; } });
 }
 
