@@ -4,8 +4,6 @@ points; "Export selection" writes the selected rows as a plain table, "Copy link
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import zipfile
 from pathlib import Path
