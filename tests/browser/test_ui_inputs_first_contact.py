@@ -18,6 +18,11 @@ def test_search_without_metadata_says_there_is_nothing_to_search(serve, tmp_path
     assert search.is_disabled() and projector.by("search-column").is_disabled()
     assert search.get_attribute("placeholder") == "No metadata to search"
     assert projector.drawn_pixels() > 50
+    # A clicked point's card names it once ("#5", not "#5 #5") and says it has no metadata.
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(5)")
+    card = projector.by("point-card")
+    card.wait_for()
+    assert card.inner_text().split() == ["#5", "No", "metadata"]
 
 
 def test_a_link_to_data_this_server_lacks_is_said_and_not_applied(serve, tmp_path, projector):
