@@ -109,7 +109,7 @@ export class App {
     await this.datasets.openDataset(target[0], target[1], elsewhere ? null : fromUrl);
     if (elsewhere) {
       const why = this.datasets.embeddingInfo(fromUrl.run, fromUrl.embedding)?.error || 'not on this server';
-      this.setMessage(`The link's ${fromUrl.run} / ${fromUrl.embedding}: ${why}. Showing ${target[0]} / ${target[1]}`, true);
+      this.setMessage(`The link's ${fromUrl.run} / ${fromUrl.embedding}: ${why}. Showing ${this.datasets.runLabel(target[0])} / ${target[1]}`, true);
     } else if (unreadableLink(location.hash)) {
       this._unreadableLink();
     }
@@ -119,7 +119,7 @@ export class App {
    * view shown instead says of itself (a bookmark it loaded). */
   _unreadableLink() {
     const ds = this.dataset;
-    const shown = ds ? `${ds.local ? 'the uploaded files' : `${ds.run} / ${ds.name}`}` : 'nothing';
+    const shown = ds ? `${ds.local ? 'the uploaded files' : `${this.datasets.runLabel(ds.run)} / ${ds.name}`}` : 'nothing';
     this.setMessage(`The link's view cannot be read (it may be cut short). Showing ${shown}`, true);
   }
 
@@ -230,7 +230,7 @@ export class App {
     this.status.renderProgress();
     $('mode-badge').textContent = is3d(this.state) ? '3D' : '2D';
     const ds = this.dataset;
-    $('dataset-title').textContent = ds ? `${ds.local ? 'Uploaded' : ds.run} / ${ds.name}  ·  ${formatCount(ds.n)} × ${ds.d}` : '';
+    $('dataset-title').textContent = ds ? `${ds.local ? 'Uploaded' : this.datasets.runLabel(ds.run)} / ${ds.name}  ·  ${formatCount(ds.n)} × ${ds.d}` : '';
   }
 
   // ---- URL -----------------------------------------------------------------------------

@@ -123,6 +123,9 @@ class RunOut(BaseModel):
     name: str
     error: str | None
     embeddings: list[EmbeddingOut]
+    folder: str | None = Field(None, description='For the run "." (TensorBoard\'s name for '
+                                                 "the LOGDIR itself): the LOGDIR's own name, "
+                                                 "which the page shows beside it")
 
 
 class Health(BaseModel):
@@ -140,9 +143,11 @@ def list_runs(catalog: CatalogDep) -> list[RunOut]:
     page what comes as level-of-detail tiles instead of whole (``tiles/view.py``
     decides both): 2-D PCA and custom views above 2M points; 2-D t-SNE and UMAP once their
     N x 2 float32 is over 256 MB (followed for progress alone, without frames)."""
+    top = catalog.logdir.name if catalog.logdir is not None else None
     return [
         RunOut(name=run.name, error=run.error,
-               embeddings=[EmbeddingOut.of(e) for e in run.embeddings])
+               embeddings=[EmbeddingOut.of(e) for e in run.embeddings],
+               folder=top if run.name == "." else None)
         for run in catalog.runs()
     ]
 

@@ -41,7 +41,13 @@ def test_a_link_to_data_this_server_lacks_is_said_and_not_applied(serve, tmp_pat
     assert state["selection"] == [] and state["projection"] == "pca"
     assert state["labelBy"] == "word"
     projector.wait_text("status-bar", "The link's digits / digits: not on this server. Showing "
-                        ". / mine:00000", contains=True)
+                        ". (logs) / mine:00000", contains=True)
+    # "." (the LOGDIR itself) stays the run's name in the state and URL; the page shows the
+    # folder's name beside it.
+    assert projector.by("run-select").locator("option").all_inner_texts() == [". (logs)"]
+    assert projector.by("run-select").input_value() == "."
+    assert projector.by("dataset-title").inner_text().startswith(". (logs) / mine:00000")
+    projector.page.wait_for_function("window.__projector.urlState()?.run === '.'")
 
 
 def test_quality_of_a_small_set_is_measured_with_a_k_it_allows(serve, tmp_path, projector):

@@ -9,7 +9,7 @@ import { loadSpriteAtlas } from '../renderer/sprite_atlas.js';
 import { defaultPointSize } from '../plot.js';
 import { deliveryFor, opensIn2d } from '../points/point_source.js';
 import { datasetDefaults, defaultStateFor, is3d, sanitizeState } from '../state.js';
-import { listRunsWhenReady } from '../run_list.js';
+import { listRunsWhenReady, runLabel } from '../run_list.js';
 import { parseMetadataTsv } from '../tsv.js';
 
 export class DatasetLoading {
@@ -49,6 +49,11 @@ export class DatasetLoading {
   /** The server's runs listed again (an upload added one). */
   async relist() {
     this.runs = await this.app.api.runs();
+  }
+
+  /** A run's name as the page shows it ("." with its folder's name: run_list.js runLabel). */
+  runLabel(name) {
+    return runLabel(this.runs, name);
   }
 
   embeddingInfo(run, name) {
@@ -135,10 +140,10 @@ export class DatasetLoading {
   _refuseDataset(run, name, info) {
     const { app } = this;
     const why = info?.error || this.runs.find((r) => r.name === run)?.error || 'no readable embedding';
-    const what = name ? `${run} / ${name}` : run;
+    const what = name ? `${this.runLabel(run)} / ${name}` : this.runLabel(run);
     const ds = this.dataset;
     if (ds) app.replaceState({ ...app.state, run: ds.run, embedding: ds.name });
-    const still = ds ? ` Still showing ${ds.local ? 'the uploaded files' : `${ds.run} / ${ds.name}`}.` : '';
+    const still = ds ? ` Still showing ${ds.local ? 'the uploaded files' : `${this.runLabel(ds.run)} / ${ds.name}`}.` : '';
     app.status.showLoadFailure(`Could not open ${what}: ${why}.${still}`);
     app.setMessage(`Could not open ${what}`, true, { holds: () => app.state.run === (ds?.run ?? run) });
     app.render();
