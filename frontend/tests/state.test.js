@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { datasetDefaults, decodeState, defaultState, encodeState, is3d, sanitizeState, unreadableLink, URL_SELECTION_LIMIT } from '../js/state.js';
+import { datasetDefaults, decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState, unreadableLink, URL_SELECTION_LIMIT } from '../js/state.js';
 
 test('a state survives the URL round trip, Unicode included', () => {
   const s = defaultState();
@@ -74,4 +74,10 @@ test('PCA opens in 3D when there is a third column', () => {
   assert.deepEqual(datasetDefaults(10), { pca3d: true });
   assert.equal(datasetDefaults(2).pca3d, false);
   assert.equal(datasetDefaults(10, true).pca3d, false); // shown from tiles: 2-D
+});
+
+test('the default neighbour count is what the data allows (a shared site keeps 30 a point)', () => {
+  assert.equal(defaultStateFor({ neighbors: { k: { minimum: 1, maximum: 30 } } }).neighbors.k, 30);
+  assert.equal(defaultStateFor({ neighbors: { k: { minimum: 1, maximum: 1796 } } }).neighbors.k, 100);
+  assert.equal(defaultStateFor(null).neighbors.k, 100);
 });

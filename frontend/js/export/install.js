@@ -6,6 +6,7 @@
 
 import { errorOf } from '../api.js';
 import { download, el, formatCount } from '../dom.js';
+import { encodeState } from '../state.js';
 import { plotSvg, renderPlotImage, scaleFor } from './plot_image.js';
 import { selectionTable } from './selection.js';
 
@@ -16,6 +17,17 @@ const CHOICES = [
   ['width', 'PNG, width…'],
   ['svg', 'SVG'],
 ];
+
+/** Neighbour lists a site made from the page holds at most (rows x k; 40 MB of rows and
+ * distances): its view's k when they fit, else fewer, but never fewer than `projector
+ * export`'s own default. */
+const SITE_NEIGHBOR_ENTRIES = 5_000_000;
+const SITE_NEIGHBORS_AT_LEAST = 30;
+
+/** The neighbours per point a site of `n` points keeps for a view asking `k`. */
+export function siteNeighbors(n, k) {
+  return Math.min(k, Math.max(SITE_NEIGHBORS_AT_LEAST, Math.floor(SITE_NEIGHBOR_ENTRIES / Math.max(1, n))));
+}
 
 function legendOf(app) {
   const coloring = app.highlight.coloring;
@@ -146,14 +158,19 @@ function installExportSite(app) {
     // PCA always, and the projection on screen with the parameters it was computed with.
     const methods = ['pca', app.state.projection].filter((m, i, all) => ['pca', 'tsne', 'umap'].includes(m) && all.indexOf(m) === i);
     const requests = Object.fromEntries(methods.map((m) => [m, app.projecting.requestFor(m)]));
-    const params = { run: ds.run, embedding: ds.name, projection: methods.join(','), requests: JSON.stringify(requests) };
-    if (location.hash.length < 20000) params.view = location.hash || undefined;
+    // The site lists the view's neighbours (as many as it can hold): it opens on the view
+    // with the k it holds, not on a k it must move (and say so).
+    const k = siteNeighbors(ds.n, app.state.neighbors.k);
+    const view = encodeState({ ...app.state, neighbors: { ...app.state.neighbors, k } });
+    const params = { run: ds.run, embedding: ds.name, projection: methods.join(','), requests: JSON.stringify(requests), neighbors: k };
+    if (view.length < 20000) params.view = view;
     const task = app.progress.start('Building the site…');
     try {
       const response = await fetch(app.api.url('export/site', params));
       if (!response.ok) throw await errorOf(response);
       download(`${baseName(app)}-site.zip`, await response.blob());
-      app.setMessage('Saved the site: unzip it on any static host (or python -m http.server)');
+      const fewer = k < app.state.neighbors.k ? ` It lists ${k} neighbours a point (${formatCount(ds.n)} points).` : '';
+      app.setMessage(`Saved the site: unzip it on any static host (or python -m http.server).${fewer}`);
     } catch (err) {
       app.setMessage(`Export site: ${err.message}`, true);
     } finally {
