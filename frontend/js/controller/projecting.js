@@ -7,8 +7,22 @@
 import { clampToLimit, isQuick, limitFor } from '../limits.js';
 import { deliveryFor } from '../points/point_source.js';
 import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
+import { formatCount } from '../dom.js';
 import { is3d } from '../state.js';
 import { superviseColumn } from '../supervision.js';
+
+/**
+ * Up to this many points a t-SNE or UMAP starts as soon as its tab opens (as TensorBoard's
+ * does; its own UMAP samples 5,000 points): seconds of server work, its frames streaming from
+ * the first iteration. Above, minutes: opening the tab shows its parameters and the plot says
+ * to press Run (a run made before comes back at once from the server's cache).
+ */
+export const AUTO_START_POINTS = 5000;
+
+/** Whether `method` waits for its Run button on a data set of `n` points. */
+export function waitsForRun(method, n) {
+  return (method === 'tsne' || method === 'umap') && n > AUTO_START_POINTS;
+}
 
 export class Projecting {
   /** @param {import('../app.js').App} app */
@@ -124,6 +138,11 @@ export class Projecting {
     if (isQuick(ds, method)) {
       // Tiles or the whole set: a 2-D view of tiles turned 3-D needs the whole set.
       if (!p || p.key !== key || p.delivery !== this._deliveryOf(method)) p = this._start(method);
+    } else if (!p && waitsForRun(method, ds.n)) {
+      this.shown = null;
+      app.status.showPlotMessage(`${methodName(method)} of ${formatCount(ds.n)} points takes minutes on the server: set its parameters, then press Run (a run made before comes back at once).`);
+      app.render();
+      return;
     } else if (!p) {
       p = this._start(method);
     }
@@ -133,6 +152,18 @@ export class Projecting {
     p.show(app, animate);
     if (resetCamera) app.plot.resetView();
     app.render();
+  }
+
+  /**
+   * The Run button: starts the state's t-SNE/UMAP, or restarts it with parameters changed
+   * since; one running with these parameters goes on (pressed again, it is not restarted).
+   */
+  run() {
+    const method = this.app.state.projection;
+    const p = this.projections[method];
+    const { params, dims } = this.requestFor(method);
+    if (p?.running && p.key === projectionKey(method, params, dims)) return;
+    this.rerun();
   }
 
   /** Stops and restarts the current t-SNE/UMAP with the current parameters. */
