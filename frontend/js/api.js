@@ -68,11 +68,11 @@ export class Api {
 
   /**
    * @param {string} path  under api/
-   * @param {{ params?: Record<string, any>, method?: string, body?: any, headers?: Record<string, string> }} [options]
+   * @param {{ params?: Record<string, any>, method?: string, body?: any, headers?: Record<string, string>, signal?: AbortSignal }} [options]
    * @returns {Promise<Response>}
    */
-  async _fetch(path, { params = {}, method = 'GET', body = undefined, headers = {} } = {}) {
-    const init = { method, headers: { ...headers } };
+  async _fetch(path, { params = {}, method = 'GET', body = undefined, headers = {}, signal = undefined } = {}) {
+    const init = { method, headers: { ...headers }, signal };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
       init.headers['Content-Type'] = 'application/json';
@@ -86,9 +86,14 @@ export class Api {
     return (await this._fetch(path, options)).json();
   }
 
-  /** GET api/PATH as JSON; an error status becomes an ApiError with the server's detail. */
-  getJson(path, params = {}) {
-    return this._json(path, { params });
+  /**
+   * GET api/PATH as JSON; an error status becomes an ApiError with the server's detail.
+   * @param {string} path
+   * @param {Record<string, any>} [params]
+   * @param {{ signal?: AbortSignal }} [options]  `signal` aborts it (a cancelled measure)
+   */
+  getJson(path, params = {}, { signal = undefined } = {}) {
+    return this._json(path, { params, signal });
   }
 
   runs() {
