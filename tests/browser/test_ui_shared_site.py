@@ -7,9 +7,9 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
-import zipfile
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -162,7 +162,8 @@ def test_quality_of_a_large_set_runs_only_when_asked_and_can_be_cancelled(serve,
     add_embedding(tmp_path / "logs", rng.normal(size=(12_000, 8)).astype("f4"), tag="large")
     asked: list[str] = []
     failed: list[str] = []
-    projector.page.on("request", lambda r: asked.append(r.url) if "/api/jobs/" in r.url and "/quality" in r.url else None)
+    projector.page.on(
+        "request", lambda r: asked.append(r.url) if "/api/jobs/" in r.url and "/quality" in r.url else None)
     projector.page.on("requestfailed",
                       lambda r: failed.append(r.failure) if "/api/jobs/" in r.url else None)
     projector.open(serve(tmp_path / "logs"), {"pca": {"is3d": False}})
