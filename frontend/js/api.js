@@ -9,6 +9,14 @@ export class ApiError extends Error {
   }
 }
 
+/** No server answered (it stopped, or the network went): not the user's doing, nor a refusal.
+ * The page says so and carries on once it is back (controller/connection.js). */
+export class Unreachable extends ApiError {
+  constructor() {
+    super(0, 'server unreachable');
+  }
+}
+
 /** The ApiError of a failed response: the server's `detail`, else its status line. The page's
  * one reading of an error body (fetches outside `Api`, like uploads, use it too). */
 export async function errorOf(response) {
@@ -56,6 +64,8 @@ export class Api {
     this.base = base;
     /** A shared site's (static_mode.js StaticApi) answers from its files, with no server. */
     this.isStatic = false;
+    /** @type {(() => void) | null} told when a request finds no server (controller/connection.js) */
+    this.onUnreachable = null;
   }
 
   url(path, params = {}) {
@@ -77,7 +87,14 @@ export class Api {
       init.body = JSON.stringify(body);
       init.headers['Content-Type'] = 'application/json';
     }
-    const response = await fetch(this.url(path, params), init);
+    let response;
+    try {
+      response = await fetch(this.url(path, params), init);
+    } catch (err) {
+      if (err?.name === 'AbortError') throw err; // the page's own cancel
+      this.onUnreachable?.();
+      throw new Unreachable();
+    }
     if (!response.ok) throw await errorOf(response);
     return response;
   }
@@ -98,6 +115,11 @@ export class Api {
 
   runs() {
     return this._json('runs');
+  }
+
+  /** GET /api/health: whether the server answers (an Unreachable when it does not). */
+  health() {
+    return this._json('health');
   }
 
   /** The parameter table (GET /api/projections/methods), with an embedding's data limits and

@@ -14,6 +14,7 @@ import { Api } from './api.js';
 import { Highlighting } from './controller/highlighting.js';
 import { DatasetLoading } from './controller/loading.js';
 import { ProgressTracker } from './controller/progress.js';
+import { Connection } from './controller/connection.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
 import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
@@ -45,6 +46,7 @@ export class App {
     /** @type {string | null} the URL hash this page wrote last (its own hashchange is ignored) */
     this.lastHash = null;
     this.status = new StatusDisplay(this);
+    this.connection = new Connection(this);
     this.progress = new ProgressTracker(() => this.status.renderProgress());
     this.datasets = new DatasetLoading(this);
     this.projecting = new Projecting(this);
@@ -61,6 +63,10 @@ export class App {
     /** @type {Array<{ render: () => void, hovered?: (i: number) => void }>} */
     this.panels = [createDataPanel(this), createProjectionsPanel(this), createInspectorPanel(this), createBookmarksPanel(this)];
     this.writeUrlSoon = debounce(() => this._saveUrl(), 250);
+    // Back after an outage: a page that could not open its data opens it now.
+    this.connection.onBack.push(() => {
+      if (!this.dataset) this.start();
+    });
     this._runCustom = debounce(() => this.projecting.showProjection({ animate: true }), 350);
     Object.seal(this);
     this._bindGlobal();
@@ -89,6 +95,7 @@ export class App {
   // ---- start-up and data sets ---------------------------------------------------------
 
   async start() {
+    this.connection.follow();
     const fromUrl = decodeState(location.hash);
     const runs = await this.datasets.listRuns(fromUrl);
     // Points the server can show (status "ready": a broken metadata or sprite file leaves them

@@ -19,6 +19,10 @@ import { superviseColumn } from '../supervision.js';
  */
 export const AUTO_START_POINTS = 5000;
 
+/** A server that cancelled a job unasked is asked again this many times, a second apart: one
+ * stopping (it cancels its jobs, then goes) is gone by then, or a new one knows no such job. */
+const STOPPING_CHECKS = 5;
+
 /** Whether `method` waits for its Run button on a data set of `n` points. */
 export function waitsForRun(method, n) {
   return (method === 'tsne' || method === 'umap') && n > AUTO_START_POINTS;
@@ -33,6 +37,8 @@ export class Projecting {
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     /** @type {Projection | null} the projection the plot shows */
     this.shown = null;
+    /** @type {WeakSet<Projection>} projections cut by the server's going, to start again once it is back */
+    this.resuming = new WeakSet();
     Object.seal(this);
   }
 
@@ -184,14 +190,62 @@ export class Projecting {
     this.projections[method]?.togglePause();
   }
 
+  /**
+   * A projection cut by its server's going (status 'interrupted'): with its server still
+   * there holding its job cancelled, someone else stopped it (said as cancelled); else it
+   * starts again, the same request, once a server is back.
+   * @param {Projection} p
+   */
+  async _resume(p) {
+    const { app } = this;
+    if (await this._cancelledThere(p)) {
+      p.status = 'cancelled';
+      p.error = 'stopped on the server';
+      p.onChange(p);
+      return;
+    }
+    await app.connection.whenBack();
+    if (this.projections[p.method] !== p || app.dataset?.local) return; // replaced meanwhile
+    const shown = this.shown === p;
+    const again = this._start(p.method);
+    if (shown) {
+      this.shown = again;
+      app.status.showPlotMessage(null);
+    }
+    app.render();
+  }
+
+  /**
+   * Whether `p`'s job stays cancelled on a server still there (someone else's cancel), rather
+   * than going with a stopping server: unreachable, or a new server that never ran it (404).
+   * @param {Projection} p
+   */
+  async _cancelledThere(p) {
+    if (!p.jobId || !this.app.connection.reachable) return false;
+    for (let i = 0; i < STOPPING_CHECKS; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      try {
+        if ((await p.api.job(p.jobId)).status !== 'cancelled') return false;
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
+
   _projectionChanged(p) {
     const { app } = this;
     if (p !== this.projections[p.method]) return;
+    if (p.status === 'interrupted' && !this.resuming.has(p)) {
+      this.resuming.add(p);
+      this._resume(p);
+    }
     if (p === this.shown) {
       if (p.status === 'failed') {
         app.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
         if (!p.data) app.status.showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
       }
+      if (p.status === 'interrupted' && !p.data) app.status.showPlotMessage(`Server unreachable: ${methodName(p.method)} goes on once it is back.`);
       p.refresh(app);
     }
     if (p.task) p.task.update(p.progress || null, progressText(p));

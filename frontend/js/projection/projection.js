@@ -58,7 +58,8 @@ export class Projection {
     this.cols = 0;
     /** @type {object | null} the result's info (explained variance, ...) */
     this.info = null;
-    /** @type {string} 'queued' | 'running' | 'done' | 'failed' | 'cancelled' */
+    /** @type {string} 'queued' | 'running' | 'done' | 'failed' | 'cancelled', or 'interrupted':
+     * its server went away (stopped, or unreachable) while it ran: not the user's doing */
     this.status = 'queued';
     /** @type {number} */
     this.progress = 0;
@@ -76,6 +77,8 @@ export class Projection {
     this.frames = 0;
     /** @type {boolean} */
     this.paused = false;
+    /** @type {boolean} this page asked it to stop (a "cancelled" it hears is then its own) */
+    this.stopAsked = false;
     /** @type {Promise<Projection> | null} resolves when it ends */
     this.finished = null;
     /** @type {import('../points/point_source.js').PointDelivery} how its points reach the page */
@@ -227,6 +230,7 @@ function runningText(p) {
 export function jobStatus(p) {
   if (!p) return 'not run yet';
   if (p.status === 'failed') return p.error ? `failed: ${p.error}` : 'failed';
+  if (p.status === 'interrupted') return 'server unreachable: goes on once it is back';
   if (p.running && p.paused) return `paused (${Math.round((p.progress || 0) * 100)}%)`;
   if (p.status === 'running') return `running: ${runningText(p) ?? 'starting…'}`;
   return p.status;

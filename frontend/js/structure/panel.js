@@ -23,6 +23,7 @@ function whyNoJob(app) {
   if (p.running) return 'Available once the projection has finished.';
   if (p.status === 'failed') return 'The projection failed: no clusters to find.';
   if (p.status === 'cancelled') return 'The projection was stopped before its end: run it again to find clusters.';
+  if (p.status === 'interrupted') return 'Server unreachable: available once it is back and the projection has finished.';
   return 'This view shows coordinates stored in a bookmark: run the projection again to find clusters.';
 }
 
