@@ -69,7 +69,7 @@ def bench_size(n: int, repeats: int, encoder) -> None:
     app = create_app(catalog=catalog, refresh_seconds=0, load_models=True)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         started = time.perf_counter()
-        model_job = next(j for j in app.state.jobs.all() if j.about.get("kind") == "model")
+        model_job = next(j for j in app.state.projection_service.jobs.all() if j.about.get("kind") == "model")
         model_job.wait()
         print(f"model ready for it (loaded, checked, index prepared): "
               f"{time.perf_counter() - started:6.1f} s, in the background")

@@ -79,8 +79,8 @@ def write_embeddings(logdir: Path, embeddings: dict[str, tuple[np.ndarray, str |
 
 def test_every_file_of_the_table_is_read_by_this_test() -> None:
     assert sorted(p.name for p in CASES.glob("*.json")) == [
-        "custom.json", "metadata.json", "neighbors.json", "npy.json", "pca.json", "search.json",
-        "sequences.json", "tensors.json"]
+        "colours.json", "custom.json", "metadata.json", "neighbors.json", "npy.json", "pca.json",
+        "search.json", "sequences.json", "tensors.json"]
 
 
 # --- search --------------------------------------------------------------------------------

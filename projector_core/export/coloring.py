@@ -8,6 +8,7 @@ differ, and ``tests/cases/colours.json`` holds the order both follow."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def default_color_column(metadata: Metadata | None) -> str | None:
     return None
 
 
-def _value_key(value: str) -> tuple:
+def _value_key(value: str) -> tuple[Any, ...]:
     """colors.js compareValues: numbers by value, before other text."""
     try:
         number = float(value)
@@ -97,7 +98,7 @@ def gradient(t: np.ndarray) -> np.ndarray:
     x = np.clip(np.nan_to_num(t), 0, 1) * (len(stops) - 1)
     i = np.minimum(len(stops) - 2, np.floor(x).astype(int))
     f = (x - i)[:, None]
-    return np.round(stops[i] + (stops[i + 1] - stops[i]) * f).astype(np.uint8)
+    return np.asarray(np.round(stops[i] + (stops[i + 1] - stops[i]) * f).astype(np.uint8))
 
 
 def numeric(numbers: np.ndarray, title: str) -> Coloring:

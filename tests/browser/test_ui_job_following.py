@@ -98,7 +98,7 @@ def test_a_stopped_server_is_said_and_the_run_goes_on_once_it_is_back(tmp_path, 
     projector.by("umap-run").click()
     projector.wait_js("app.shown && app.shown.status === 'running' && app.shown.progress > 0")
     job = projector.page.evaluate("window.__projector.app.shown.jobId")
-    apps[0].state.jobs.shutdown()  # what Ctrl+C does (cli.py on_stop): its jobs cancelled,
+    apps[0].state.projection_service.stop()  # what Ctrl+C does (cli.py on_stop): jobs cancelled,
     first.stop()  # then it stops
     projector.wait_text("status-message", "Server unreachable", contains=True)
     projector.wait_text("umap-status", "server unreachable: goes on once it is back")
@@ -117,5 +117,5 @@ def test_a_stopped_server_is_said_and_the_run_goes_on_once_it_is_back(tmp_path, 
         status = projector.by("umap-status").inner_text().lower()
         assert status.startswith(("queued", "running", "done")), status
     finally:
-        apps[-1].state.jobs.shutdown()  # its UMAP, not left running in the test process
+        apps[-1].state.projection_service.stop(wait=True)  # its UMAP ends before the test process
         second.stop()
