@@ -39,8 +39,8 @@ def _free_port() -> int:
 class LiveServer:
     """uvicorn serving one app in a background thread, stopped at the end of the test."""
 
-    def __init__(self, app) -> None:
-        self.port = _free_port()
+    def __init__(self, app, port: int | None = None) -> None:
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = StoppingServer(config, end_streams=app.state.events.close)

@@ -74,6 +74,16 @@ def test_runs_are_named_by_folder_including_the_plugin_folder(tmp_path, serve):
     assert names == {"a/b", "run2"}
 
 
+def test_the_logdir_run_keeps_its_name_and_says_its_folder(tmp_path, serve):
+    """The LOGDIR's own run is "." (TensorBoard's name, kept in the API, URLs and bookmarks);
+    ``folder`` names the LOGDIR for the page to show beside it. Other runs have none."""
+    write_standalone_logdir(tmp_path / "experiment")
+    (tmp_path / "experiment" / "nested").mkdir()
+    write_standalone_logdir(tmp_path / "experiment" / "nested")
+    runs = {r["name"]: r["folder"] for r in httpx.get(f"{serve(tmp_path / 'experiment')}/api/runs").json()}
+    assert runs == {".": "experiment", "nested": None}
+
+
 def test_npy_tensors_are_converted_to_float32_and_never_unpickled(tmp_path, serve):
     matrix = vectors(6, 3).astype(np.float16)
     np.save(tmp_path / "half.npy", matrix)

@@ -49,6 +49,17 @@ def test_palette_and_gradient_are_the_front_ends():
     assert tuple(re.findall(r"'(#[0-9a-f]{6})'", stops)) == GRADIENT_STOPS
 
 
+def test_a_pictures_legend_reads_by_value():
+    """Digits of uneven counts: the legend lists 0 to 9 (not the most frequent first), and of
+    more categories than it has rows, the most frequent ones, still by value."""
+    counts = [5, 9, 2, 7, 1, 3, 8, 4, 6, 5]
+    digits = [str(d) for d, n in enumerate(counts) for _ in range(n)]
+    assert [text for text, _ in categorical(digits, "label").rows] == [str(d) for d in range(10)]
+    many = [f"c{i:02d}" for i in range(15) for _ in range(i + 1)]
+    rows = [text for text, _ in categorical(many, "kind").rows]
+    assert rows == [f"c{i:02d}" for i in range(3, 15)] + ["+ 3 more"]
+
+
 def test_discs_are_anti_aliased():
     coords = np.array([[0.0, 0.0], [1.0, 1.0], [0.5, 0.5], [0.3137, 0.7071]], np.float32)
     coloring = categorical(["a", "a", "b", "a"], "kind")

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from projector_core.errors import DataError
+from projector_core.export.coloring import colour_order
 from projector_core.formats.metadata import parse_metadata
 from projector_core.formats.tensor_files import read_npy, read_tsv
 from projector_core.kernels.custom import custom_projection
@@ -35,8 +36,9 @@ def table(name: str) -> dict:
     return json.loads((CASES / f"{name}.json").read_text("utf-8"))
 
 
-SEARCH, NEIGHBORS, PCA, CUSTOM, METADATA, SEQUENCES, TENSORS, NPY = (table(name) for name in (
-    "search", "neighbors", "pca", "custom", "metadata", "sequences", "tensors", "npy"))
+SEARCH, NEIGHBORS, PCA, CUSTOM, METADATA, SEQUENCES, TENSORS, NPY, COLOURS = (
+    table(name) for name in ("search", "neighbors", "pca", "custom", "metadata", "sequences",
+                             "tensors", "npy", "colours"))
 
 
 def named(cases: list[dict]) -> dict:
@@ -77,8 +79,8 @@ def write_embeddings(logdir: Path, embeddings: dict[str, tuple[np.ndarray, str |
 
 def test_every_file_of_the_table_is_read_by_this_test() -> None:
     assert sorted(p.name for p in CASES.glob("*.json")) == [
-        "custom.json", "metadata.json", "neighbors.json", "npy.json", "pca.json", "search.json",
-        "sequences.json", "tensors.json"]
+        "colours.json", "custom.json", "metadata.json", "neighbors.json", "npy.json", "pca.json",
+        "search.json", "sequences.json", "tensors.json"]
 
 
 # --- search --------------------------------------------------------------------------------
@@ -279,3 +281,12 @@ def test_npy(case: dict, tmp_path: Path) -> None:
     assert rows.shape == (len(case["rows"]), len(case["rows"][0]))
     for got, want in zip(rows.ravel().tolist(), [v for row in case["rows"] for v in row], strict=True):
         assert_close(got, want, case["name"], 0)
+
+
+@pytest.mark.parametrize("case", **named(COLOURS["cases"]))
+def test_colour_order(case: dict) -> None:
+    counts: dict[str, int] = {}
+    for value in case["values"]:
+        if value:
+            counts[value] = counts.get(value, 0) + 1
+    assert [value for value, _ in colour_order(counts)] == case["order"]

@@ -15,6 +15,14 @@ export class ApiError extends Error {
   }
 }
 
+/** No server answered (it stopped, or the network went): not the user's doing, nor a refusal.
+ * The page says so and carries on once it is back (controller/connection.js). */
+export class Unreachable extends ApiError {
+  constructor() {
+    super(0, 'server unreachable');
+  }
+}
+
 /** The ApiError of a failed response: the server's `detail`, else its status line. The page's
  * one reading of an error body (fetches outside `Api`, like uploads, use it too). */
 export async function errorOf(response) {
@@ -63,6 +71,8 @@ export class Api {
     this.base = base;
     /** A shared site's (static_mode.js StaticApi) answers from its files, with no server. */
     this.isStatic = false;
+    /** @type {(() => void) | null} told when a request finds no server (controller/connection.js) */
+    this.onUnreachable = null;
   }
 
   /** api/PATH with `params` (an array: the parameter repeated, once per value). */
@@ -78,16 +88,23 @@ export class Api {
 
   /**
    * @param {string} path  under api/
-   * @param {{ params?: Record<string, any>, method?: string, body?: any, headers?: Record<string, string> }} [options]
+   * @param {{ params?: Record<string, any>, method?: string, body?: any, headers?: Record<string, string>, signal?: AbortSignal }} [options]
    * @returns {Promise<Response>}
    */
-  async _fetch(path, { params = {}, method = 'GET', body = undefined, headers = {} } = {}) {
-    const init = { method, headers: { ...headers } };
+  async _fetch(path, { params = {}, method = 'GET', body = undefined, headers = {}, signal = undefined } = {}) {
+    const init = { method, headers: { ...headers }, signal };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
       init.headers['Content-Type'] = 'application/json';
     }
-    const response = await fetch(this.url(path, params), init);
+    let response;
+    try {
+      response = await fetch(this.url(path, params), init);
+    } catch (err) {
+      if (err?.name === 'AbortError') throw err; // the page's own cancel
+      this.onUnreachable?.();
+      throw new Unreachable();
+    }
     if (!response.ok) throw await errorOf(response);
     return response;
   }
@@ -96,13 +113,23 @@ export class Api {
     return (await this._fetch(path, options)).json();
   }
 
-  /** GET api/PATH as JSON; an error status becomes an ApiError with the server's detail. */
-  getJson(path, params = {}) {
-    return this._json(path, { params });
+  /**
+   * GET api/PATH as JSON; an error status becomes an ApiError with the server's detail.
+   * @param {string} path
+   * @param {Record<string, any>} [params]
+   * @param {{ signal?: AbortSignal }} [options]  `signal` aborts it (a cancelled measure)
+   */
+  getJson(path, params = {}, { signal = undefined } = {}) {
+    return this._json(path, { params, signal });
   }
 
   runs() {
     return this._json('runs');
+  }
+
+  /** GET /api/health: whether the server answers (an Unreachable when it does not). */
+  health() {
+    return this._json('health');
   }
 
   /** The parameter table (GET /api/projections/methods), with an embedding's data limits and

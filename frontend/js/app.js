@@ -15,6 +15,7 @@ import { Api } from './api.js';
 import { Highlighting } from './controller/highlighting.js';
 import { DatasetLoading } from './controller/loading.js';
 import { ProgressTracker } from './controller/progress.js';
+import { Connection } from './controller/connection.js';
 import { Projecting } from './controller/projecting.js';
 import { Saving } from './controller/saving.js';
 import { installStaticMode, isStaticSite, StaticApi } from './static_mode.js';
@@ -33,7 +34,7 @@ import { installLabelsAndSequences } from './panels/labels_sequences.js';
 import { createProjectionsPanel } from './panels/projections.js';
 import { Plot } from './plot.js';
 import { Projection } from './projection/projection.js';
-import { decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState } from './state.js';
+import { decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState, unreadableLink } from './state.js';
 import { readTheme } from './theme.js';
 import { installStructure } from './structure/install.js';
 import { installKeyboard } from './panels/keyboard.js';
@@ -51,6 +52,7 @@ export class App {
     /** @type {string | null} the URL hash this page wrote last (its own hashchange is ignored) */
     this.lastHash = null;
     this.status = new StatusDisplay(this);
+    this.connection = new Connection(this);
     this.progress = new ProgressTracker(() => this.status.renderProgress());
     this.datasets = new DatasetLoading(this);
     this.projecting = new Projecting(this);
@@ -67,6 +69,10 @@ export class App {
     /** @type {Array<{ render: () => void, hovered?: (i: number) => void }>} */
     this.panels = [createDataPanel(this), createProjectionsPanel(this), createInspectorPanel(this), createBookmarksPanel(this)];
     this.writeUrlSoon = debounce(() => this._saveUrl(), 250);
+    // Back after an outage: a page that could not open its data opens it now.
+    this.connection.onBack.push(() => {
+      if (!this.dataset) this.start();
+    });
     this._runCustom = debounce(() => this.projecting.showProjection({ animate: true }), 350);
     Object.seal(this);
     this._bindGlobal();
@@ -95,6 +101,7 @@ export class App {
   // ---- start-up and data sets ---------------------------------------------------------
 
   async start() {
+    this.connection.follow();
     const fromUrl = decodeState(location.hash);
     const runs = await this.datasets.listRuns(fromUrl);
     // Points the server can show (status "ready": a broken metadata or sprite file leaves them
@@ -116,8 +123,18 @@ export class App {
     await this.datasets.openDataset(target[0], target[1], elsewhere ? null : fromUrl);
     if (elsewhere) {
       const why = this.datasets.embeddingInfo(fromUrl.run, fromUrl.embedding)?.error || 'not on this server';
-      this.setMessage(`The link's ${fromUrl.run} / ${fromUrl.embedding}: ${why}. Showing ${target[0]} / ${target[1]}`, true);
+      this.setMessage(`The link's ${fromUrl.run} / ${fromUrl.embedding}: ${why}. Showing ${this.datasets.runLabel(target[0])} / ${target[1]}`, true);
+    } else if (unreadableLink(location.hash)) {
+      this._unreadableLink();
     }
+  }
+
+  /** A view link that cannot be read (cut short, mistyped): said, instead of whatever the
+   * view shown instead says of itself (a bookmark it loaded). */
+  _unreadableLink() {
+    const ds = this.dataset;
+    const shown = ds ? `${ds.local ? 'the uploaded files' : `${this.datasets.runLabel(ds.run)} / ${ds.name}`}` : 'nothing';
+    this.setMessage(`The link's view cannot be read (it may be cut short). Showing ${shown}`, true);
   }
 
   // ---- state --------------------------------------------------------------------------
@@ -227,7 +244,7 @@ export class App {
     this.status.renderProgress();
     $('mode-badge').textContent = is3d(this.state) ? '3D' : '2D';
     const ds = this.dataset;
-    $('dataset-title').textContent = ds ? `${ds.local ? 'Uploaded' : ds.run} / ${ds.name}  ·  ${formatCount(ds.n)} × ${ds.d}` : '';
+    $('dataset-title').textContent = ds ? `${ds.local ? 'Uploaded' : this.datasets.runLabel(ds.run)} / ${ds.name}  ·  ${formatCount(ds.n)} × ${ds.d}` : '';
   }
 
   // ---- URL -----------------------------------------------------------------------------
@@ -237,7 +254,11 @@ export class App {
     window.addEventListener('hashchange', () => {
       if (location.hash === this.lastHash) return;
       const state = decodeState(location.hash);
-      if (!state || !this.dataset) return;
+      if (!this.dataset) return;
+      if (!state) {
+        if (unreadableLink(location.hash)) this._unreadableLink();
+        return;
+      }
       if (state.run !== this.state.run || state.embedding !== this.state.embedding) {
         this.datasets.openDataset(state.run, state.embedding, state);
       } else {

@@ -148,6 +148,27 @@ export function toScreen(m, x, y, z, width, height) {
   return [((cx + 1) / 2) * width, ((1 - cy) / 2) * height, cz];
 }
 
+/**
+ * The share of `rows` (at most `limit` of them, evenly spaced) whose point (`positions`,
+ * n x 3) the view matrix `m` puts inside the canvas; null for no rows.
+ * @param {Float32Array} m
+ * @param {Float32Array} positions
+ * @param {number[]} rows
+ */
+export function shareInView(m, positions, rows, limit = 1000) {
+  if (!rows.length) return null;
+  const step = Math.max(1, rows.length / limit);
+  let seen = 0;
+  let inside = 0;
+  for (let k = 0; k < rows.length; k += step) {
+    const i = rows[Math.floor(k)] * 3;
+    const p = toScreen(m, positions[i], positions[i + 1], positions[i + 2], 1, 1);
+    seen++;
+    if (p && p[0] >= 0 && p[0] <= 1 && p[1] >= 0 && p[1] <= 1) inside++;
+  }
+  return inside / seen;
+}
+
 // TensorBoard's cameras look at the same [-1, 1] cube through other lenses (vz_projector's
 // scatterPlot.ts): a 70-degree vertical field of view in 3D (ours is 45), an orthographic half
 // extent of 1.2 in 2D (ours 1.15), and a three.js `zoom` that narrows either. A CameraDef is

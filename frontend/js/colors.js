@@ -69,16 +69,29 @@ export function uniformColoring(n) {
 }
 
 /**
- * Categorical colouring: categories ordered by count (most frequent first, ties by value),
- * palette colours in that order, cycling beyond 20. Legend: the first LEGEND_LIMIT categories
- * with counts, how many points the rest hold, and how many values are missing.
+ * The order categories take palette colours and legend rows in, from [value, count] pairs:
+ * the LEGEND_LIMIT most frequent (ties by value) by value, so a legend reads 0, 1, 2, ... and
+ * a label keeps its colour when the counts change (a subset, another training step); then
+ * the rest by count, their colours repeating. export/coloring.py keeps the same rule.
+ * @param {Array<[string, number]>} counted
+ */
+export function colourOrder(counted) {
+  const byCount = [...counted].sort((a, b) => b[1] - a[1] || compareValues(a[0], b[0]));
+  const named = byCount.slice(0, LEGEND_LIMIT).sort((a, b) => compareValues(a[0], b[0]));
+  return [...named, ...byCount.slice(LEGEND_LIMIT)];
+}
+
+/**
+ * Categorical colouring: categories in colourOrder, palette colours in that order, cycling
+ * beyond 20. Legend: the LEGEND_LIMIT most frequent categories, by value, with counts, how
+ * many points the rest hold, and how many values are missing.
  */
 export function categoricalColoring(values) {
   const encoded = encodingOf(values);
   if (encoded) return codedColoring(encoded);
   const counts = new Map();
   for (const v of values) if (v !== '') counts.set(v, (counts.get(v) || 0) + 1);
-  const order = [...counts.entries()].sort((a, b) => b[1] - a[1] || compareValues(a[0], b[0]));
+  const order = colourOrder([...counts.entries()]);
   const colorOf = new Map(order.map(([value], i) => [value, PALETTE[i % PALETTE.length]]));
   const colors = new Uint8Array(values.length * 4);
   let missing = 0;
@@ -109,18 +122,18 @@ export function colorWord(rgb) {
 
 /**
  * The categorical rule over a dictionary from how many rows hold each value (`perCode`):
- * categories by count, most first (ties by value), palette colours in that order; the colour
- * word of every code (`wordOf`), the order, and the rows missing a value. The whole set's
- * codes and a tiled projection's (tiles/coloring.js) are coloured by this one rule.
+ * categories in colourOrder, palette colours in that order; the colour word of every code
+ * (`wordOf`), the order, and the rows missing a value. The whole set's codes and a tiled
+ * projection's (tiles/coloring.js) are coloured by this one rule.
  */
 export function categoricalCodes(dictionary, perCode) {
-  const order = [];
+  const counted = [];
   let missing = 0;
   dictionary.forEach((value, code) => {
     if (value === '') missing += perCode[code];
-    else if (perCode[code]) order.push([value, perCode[code]]);
+    else if (perCode[code]) counted.push([value, perCode[code]]);
   });
-  order.sort((a, b) => b[1] - a[1] || compareValues(a[0], b[0]));
+  const order = colourOrder(counted);
   const colorOf = new Map(order.map(([value], i) => [value, PALETTE[i % PALETTE.length]]));
   const wordOf = Uint32Array.from(dictionary, (v) => colorWord(v === '' ? MISSING_COLOR : colorOf.get(v) ?? MISSING_COLOR));
   return { wordOf, order, colorOf, missing };

@@ -16,6 +16,17 @@ export function pendingEmbedding(runs, fromUrl = null) {
   return target && isLoading(target.embedding) ? target : null;
 }
 
+/**
+ * A run's name as the page shows it: "." (TensorBoard's name for the LOGDIR itself, kept in
+ * the API, URLs and bookmarks) with the folder's name beside it, which says what it is.
+ * @param {import('./store.js').Run[]} runs
+ * @param {string} name
+ */
+export function runLabel(runs, name) {
+  const folder = runs.find((r) => r.name === name)?.folder;
+  return name === '.' && folder ? `. (${folder})` : name;
+}
+
 /** "Loading run/name: 42% (300 / 730 MiB)" from an embedding's progress. */
 export function loadingLabel(run, embedding) {
   const p = embedding.progress;

@@ -3,7 +3,7 @@
 // files), URL encoding. Ranges are not checked here: the parameter table (limits.js) has
 // them, and clampState moves a value into them with a note once the data set's table is in.
 
-import { tableDefaults } from './limits.js';
+import { clampToLimit, tableDefaults } from './limits.js';
 
 export const PROJECTIONS = ['pca', 'tsne', 'umap', 'custom'];
 export const METRICS = ['cosine', 'euclidean'];
@@ -55,10 +55,13 @@ export function defaultState() {
 }
 
 /** The default state with the parameter table's defaults (for a server embedding, its data's:
- * perplexity for its N). Without a table, defaultState's. */
+ * perplexity for its N; neighbours no more than it allows: a shared site's stored lists).
+ * Without a table, defaultState's. */
 export function defaultStateFor(table) {
   const state = defaultState();
   for (const [method, values] of Object.entries(tableDefaults(table))) state[method] = { ...state[method], ...values };
+  const k = table?.neighbors?.k;
+  if (k) state.neighbors = { ...state.neighbors, k: Math.round(clampToLimit(state.neighbors.k, k)) };
   return state;
 }
 
@@ -216,6 +219,12 @@ export function encodeState(state) {
   }
   if (compact.isolated && compact.isolated.length > URL_SELECTION_LIMIT) compact.isolated = null;
   return `#s=${toBase64Url(JSON.stringify(compact))}`;
+}
+
+/** Whether a URL hash is a view link ("#s=...", what encodeState writes) that cannot be read:
+ * cut short, mistyped. Other hashes (none, an anchor) are no link at all. */
+export function unreadableLink(hash) {
+  return /^#?s=/.test(hash || '') && decodeState(hash) === null;
 }
 
 /** The state in a URL hash, or null when the hash holds none or is unreadable. */

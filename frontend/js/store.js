@@ -26,7 +26,7 @@
  * @property {boolean} [tiles]  2-D PCA and custom views come as tiles (points/point_source.js)
  * @property {boolean} [tsne_umap_tiles]  t-SNE and UMAP too
  */
-/** @typedef {{ name: string, error?: string, embeddings: EmbeddingEntry[] }} Run */
+/** @typedef {{ name: string, error?: string, embeddings: EmbeddingEntry[], folder?: string | null }} Run  folder: the LOGDIR's name, for the run "." */
 /** @typedef {{ label: string, projector?: State, isSelected?: boolean, tSNEIteration?: number }} Bookmark  a TensorBoard State (bookmarks.js), ours inside */
 /** @typedef {{ index: number, distance: number }} Neighbor */
 /**

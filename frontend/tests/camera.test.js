@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { defaultCamera, fromTensorBoardCamera, orbit, pan, toScreen, toTensorBoardCamera, viewProjection, zoom } from '../js/camera.js';
+import { defaultCamera, fromTensorBoardCamera, orbit, pan, shareInView, toScreen, toTensorBoardCamera, viewProjection, zoom } from '../js/camera.js';
 
 const close = (a, b, eps = 1e-4) => assert.ok(Math.abs(a - b) < eps, `${a} != ${b}`);
 
@@ -82,4 +82,13 @@ test("TensorBoard's start cameras show the whole cloud as ours do", () => {
   const zoomed = fromTensorBoardCamera({ orthographic: false, position: [0.45, 0.9, 1.6], target: [0, 0, 0], zoom: 2 });
   close(zoomed.distance, cam3d.distance / 2);
   close(fromTensorBoardCamera({ orthographic: true, position: [0, 0, 4], target: [0, 0, 0], zoom: 1 }).zoom, 1.15 / 1.2);
+});
+
+test('the share of rows a view shows: those inside the canvas, over an even sample', () => {
+  const positions = Float32Array.from([0, 0, 0, 0.1, 0.1, 0, 50, 50, 0, -50, 0, 0]);
+  const m = viewProjection(defaultCamera(), false, 1);
+  assert.equal(shareInView(m, positions, [0, 1]), 1);
+  assert.equal(shareInView(m, positions, [0, 1, 2, 3]), 0.5);
+  assert.equal(shareInView(m, positions, []), null);
+  assert.equal(shareInView(m, positions, [0, 2], 1), 1); // a sample of one: the first row
 });

@@ -26,14 +26,30 @@ test('without colour-by every point has the default colour', () => {
   assert.equal(c.colors[3], 255);
 });
 
-test('categories are coloured by frequency and the legend counts them', () => {
+test('categories are coloured and listed by value, and the legend counts them', () => {
   const c = categoricalColoring(['b', 'a', 'b', '', 'c', 'b', 'a']);
   assert.equal(c.kind, 'categorical');
-  assert.deepEqual(c.legend.items.map((i) => [i.value, i.count]), [['b', 3], ['a', 2], ['c', 1]]);
+  assert.deepEqual(c.legend.items.map((i) => [i.value, i.count]), [['a', 2], ['b', 3], ['c', 1]]);
   assert.equal(c.legend.missing, 1);
-  assert.deepEqual(rgbAt(c.colors, 0), PALETTE[0]);
-  assert.deepEqual(rgbAt(c.colors, 1), PALETTE[1]);
+  assert.deepEqual(rgbAt(c.colors, 0), PALETTE[1]); // b
+  assert.deepEqual(rgbAt(c.colors, 1), PALETTE[0]); // a
   assert.deepEqual(rgbAt(c.colors, 3), MISSING_COLOR);
+});
+
+test('digits read 0 to 9 in the legend and keep their colours when the counts change', () => {
+  const digits = (counts) => counts.flatMap((n, d) => Array(n).fill(String(d)));
+  const one = categoricalColoring(digits([5, 9, 2, 7, 1, 3, 8, 4, 6, 5]));
+  const other = categoricalColoring(digits([9, 1, 8, 2, 7, 3, 6, 4, 5, 5]));
+  assert.deepEqual(one.legend.items.map((i) => i.value), ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+  assert.deepEqual(one.legend.items.map((i) => i.color), other.legend.items.map((i) => i.color));
+  assert.deepEqual(one.legend.items.map((i) => i.color), PALETTE.slice(0, 10));
+});
+
+test('beyond the legend limit the most frequent are named, by value', () => {
+  const values = Array.from({ length: 25 }, (_, i) => Array(i + 1).fill(`v${String(i).padStart(2, '0')}`)).flat();
+  const c = categoricalColoring(values);
+  assert.deepEqual(c.legend.items.map((i) => i.value), Array.from({ length: 20 }, (_, i) => `v${String(i + 5).padStart(2, '0')}`));
+  assert.equal(c.legend.otherCount, 1 + 2 + 3 + 4 + 5);
 });
 
 test('numeric-looking categories with equal counts are ordered numerically', () => {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { Projection, progressText } from '../js/projection/projection.js';
+import { AUTO_START_POINTS, waitsForRun } from '../js/controller/projecting.js';
+import { sampleNote } from '../js/panels/projections.js';
+import { jobStatus, Projection, progressText } from '../js/projection/projection.js';
 import { readableSpread } from '../js/projection/running.js';
 
 test('a frame squeezed to a line is not readable; a round or diagonal cloud is', () => {
@@ -23,19 +25,41 @@ test('a frame squeezed to a line is not readable; a round or diagonal cloud is',
   assert.equal(readableSpread(line, 2), false);
 });
 
-test('progress names the phase and its percentage, then the iteration', () => {
+test('progress names the phase and the percentage of the whole run (the bars show it), then the iteration', () => {
   const p = new Projection('umap', {}, 2);
   p.status = 'running';
   p.phase = 'neighbours';
   p.progress = 0;
-  assert.equal(progressText(p), 'UMAP: neighbours 0%');
+  assert.equal(progressText(p), 'UMAP: neighbours (0%)');
   p.phase = 'placement';
-  p.phaseProgress = 0.42;
-  assert.equal(progressText(p), 'UMAP: placement 42%');
+  Object.assign(p, { phaseProgress: 0.42, progress: 0.71 });
+  assert.equal(progressText(p), 'UMAP: placement (71%)');
   const t = new Projection('tsne', {}, 2);
   t.status = 'running';
-  Object.assign(t, { phase: 'neighbours', phaseProgress: 0.5, iteration: 0, progress: 0.12 });
-  assert.equal(progressText(t), 't-SNE: neighbours 50%');
+  // The phase's own 98% is not the bar's 24%: the text says the bar's.
+  Object.assign(t, { phase: 'neighbours', phaseProgress: 0.98, iteration: 0, progress: 0.24 });
+  assert.equal(progressText(t), 't-SNE: neighbours (24%)');
+  assert.equal(jobStatus(t), 'running: neighbours (24%)');
   Object.assign(t, { phase: 'optimisation', phaseProgress: 0.1, iteration: 120, progress: 0.34 });
   assert.equal(progressText(t), 't-SNE: optimisation, iteration 120 (34%)');
+  assert.equal(jobStatus(t), 'running: optimisation, iteration 120 (34%)');
+  t.paused = true;
+  assert.equal(jobStatus(t), 'paused (34%)');
+  Object.assign(t, { status: 'failed', error: 'server unreachable' });
+  assert.equal(jobStatus(t), 'failed: server unreachable');
+  assert.equal(jobStatus(null), 'not run yet');
+});
+
+test('a sampled fit says so once done; a full one says nothing', () => {
+  assert.equal(sampleNote({ mode: 'sample', sample_size: 60000, n_points: 120000 }),
+    'Fitted on a random sample of 60,000 of 120,000 points; the others were placed by the fitted map.');
+  assert.equal(sampleNote({ mode: 'full', sample_size: 1797 }), '');
+  assert.equal(sampleNote(null), '');
+});
+
+test('t-SNE and UMAP wait for Run above a few thousand points; PCA never', () => {
+  assert.equal(waitsForRun('tsne', AUTO_START_POINTS), false);
+  assert.equal(waitsForRun('tsne', AUTO_START_POINTS + 1), true);
+  assert.equal(waitsForRun('umap', 120000), true);
+  assert.equal(waitsForRun('pca', 120000), false);
 });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
+import { categoricalColoring, PALETTE } from '../js/colors.js';
 import { customProjection, nearestNeighbors, pca, search } from '../js/kernels.js';
 import { parseSequence } from '../js/sequences.js';
 import { numericColumn, parseMetadataTsv, parseNpy, parseTensorTsv } from '../js/tsv.js';
@@ -37,7 +38,7 @@ function assertClose(actual, expected, where, eps = TOLERANCE) {
 test('every file of the table is read by this test', () => {
   const files = readdirSync(CASES).filter((f) => f.endsWith('.json')).sort();
   assert.deepEqual(files, [
-    'custom.json', 'metadata.json', 'neighbors.json', 'npy.json', 'pca.json', 'search.json', 'sequences.json',
+    'colours.json', 'custom.json', 'metadata.json', 'neighbors.json', 'npy.json', 'pca.json', 'search.json', 'sequences.json',
     'tensors.json',
   ]);
 });
@@ -168,5 +169,17 @@ for (const c of table('npy').cases) {
     const { data, n, d } = run();
     assert.deepEqual([n, d], [c.rows.length, c.rows[0].length]);
     c.rows.flat().forEach((v, i) => assertClose(data[i], v, `value ${i}`, 0));
+  });
+}
+
+for (const c of table('colours').cases) {
+  test(`colours: ${c.name}`, () => {
+    const coloring = categoricalColoring(c.values);
+    assert.deepEqual(coloring.legend.items.map((i) => i.value), c.order.slice(0, 20));
+    c.values.forEach((value, i) => {
+      if (!value) return;
+      const want = PALETTE[c.order.indexOf(value) % PALETTE.length];
+      assert.deepEqual([...coloring.colors.subarray(i * 4, i * 4 + 3)], want, `row ${i} (${value})`);
+    });
   });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { datasetDefaults, decodeState, defaultState, encodeState, is3d, sanitizeState, URL_SELECTION_LIMIT } from '../js/state.js';
+import { datasetDefaults, decodeState, defaultState, defaultStateFor, encodeState, is3d, sanitizeState, unreadableLink, URL_SELECTION_LIMIT } from '../js/state.js';
 
 test('a state survives the URL round trip, Unicode included', () => {
   const s = defaultState();
@@ -23,6 +23,14 @@ test('an unreadable hash gives no state', () => {
   assert.equal(decodeState('#s=!!!'), null);
   assert.equal(decodeState('#s=bm90IGpzb24'), null);
   assert.equal(decodeState('#other=1'), null);
+});
+
+test('a view link that cannot be read is told from a hash that is no link', () => {
+  assert.equal(unreadableLink('#s=garbage!!!'), true);
+  assert.equal(unreadableLink('#s=bm90IGpzb24'), true); // not JSON: cut short
+  assert.equal(unreadableLink(encodeState(defaultState())), false);
+  assert.equal(unreadableLink(''), false);
+  assert.equal(unreadableLink('#main'), false); // an anchor (a skip link)
 });
 
 test('wrong types fall back to defaults and unknown fields are dropped', () => {
@@ -66,4 +74,10 @@ test('PCA opens in 3D when there is a third column', () => {
   assert.deepEqual(datasetDefaults(10), { pca3d: true });
   assert.equal(datasetDefaults(2).pca3d, false);
   assert.equal(datasetDefaults(10, true).pca3d, false); // shown from tiles: 2-D
+});
+
+test('the default neighbour count is what the data allows (a shared site keeps 30 a point)', () => {
+  assert.equal(defaultStateFor({ neighbors: { k: { minimum: 1, maximum: 30 } } }).neighbors.k, 30);
+  assert.equal(defaultStateFor({ neighbors: { k: { minimum: 1, maximum: 1796 } } }).neighbors.k, 100);
+  assert.equal(defaultStateFor(null).neighbors.k, 100);
 });

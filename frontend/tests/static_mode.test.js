@@ -29,16 +29,15 @@ test('a chunk lists a row\'s neighbours, nearest first, up to k and before the -
   assert.ok(Math.abs(second[0].distance - 0.5) < 1e-7);
 });
 
-test('a selection table quotes CSV fields and flattens TSV ones, with the view first', () => {
+test('a selection table quotes CSV fields and flattens TSV ones, its header first (a plain table)', () => {
   const app = {
     dataset: { columns: ['word'], values: () => ['plain', 'a,b "c"', 'tab\there'] },
     shown: Projection.restored('pca', {}, 3, { data: Float32Array.from([0, 1, 2, 3, 4, 5]), dims: 2 }),
     state: { pca: { x: 0, y: 1, z: 2, is3d: false } },
   };
-  const csv = selectionTable(app, [1, 2], ',', 'http://x/#s=abc').split('\n');
-  assert.equal(csv[0], '# view: http://x/#s=abc');
-  assert.equal(csv[1], 'index,word,pca_x,pca_y');
-  assert.equal(csv[2], '1,"a,b ""c""",2,3');
-  const tsv = selectionTable(app, [2], '\t', 'u').split('\n');
-  assert.equal(tsv[2], '2\ttab here\t4\t5');
+  const csv = selectionTable(app, [1, 2], ',').split('\n');
+  assert.equal(csv[0], 'index,word,pca_x,pca_y');
+  assert.equal(csv[1], '1,"a,b ""c""",2,3');
+  const tsv = selectionTable(app, [2], '\t').split('\n');
+  assert.equal(tsv[1], '2\ttab here\t4\t5');
 });

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 
 import { categoryBinning, csvLine, MISSING, numericBinning, rowsInBins, selectedCounts } from '../js/structure/binning.js';
 import { contourSegments, densityGrid } from '../js/structure/density.js';
+import { measuredUnasked, QUALITY_AUTO_POINTS } from '../js/structure/quality.js';
 
 const IDENTITY = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
 
@@ -73,4 +74,10 @@ test('a column of all-different values is summarised, not binned', () => {
   assert.equal(b.distinct, 40);
   assert.deepEqual(b.examples, ['w0', 'w1', 'w2', 'w3', 'w4']);
   assert.deepEqual(Array.from(selectedCounts(b, [1, 2])), []);
+});
+
+test('quality is measured unasked only for a small set (seconds of server work)', () => {
+  assert.equal(measuredUnasked(1797), true);
+  assert.equal(measuredUnasked(QUALITY_AUTO_POINTS), true);
+  assert.equal(measuredUnasked(120000), false);
 });

@@ -1,8 +1,9 @@
 """Point colours for pictures made without a browser, by the front end's rules
-(``frontend/js/colors.js``): categories by count, most frequent first, on the same 20-colour
-palette; numbers on the same viridis gradient; grey for a missing value. The palette and
-stops are restated here (Python cannot import the ES module); ``tests/test_render.py`` reads
-colors.js and fails when the two differ."""
+(``frontend/js/colors.js``): the 20 most frequent categories by value, then the rest by
+count, on the same 20-colour palette in that order (``colourOrder``); numbers on the same
+viridis gradient; grey for a missing value. The palette and stops are restated here (Python
+cannot import the ES module); ``tests/test_render.py`` reads colors.js and fails when the two
+differ, and ``tests/cases/colours.json`` holds the order both follow."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ PALETTE = (
 )
 GRADIENT_STOPS = ("#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c",
                   "#28ae80", "#5ec962", "#addc30", "#fde725")
-LEGEND_ROWS = 12
+LEGEND_LIMIT = 20  # categories named (colors.js LEGEND_LIMIT)
+LEGEND_ROWS = 12  # of them, the most frequent listed in a picture's legend
 
 
 def rgb(hex_color: str) -> tuple[int, int, int]:
@@ -52,13 +54,22 @@ def default_color_column(metadata: Metadata | None) -> str | None:
     return None
 
 
-def _sort_key(item: tuple[str, int]) -> tuple[Any, ...]:
-    value, count = item
+def _value_key(value: str) -> tuple[Any, ...]:
+    """colors.js compareValues: numbers by value, before other text."""
     try:
         number = float(value)
-        return (-count, 0, number if np.isfinite(number) else 0.0, value)
+        return (0, number if np.isfinite(number) else 0.0, value)
     except ValueError:
-        return (-count, 1, 0.0, value)
+        return (1, 0.0, value)
+
+
+def colour_order(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """colors.js colourOrder: the LEGEND_LIMIT most frequent (ties by value) by value, so a
+    legend reads 0, 1, 2, ... and a label keeps its colour when the counts change; then the
+    rest by count."""
+    by_count = sorted(counts.items(), key=lambda item: (-item[1], *_value_key(item[0])))
+    named = sorted(by_count[:LEGEND_LIMIT], key=lambda item: _value_key(item[0]))
+    return named + by_count[LEGEND_LIMIT:]
 
 
 def categorical(values: list[str], title: str) -> Coloring:
@@ -66,13 +77,16 @@ def categorical(values: list[str], title: str) -> Coloring:
     for v in values:
         if v != "":
             counts[v] = counts.get(v, 0) + 1
-    order = sorted(counts.items(), key=_sort_key)
+    order = colour_order(counts)
     colour_of = {v: rgb(PALETTE[i % len(PALETTE)]) for i, (v, _) in enumerate(order)}
     colors = np.array([colour_of.get(v, MISSING_COLOR) for v in values], np.uint8).reshape(-1, 3)
+    # The most frequent of the named categories (plot_image.js legendRows), by value.
+    named = order[:LEGEND_LIMIT]
+    kept = {v for v, _ in sorted(named, key=lambda item: -item[1])[:LEGEND_ROWS]}
     rows: list[tuple[str, tuple[int, int, int] | None]] = [
-        (v, colour_of[v]) for v, _ in order[:LEGEND_ROWS]]
-    if len(order) > LEGEND_ROWS:
-        rows.append((f"+ {len(order) - LEGEND_ROWS} more", None))
+        (v, colour_of[v]) for v, _ in named if v in kept]
+    if len(order) > len(rows):
+        rows.append((f"+ {len(order) - len(rows)} more", None))
     if len(counts) < len(set(values)) or "" in values:
         rows.append(("(missing)", MISSING_COLOR))
     return Coloring(colors, title, rows=rows)

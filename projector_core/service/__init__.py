@@ -111,6 +111,11 @@ class ProjectionService:
     def runs(self) -> list[Run]:
         return self.catalog.runs()
 
+    def logdir_name(self) -> str | None:
+        """The LOGDIR's own folder name (None without one): the page shows it beside the run
+        ".", TensorBoard's name for the LOGDIR itself."""
+        return self.catalog.logdir.name if self.catalog.logdir is not None else None
+
     def run(self, name: str) -> Run:
         """The run, or :class:`UnknownName` listing the known ones."""
         return self.catalog.run(name)

@@ -146,6 +146,9 @@ class RunOut(BaseModel):
     name: str
     error: str | None
     embeddings: list[EmbeddingOut]
+    folder: str | None = Field(None, description='For the run "." (TensorBoard\'s name for '
+                                                 "the LOGDIR itself): the LOGDIR's own name, "
+                                                 "which the page shows beside it")
 
 
 class Health(BaseModel):
@@ -164,9 +167,11 @@ def list_runs(service: ServiceDep) -> list[RunOut]:
     decides both): 2-D PCA and custom views above 2M points; 2-D t-SNE and UMAP once their
     N x 2 float32 is over 256 MB (followed for progress alone, without frames); ``model``
     which model made the vectors and whether it is ready (search by a phrase)."""
+    top = service.logdir_name()
     return [
         RunOut(name=run.name, error=run.error,
-               embeddings=[EmbeddingOut.of(e, service.models) for e in run.embeddings])
+               embeddings=[EmbeddingOut.of(e, service.models) for e in run.embeddings],
+               folder=top if run.name == "." else None)
         for run in service.runs()
     ]
 

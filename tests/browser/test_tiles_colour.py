@@ -29,8 +29,8 @@ RESIDENT_POINTS = f"""() => [...{TILES}.resident.values()].flatMap((t) => {{
 
 
 def write_set(logdir) -> np.ndarray:
-    """N points in 2-D (12 blobs) with an 8-class label column of uneven counts (the palette
-    goes by count) and a few missing values."""
+    """N points in 2-D (12 blobs) with an 8-class label column of uneven counts (the legend
+    names the most frequent) and a few missing values."""
     rng = np.random.default_rng(5)
     blob = rng.integers(0, 12, N)
     coords = rng.normal(0, 5, (12, 2))[blob] + rng.normal(0, 1, (N, 2))
@@ -78,8 +78,7 @@ def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp
     assert np.array_equal(words, whole[rows])
     counts = Counter(v for v in labels.tolist() if v)
     legend = page.evaluate(f"{app}.highlight.coloring.legend")
-    assert [(i["value"], i["count"]) for i in legend["items"]] == sorted(
-        counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert [(i["value"], i["count"]) for i in legend["items"]] == sorted(counts.items())  # by value
     assert legend["missing"] == int((labels == "").sum())
 
     # Nothing the size of the data set: no whole-set colours or flags, tiles within budget.

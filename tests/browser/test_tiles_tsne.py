@@ -54,6 +54,9 @@ def served(tmp_path) -> Iterator[str]:
 def test_a_tsne_too_large_to_come_whole_is_followed_then_shown_from_tiles(served, projector):
     page = projector.page
     page.goto(served + "/?tiles=always&tilePoints=8000" + state_hash(STATE))
+    # 20,000 points: minutes of work, which the page starts when asked (AUTO_START_POINTS).
+    projector.wait_text("plot-message", "press Run", contains=True)
+    projector.by("tsne-run").click()
 
     # While it runs (the page is not ready: nothing shown yet): its progress in the bar, and
     # pause and resume hold and free the job.

@@ -150,3 +150,31 @@ def test_a_bookmark_loads_from_its_name_and_the_tray_is_above_the_fold(serve, sa
     assert projector.by("bookmarks-list").locator("input.bookmark-name-input").count() == 0  # not renaming
     names.nth(0).click()
     projector.page.wait_for_function("window.__projector.state().pca.is3d === false")
+
+
+def test_leaving_with_bookmarks_made_here_asks_first(serve, sample_logdir, projector, tmp_path):
+    """Bookmarks made in the page live in the page only: the panel says so, and closing or
+    reloading the tab asks first, until they are saved to a file."""
+    projector.open(serve(sample_logdir), DIGITS)
+    page = projector.page
+    asked: list[str] = []
+
+    def answer(dialog) -> None:
+        asked.append(dialog.type)
+        dialog.dismiss()  # stay on the page
+
+    page.on("dialog", answer)
+    assert projector.by("bookmarks-unsaved").is_hidden()
+    projector.by("bookmark-add").click()
+    assert projector.by("bookmarks-unsaved").is_visible()
+    page.evaluate("location.reload()")  # dismissed: the page stays, the bookmark with it
+    assert asked == ["beforeunload"]
+    assert projector.by("bookmarks-list").locator("li").count() == 3
+
+    with page.expect_download() as download:
+        projector.by("bookmark-save").click()
+    download.value.save_as(tmp_path / "bookmarks.json")
+    assert projector.by("bookmarks-unsaved").is_hidden()
+    page.reload()  # saved: nothing to ask
+    projector.wait_ready()
+    assert asked == ["beforeunload"]

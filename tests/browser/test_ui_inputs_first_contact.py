@@ -18,6 +18,11 @@ def test_search_without_metadata_says_there_is_nothing_to_search(serve, tmp_path
     assert search.is_disabled() and projector.by("search-column").is_disabled()
     assert search.get_attribute("placeholder") == "No metadata to search"
     assert projector.drawn_pixels() > 50
+    # A clicked point's card names it once ("#5", not "#5 #5") and says it has no metadata.
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(5)")
+    card = projector.by("point-card")
+    card.wait_for()
+    assert card.inner_text().split() == ["#5", "No", "metadata"]
 
 
 def test_a_link_to_data_this_server_lacks_is_said_and_not_applied(serve, tmp_path, projector):
@@ -36,7 +41,13 @@ def test_a_link_to_data_this_server_lacks_is_said_and_not_applied(serve, tmp_pat
     assert state["selection"] == [] and state["projection"] == "pca"
     assert state["labelBy"] == "word"
     projector.wait_text("status-bar", "The link's digits / digits: not on this server. Showing "
-                        ". / mine:00000", contains=True)
+                        ". (logs) / mine:00000", contains=True)
+    # "." (the LOGDIR itself) stays the run's name in the state and URL; the page shows the
+    # folder's name beside it.
+    assert projector.by("run-select").locator("option").all_inner_texts() == [". (logs)"]
+    assert projector.by("run-select").input_value() == "."
+    assert projector.by("dataset-title").inner_text().startswith(". (logs) / mine:00000")
+    projector.page.wait_for_function("window.__projector.urlState()?.run === '.'")
 
 
 def test_quality_of_a_small_set_is_measured_with_a_k_it_allows(serve, tmp_path, projector):
@@ -54,3 +65,15 @@ def test_quality_of_a_small_set_is_measured_with_a_k_it_allows(serve, tmp_path, 
     projector.wait_text("quality-status", "Trustworthiness", contains=True)
     assert "(k = 5, cosine)" in projector.by("quality-status").inner_text()
     assert refused == []
+
+
+@pytest.mark.parametrize("hash_", ["#s=garbage!!!", "#s=eyJydW4iOiAiZGln"])  # mistyped, cut short
+def test_a_link_that_cannot_be_read_is_said(serve, sample_logdir, projector, hash_):
+    """A view link that cannot be read opens the default view and says so, as a link to an
+    unknown run does, instead of "Loaded bookmark ..." (the sample's own bookmark, loaded as
+    for a plain visit) as if the link had worked."""
+    projector.page.goto(serve(sample_logdir) + "/" + hash_)
+    projector.wait_ready()
+    projector.wait_text("status-message", "The link's view cannot be read (it may be cut short). "
+                        "Showing digits / digits")
+    projector.page.wait_for_function("location.hash !== arg", arg=hash_)  # the view shown replaces it

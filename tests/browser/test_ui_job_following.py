@@ -11,6 +11,11 @@ import time
 import httpx
 import numpy as np
 import pytest
+from projector.server.app import create_app
+
+from projector_core.formats.writer import add_embedding
+from tests.browser.conftest import state_hash
+from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +36,7 @@ def test_tsne_names_its_phase_and_its_pictures_stay_readable_through_stop(serve,
     projector.by("tab-tsne").click()
     # Before the first step: the neighbour search, with its percentage (not "iteration 0").
     projector.wait_text("progress-label", "t-SNE: neighbours", contains=True)
-    assert projector.by("progress-label").inner_text().endswith("%")
+    assert projector.by("progress-label").inner_text().endswith("%)")
     projector.wait_js("app.shown.phase === 'optimisation' && app.shown.iteration >= 5")
     ratios, seen = [], []
     for _ in range(8):  # through the early-exaggeration iterations, where words go thin
@@ -65,3 +70,52 @@ def test_closing_the_tab_stops_its_tsne_on_the_server(serve, sample_logdir, brow
         assert time.monotonic() < deadline, "the t-SNE of a closed tab kept running"
         time.sleep(1.5)  # slower than the grace: a poll counts as following
     assert httpx.get(f"{url}/api/jobs/{job}", timeout=30).json()["status"] == "cancelled"
+
+
+def test_a_stopped_server_is_said_and_the_run_goes_on_once_it_is_back(tmp_path, projector):
+    """The server stops under a running UMAP (as Ctrl+C stops ``projector serve``: its jobs
+    cancelled first): the page says the server is unreachable, not "Cancelled" nor "Failed
+    to fetch", and once a server is back on the same address it starts the UMAP again by
+    itself."""
+    rng = np.random.default_rng(9)
+    add_embedding(tmp_path / "logs", rng.normal(size=(6000, 8)).astype("f4"), tag="many")
+
+    apps = []
+
+    def start(port: int | None = None) -> LiveServer:
+        apps.append(create_app(tmp_path / "logs", cache_dir=tmp_path / "cache"))
+        server = LiveServer(apps[-1], port)
+        server.start()
+        return server
+
+    first = start()
+    try:
+        projector.page.goto(first.url + "/" + state_hash({"projection": "umap"}))
+        projector.wait_text("plot-message", "press Run", contains=True)  # 6,000 points
+    except Exception:
+        first.stop()
+        raise
+    projector.by("umap-run").click()
+    projector.wait_js("app.shown && app.shown.status === 'running' && app.shown.progress > 0")
+    job = projector.page.evaluate("window.__projector.app.shown.jobId")
+    apps[0].state.projection_service.stop()  # what Ctrl+C does (cli.py on_stop): jobs cancelled,
+    first.stop()  # then it stops
+    projector.wait_text("status-message", "Server unreachable", contains=True)
+    projector.wait_text("umap-status", "server unreachable: goes on once it is back")
+    texts = " ".join(projector.page.locator(
+        '[data-testid="status-bar"], [data-testid="projections-panel"], .plot-container')
+        .all_inner_texts()).lower()
+    assert "cancelled" not in texts and "failed" not in texts, texts
+
+    second = start(first.port)
+    try:
+        projector.wait_text("status-message", "Server back: carrying on")
+        projector.page.wait_for_function(
+            """(job) => { const p = window.__projector.app.shown;
+                return p && p.method === 'umap' && p.jobId !== null && p.jobId !== job; }""",
+            arg=job, timeout=90000)  # a new job on the new server, asked by the page itself
+        status = projector.by("umap-status").inner_text().lower()
+        assert status.startswith(("queued", "running", "done")), status
+    finally:
+        apps[-1].state.projection_service.stop(wait=True)  # its UMAP ends before the test process
+        second.stop()

@@ -123,3 +123,26 @@ def test_a_broken_upload_is_refused_with_a_message(serve, sample_logdir, project
     error.wait_for()
     assert "broken.tsv line 2" in error.inner_text()
     assert projector.state()["run"] == "digits"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_twelve_category_legend_shows_twelve_rows_by_value(serve, tmp_path, browser, theme):
+    """Twelve categories of uneven counts at 1024 x 700: all twelve rows show (none hides
+    below an inner scroll), listed by value as a reader looks them up."""
+    from projector_core.formats.writer import add_embedding
+
+    rng = np.random.default_rng(3)
+    kinds = rng.choice(12, 600, p=np.arange(1, 13) / 78)
+    add_embedding(tmp_path / "logs", rng.normal(size=(600, 4)).astype("f4"),
+                  metadata=[[f"k{k:02d}", str(i)] for i, k in enumerate(kinds)],
+                  metadata_header=["kind", "id"], tag="kinds")
+    context = browser.new_context(viewport={"width": 1024, "height": 700}, color_scheme=theme)
+    page = context.new_page()
+    page.goto(serve(tmp_path / "logs"))
+    page.wait_for_function("window.__projector && window.__projector.ready")
+    legend = page.locator('[data-testid="legend"]')
+    page.wait_for_function("document.querySelectorAll('[data-testid=legend] .legend-row').length === 12")
+    assert legend.evaluate("(node) => node.scrollHeight <= node.clientHeight")
+    values = legend.locator(".legend-value").all_inner_texts()
+    assert values == [f"k{k:02d}" for k in range(12)]
+    context.close()

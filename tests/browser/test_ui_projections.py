@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import numpy as np
 import pytest
 
@@ -52,12 +53,56 @@ def test_tsne_streams_frames_counts_iterations_and_stops(serve, sample_logdir, p
     projector.wait_js("app.shown.status === 'running' && app.shown.iteration > 0")
     projector.by("tsne-pause").click()
     projector.wait_text("tsne-pause", "Resume")
-    assert projector.by("tsne-status").text_content() == "paused"
+    assert projector.by("tsne-status").text_content().startswith("paused")
     projector.by("tsne-pause").click()
     projector.wait_text("tsne-pause", "Pause")
     projector.by("tsne-stop").click()
     stopped = projector.wait_projection("tsne", "cancelled")
     assert stopped["iteration"] < 20000
+
+
+def _jobs(url: str, method: str) -> list[str]:
+    return [j["id"] for j in httpx.get(f"{url}/api/jobs", timeout=30).json()["jobs"]
+            if j.get("method") == method]
+
+
+@pytest.mark.parametrize("method", ["tsne", "umap"])
+def test_opening_a_large_sets_tab_waits_for_run_and_run_never_restarts_it(serve, tmp_path,
+                                                                         projector, method):
+    """Above AUTO_START_POINTS, opening the tab starts nothing (minutes of server work are the
+    user's to ask for): the plot says to press Run. Run starts it; pressed again while it runs
+    (as "Re-run" was) it goes on, the same job, instead of starting over. The panel's words,
+    bar and the progress card say the same."""
+    from projector_core.formats.writer import add_embedding
+
+    rng = np.random.default_rng(8)
+    add_embedding(tmp_path / "logs", rng.normal(size=(6000, 8)).astype("f4"), tag="many")
+    url = serve(tmp_path / "logs")
+    projector.open(url)
+    projector.by(f"tab-{method}").click()
+    projector.wait_text("plot-message", "press Run", contains=True)
+    assert "6,000 points takes minutes" in projector.by("plot-message").inner_text()
+    assert _jobs(url, method) == []
+    assert projector.by(f"{method}-run").inner_text() == "Run"
+
+    projector.by(f"{method}-run").click()
+    projector.wait_js("app.shown && app.shown.jobId !== null && app.shown.progress > 0")
+    assert projector.by("plot-message").is_hidden()
+    assert projector.by(f"{method}-run").inner_text() == "Running…"
+    assert projector.by(f"{method}-run").is_disabled()
+    job = projector.page.evaluate("window.__projector.app.shown.jobId")
+    projector.page.evaluate("window.__projector.app.projecting.run()")  # Run again, by any way
+    assert projector.page.evaluate("window.__projector.app.shown.jobId") == job
+    assert _jobs(url, method) == [job]
+    # One figure everywhere: the panel's status and the card name the bar's percentage.
+    texts = projector.page.evaluate(f"""() => {{ const q = (t) => document.querySelector(
+        `[data-testid="${{t}}"]`); return [q('progress-label').textContent,
+        q('{method}-status').textContent, q('{method}-progress').style.width]; }}""")
+    card, status, bar = texts
+    assert bar in card and bar in status and card.split(": ", 1)[1] in status, texts
+    projector.by(f"{method}-stop").click()
+    projector.wait_projection(method, "cancelled")
+    assert projector.by(f"{method}-run").inner_text() == "Re-run"
 
 
 def test_umap_runs_with_progress(serve, sample_logdir, projector):

@@ -1,11 +1,9 @@
 """Pictures and tables out of the app, in real Chromium: "Save image" downloads a PNG of the
 requested scale whose pixels are the on-screen frame's (scaled), or an SVG of the drawn
-points; "Export selection" writes the selected rows with the view's URL."""
+points; "Export selection" writes the selected rows as a plain table, "Copy link" the view's URL."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import zipfile
 from pathlib import Path
@@ -77,21 +75,37 @@ def test_save_image_at_4x_a_chosen_width_and_as_svg(serve, sample_logdir, projec
     assert text.count("<circle") >= 1797  # every point, and the legend's swatches
 
 
-def test_export_selection_writes_rows_coordinates_and_the_view(serve, sample_logdir, projector):
-    _open_digits(projector, serve(sample_logdir))
+def test_export_selection_is_a_plain_table_and_the_views_link_is_copied(serve, sample_logdir,
+                                                                        projector):
+    """pandas (as Excel and R) reads the file as it is: no comment line taken for a column of
+    garbage; the view's URL is "Copy link"'s, and reopening it brings the selection back."""
+    import pandas as pd
+
+    url = serve(sample_logdir)
+    _open_digits(projector, url)
     projector.page.evaluate("window.__projector.app.update({ selection: [3, 5, 8] })")
     name, path = _download(projector, "export-selection")
     assert name.endswith("-selection.csv")
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("# view: http") and "#s=" in lines[0]
-    rows = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
-    assert [r["index"] for r in rows] == ["3", "5", "8"]
+    table = pd.read_csv(path)
+    assert list(table.columns[:2]) == ["index", "label"] and "pca_x" in table.columns
+    assert table["index"].tolist() == [3, 5, 8]
     labels = projector.page.evaluate(
         "[3, 5, 8].map((i) => window.__projector.app.dataset.values('label')[i])")
-    assert [r["label"] for r in rows] == labels
+    assert [str(v) for v in table["label"]] == labels
     coords = projector.page.evaluate("""(() => { const p = window.__projector.app.shown;
         return [3, 5, 8].map((i) => p.data[i * p.cols]); })()""")
-    assert [float(r["pca_x"]) for r in rows] == coords
+    assert np.allclose(table["pca_x"], coords, rtol=1e-6)
+
+    projector.page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+    projector.by("copy-view-link").click()
+    projector.wait_text("status-message", "Copied this view's link")
+    link = projector.page.evaluate("navigator.clipboard.readText()")
+    assert link.startswith(url) and "#s=" in link
+    projector.page.evaluate("window.__projector.app.update({ selection: [] })")
+    projector.page.goto("about:blank")
+    projector.page.goto(link)
+    projector.wait_ready()
+    assert projector.state()["selection"] == [3, 5, 8]
 
 
 def test_export_site_downloads_the_views_site(serve, sample_logdir, projector):

@@ -34,6 +34,43 @@ def test_search_selects_matches_and_shows_bad_regex(serve, sample_logdir, projec
     assert projector.by("search-results").locator("li").count() == 0
 
 
+SHARE_IN_VIEW = """(rows) => { const p = window.__projector.app.plot; const m = p.matrix();
+    let inside = 0;
+    for (const i of rows) {
+      const [x, y, z] = [p.positions[i*3], p.positions[i*3+1], p.positions[i*3+2]];
+      const w = m[3]*x + m[7]*y + m[11]*z + m[15];
+      const cx = (m[0]*x + m[4]*y + m[8]*z + m[12]) / w, cy = (m[1]*x + m[5]*y + m[9]*z + m[13]) / w;
+      if (Math.abs(cx) <= 1 && Math.abs(cy) <= 1) inside++;
+    }
+    return inside / rows.length; }"""
+
+
+def test_a_search_while_zoomed_in_elsewhere_brings_its_matches_into_view(serve, sample_logdir,
+                                                                         projector):
+    """Zoomed in on the 0s, a search for the 3s zooms back out so they show, instead of
+    leaving a screen of dimmed points; a search whose matches are on screen leaves the view."""
+    projector.open(serve(sample_logdir), DIGITS_2D)
+    zeros = projector.page.evaluate(
+        "window.__projector.app.dataset.values('label').flatMap((v, i) => v === '0' ? [i] : [])")
+    centre = projector.page.evaluate("""(rows) => { const p = window.__projector.app.plot;
+        const mean = (k) => rows.reduce((s, i) => s + p.positions[i*3+k], 0) / rows.length;
+        return [mean(0), mean(1), 0]; }""", zeros)
+    projector.page.evaluate("""(target) => window.__projector.app.update({ camera: {
+        ...window.__projector.app.plot.camera, target, zoom: 8 } })""", centre)
+    projector.wait_settled()
+    assert projector.page.evaluate(SHARE_IN_VIEW, zeros) > 0.5
+    projector.by("search-input").fill("0")
+    projector.page.wait_for_function("window.__projector.state().selection.length === 178")
+    assert projector.state()["camera"]["zoom"] == 8  # its matches are on screen: the view stays
+
+    projector.by("search-input").fill("3")
+    projector.page.wait_for_function("window.__projector.state().selection.length === 183")
+    projector.wait_settled()
+    threes = projector.state()["selection"]
+    assert projector.page.evaluate(SHARE_IN_VIEW, threes) == 1
+    assert projector.state()["camera"]["zoom"] == 1
+
+
 def test_clicking_a_point_lists_its_neighbours(serve, sample_logdir, projector):
     url = serve(sample_logdir)
     projector.open(url, DIGITS_2D)

@@ -4,10 +4,12 @@ to the server's, restores bookmarks, and hides what needs a server."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,12 +35,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def static_url(site: Path) -> Iterator[str]:
-    """The site under Python's own static file server, as a user would try it."""
+@contextlib.contextmanager
+def served(folder: Path) -> Iterator[str]:
+    """A folder under Python's own static file server, as a user would try a site."""
     port = _free_port()
     process = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
-                                "127.0.0.1", "--directory", str(site)],
+                                "127.0.0.1", "--directory", str(folder)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -55,6 +57,12 @@ def static_url(site: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def static_url(site: Path) -> Iterator[str]:
+    with served(site) as url:
+        yield url
 
 
 @pytest.fixture
@@ -138,7 +146,32 @@ def test_bookmarks_and_sprites_come_with_the_site(static_url, projector, request
     assert state["selection"][:3] == [0, 10, 20]
     items.nth(0).check()
     projector.wait_js("app.state.selection.length === 0 && app.state.pca.is3d === false")
+    # TensorBoard's bookmarks hold no neighbour count: the site's own (30 stored) is used,
+    # not a default of 100 it must move and say so.
+    assert "out of range" not in projector.by("status-message").inner_text()
+    assert projector.state()["neighbors"]["k"] == 30
     _no_api(requests)
+
+
+def test_the_pages_site_of_the_default_view_opens_as_it_was(serve, sample_logdir, projector,
+                                                             tmp_path):
+    """site.zip of the default digits view, from the page: it opens in that view with its 100
+    neighbours a point (the site holds them), with no "neighbours k 100 is out of range"."""
+    projector.open(serve(sample_logdir))
+    projector.wait_projection("pca")
+    with projector.page.expect_download() as download:
+        projector.by("export-site").click()
+    download.value.save_as(tmp_path / "site.zip")
+    with zipfile.ZipFile(tmp_path / "site.zip") as archive:
+        archive.extractall(tmp_path / "site")
+    with served(tmp_path / "site") as url:
+        projector.page.goto(url + "/")
+        projector.wait_ready()
+        projector.wait_js("app.datasets.ready && app.dataset.sprite !== null")
+        assert "out of range" not in projector.by("status-message").inner_text()
+        assert projector.state()["neighbors"]["k"] == 100
+        projector.page.evaluate("window.__projector.app.highlight.selectPoint(7)")
+        projector.wait_js("app.highlight.neighbors.length === 100")
 
 
 def test_opened_from_a_file_it_says_to_serve_the_folder(site, projector):

@@ -46,9 +46,14 @@ def test_streaming_sampled_tsne_draws_placed_points_first(serve, tmp_path, proje
             while (prefix < {N} && placed(order[prefix])) prefix++;
             window.__frames.push({{ count, prefix, budget: app.plot.frames.budget }}); }}; }}""")
     projector.by("tab-tsne").click()
+    projector.by("tsne-run").click()  # a large set's t-SNE starts when asked (AUTO_START_POINTS)
     projector.wait_projection("tsne", "done", timeout=600000)
     info = page.evaluate("window.__projector.app.shown.info")
     assert (info["mode"], info["sample_size"], info["n_points"]) == ("sample", SAMPLE, N)
+    # Done, the panel says the fit was a sample's (issue 33: it said "done" alone).
+    assert projector.by("tsne-note").inner_text() == (
+        "Fitted on a random sample of 50,000 of 100,001 points; the others were placed by the "
+        "fitted map.")
     frames = page.evaluate("window.__frames")
     streaming = [f for f in frames if f["count"] < N]
     assert streaming, f"no frame arrived before every point was placed: {frames}"

@@ -148,3 +148,42 @@ def test_density_clusters_and_quality_on_the_map(serve, sample_logdir, projector
     focus = projector.state()["focus"]
     assert projector.by("point-quality").inner_text().startswith(f"Point #{focus}: ")
     assert " of 10 " in projector.by("point-quality").inner_text()
+
+
+def test_quality_of_a_large_set_runs_only_when_asked_and_can_be_cancelled(serve, tmp_path,
+                                                                          projector):
+    """Above QUALITY_AUTO_POINTS (structure/quality.js) a finished projection and a clicked
+    point measure nothing by themselves (exact quality is O(N^2): minutes at 100,000 points);
+    Measure, or ticking the colouring, starts it with its progress in the panel, not over the
+    plot, and Cancel stops it."""
+    from projector_core.formats.writer import add_embedding
+
+    rng = np.random.default_rng(4)
+    add_embedding(tmp_path / "logs", rng.normal(size=(12_000, 8)).astype("f4"), tag="large")
+    asked: list[str] = []
+    failed: list[str] = []
+    projector.page.on(
+        "request", lambda r: asked.append(r.url) if "/api/jobs/" in r.url and "/quality" in r.url else None)
+    projector.page.on("requestfailed",
+                      lambda r: failed.append(r.failure) if "/api/jobs/" in r.url else None)
+    projector.open(serve(tmp_path / "logs"), {"pca": {"is3d": False}})
+    projector.wait_projection("pca")
+    projector.page.evaluate("window.__projector.app.highlight.selectPoint(5)")
+    projector.wait_text("quality-status", "Not measured for this projection", contains=True)
+    assert asked == []
+    assert projector.by("quality-run").is_visible() and projector.by("quality-cancel").is_hidden()
+
+    projector.by("quality-run").click()
+    projector.wait_text("quality-status", "Measuring the quality of 12,000 points", contains=True)
+    assert len(asked) == 1 and "background=true" in asked[0]
+    assert projector.by("quality-cancel").is_visible() and projector.by("progress").is_hidden()
+    projector.by("quality-cancel").click()
+    projector.wait_text("quality-status", "Quality: not measured (cancelled).")
+    projector.page.wait_for_function("arg.length === 1", arg=failed)  # the request was dropped
+    assert projector.by("quality-run").is_visible()
+
+    projector.by("quality-toggle").check()  # colouring by it asks for it
+    projector.wait_text("quality-status", "Measuring the quality", contains=True)
+    assert len(asked) == 2
+    projector.by("quality-cancel").click()
+    projector.wait_text("quality-status", "Quality: not measured (cancelled).")

@@ -9,6 +9,7 @@ import { search } from '../kernels.js';
 import { startsFromLayout } from '../limits.js';
 import { $, el, setOptions } from '../dom.js';
 import { flipTheme } from '../theme.js';
+import { runLabel } from '../run_list.js';
 import { parseMetadataTsv } from '../tsv.js';
 import { changeGradientCss, LinkedPlots } from './linked.js';
 
@@ -24,6 +25,7 @@ class ComparePage {
   constructor() {
     this.api = new Api();
     this.methodTable = this.api.methods().catch(() => null); // capabilities: which method starts from a layout
+    this.runs = []; // /api/runs
     this.embeddings = []; // [{ run, embedding, rows, dims }]
     this.pairs = [];
     this.timeline = null; // [{ step, embedding }] of A's tag when it has several steps
@@ -52,6 +54,7 @@ class ComparePage {
 
   async start() {
     const [runs, pairs] = await Promise.all([this.api.runs(), this.api.getJson('compare/pairs')]);
+    this.runs = runs;
     for (const run of runs) {
       for (const e of run.embeddings) {
         if (e.shape) this.embeddings.push({ run: run.name, embedding: e.name, rows: e.shape[0], dims: e.shape[1] });
@@ -62,9 +65,9 @@ class ComparePage {
     if (location.hash.startsWith('#s=')) $('back-link').href = `./${location.hash}`;
     const asked = new URLSearchParams(location.search);
     const from = { run: asked.get('run'), embedding: asked.get('embedding') };
-    const label = (e) => `${e.run} / ${e.embedding} (${e.rows} x ${e.dims})`;
+    const label = (e) => `${this.runName(e.run)} / ${e.embedding} (${e.rows} x ${e.dims})`;
     const options = this.embeddings.map((e) => ({ value: key(e), label: label(e) }));
-    const pairLabel = (p) => `${p.kind === 'steps' ? 'steps' : 'runs'}: ${p.a.run}/${p.a.embedding} -> ${p.b.run}/${p.b.embedding}`;
+    const pairLabel = (p) => `${p.kind === 'steps' ? 'steps' : 'runs'}: ${this.runName(p.a.run)}/${p.a.embedding} -> ${this.runName(p.b.run)}/${p.b.embedding}`;
     const { pairIndex, a } = this.firstChoice(from);
     setOptions($('a-select'), options, a ? key(a) : options[0]?.value);
     setOptions($('pair-select'), [{ value: '', label: 'Pick A and B below' },
@@ -87,6 +90,11 @@ class ComparePage {
     this.usePair();
     this.ready = true;
     if (this.partners(sideOf($('a-select').value)).length) await this.run();
+  }
+
+  /** A run's name as shown: "." with its folder's name (run_list.js runLabel). */
+  runName(run) {
+    return runLabel(this.runs, run);
   }
 
   /** Embeddings B may be for A: the same number of rows (a comparison pairs rows), not A. */
@@ -114,7 +122,7 @@ class ComparePage {
   fillB(preferred = null) {
     const a = sideOf($('a-select').value);
     const fits = this.partners(a);
-    const label = (e) => `${e.run} / ${e.embedding} (${e.rows} x ${e.dims})`;
+    const label = (e) => `${this.runName(e.run)} / ${e.embedding} (${e.rows} x ${e.dims})`;
     const current = preferred ?? $('b-select').value;
     const chosen = fits.find((e) => key(e) === current) ?? fits.find((e) => e.run === a.run) ?? fits[0];
     const value = chosen ? key(chosen) : '';
@@ -179,8 +187,8 @@ class ComparePage {
     this.plots.setChange(result.per_point);
     this.result = result;
     this.shown = { a, b };
-    $('title-a').textContent = `A: ${a.run} / ${a.embedding}`;
-    $('title-b').textContent = `B: ${b.run} / ${b.embedding}`;
+    $('title-a').textContent = `A: ${this.runName(a.run)} / ${a.embedding}`;
+    $('title-b').textContent = `B: ${this.runName(b.run)} / ${b.embedding}`;
     this.showSummary(result);
     this.status('');
   }

@@ -5,6 +5,7 @@
 // what depends on the way (colours counted by the server or from whole columns, the search,
 // label texts) is asked of the shown projection's delivery (points/point_source.js).
 
+import { shareInView } from '../camera.js';
 import { neighborShade } from '../colors.js';
 import { debounce } from '../dom.js';
 import { nearestNeighbors, neighborLimit, search as localSearch } from '../kernels.js';
@@ -13,6 +14,8 @@ import { ARRAY } from '../points/array_delivery.js';
 import { FLAG_FOCUS, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
 
 const LABEL_LIMIT = 10000;
+/** Below this share of a search's matches on screen, the view zooms out to the whole cloud. */
+const MATCHES_IN_VIEW = 0.5;
 
 export class Highlighting {
   /** @param {import('../app.js').App} app */
@@ -282,6 +285,20 @@ export class Highlighting {
     this.app.render();
   }
 
+  /**
+   * A search's matches mostly off screen (the view zoomed in elsewhere): the whole cloud comes
+   * back into view, instead of a screen of dimmed points. Without the points' positions in the
+   * page (tiles), a zoomed-in view is reset.
+   * @param {number[]} rows
+   */
+  _bringIntoView(rows) {
+    const { plot } = this.app;
+    if (!rows.length) return;
+    const known = plot.positions.length === plot.n * 3 && plot.n > 0 && rows.every((i) => i < plot.n);
+    const share = known ? shareInView(plot.matrix(), plot.positions, rows) : null;
+    if (share === null ? plot.camera.zoom > 1 : share < MATCHES_IN_VIEW) plot.resetView();
+  }
+
   async runSearch({ select }) {
     const ds = this.app.dataset;
     const { column, query, regex } = this.app.state.search;
@@ -308,6 +325,7 @@ export class Highlighting {
       // A query that fails (a bad regex) matches nothing: the last query's matches go too.
       const focus = result.indices.length === 1 ? result.indices[0] : null;
       this.app.update({ selection: result.indices, focus });
+      this._bringIntoView(result.indices);
     } else {
       this.app.render();
     }

@@ -11,7 +11,7 @@ import { defaultPointSize } from '../plot.js';
 import { deliveryFor, opensIn2d } from '../points/point_source.js';
 import { datasetDefaults, defaultStateFor, is3d, sanitizeState } from '../state.js';
 import { withEvent } from '../live_runs.js';
-import { loadingLine } from '../run_list.js';
+import { loadingLine, runLabel } from '../run_list.js';
 import { parseMetadataTsv } from '../tsv.js';
 
 /** How long listing waits for the event stream to open before it lists anyway (ms). */
@@ -128,6 +128,11 @@ export class DatasetLoading {
     });
   }
 
+  /** A run's name as the page shows it ("." with its folder's name: run_list.js runLabel). */
+  runLabel(name) {
+    return runLabel(this.runs, name);
+  }
+
   embeddingInfo(run, name) {
     return this.runs.find((r) => r.name === run)?.embeddings.find((e) => e.name === name) ?? null;
   }
@@ -229,10 +234,10 @@ export class DatasetLoading {
   _refuseDataset(run, name, info) {
     const { app } = this;
     const why = info?.error || this.runs.find((r) => r.name === run)?.error || 'no readable embedding';
-    const what = name ? `${run} / ${name}` : run;
+    const what = name ? `${this.runLabel(run)} / ${name}` : this.runLabel(run);
     const ds = this.dataset;
     if (ds) app.replaceState({ ...app.state, run: ds.run, embedding: ds.name });
-    const still = ds ? ` Still showing ${ds.local ? 'the uploaded files' : `${ds.run} / ${ds.name}`}.` : '';
+    const still = ds ? ` Still showing ${ds.local ? 'the uploaded files' : `${this.runLabel(ds.run)} / ${ds.name}`}.` : '';
     app.status.showLoadFailure(`Could not open ${what}: ${why}.${still}`);
     app.setMessage(`Could not open ${what}`, true, { holds: () => app.state.run === (ds?.run ?? run) });
     app.render();

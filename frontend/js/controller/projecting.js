@@ -7,8 +7,26 @@
 import { clampToLimit, defaultRequest, isQuick, limitFor, startsFromLayout, STATE_PARAMS } from '../limits.js';
 import { deliveryFor } from '../points/point_source.js';
 import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
+import { formatCount } from '../dom.js';
 import { is3d } from '../state.js';
 import { superviseColumn } from '../supervision.js';
+
+/**
+ * Up to this many points a t-SNE or UMAP starts as soon as its tab opens (as TensorBoard's
+ * does; its own UMAP samples 5,000 points): seconds of server work, its frames streaming from
+ * the first iteration. Above, minutes: opening the tab shows its parameters and the plot says
+ * to press Run (a run made before comes back at once from the server's cache).
+ */
+export const AUTO_START_POINTS = 5000;
+
+/** A server that cancelled a job unasked is asked again this many times, a second apart: one
+ * stopping (it cancels its jobs, then goes) is gone by then, or a new one knows no such job. */
+const STOPPING_CHECKS = 5;
+
+/** Whether `method` waits for its Run button on a data set of `n` points. */
+export function waitsForRun(method, n) {
+  return (method === 'tsne' || method === 'umap') && n > AUTO_START_POINTS;
+}
 
 export class Projecting {
   /** @param {import('../app.js').App} app */
@@ -22,6 +40,8 @@ export class Projecting {
     /** @type {Record<string, string>} method -> the finished job of the training step before
      * (showStep): its next projection starts from it (t-SNE, UMAP) or is turned onto it */
     this.references = {};
+    /** @type {WeakSet<Projection>} projections cut by the server's going, to start again once it is back */
+    this.resuming = new WeakSet();
     Object.seal(this);
   }
 
@@ -162,6 +182,11 @@ export class Projecting {
     if (isQuick(ds, method)) {
       // Tiles or the whole set: a 2-D view of tiles turned 3-D needs the whole set.
       if (!p || p.key !== key || p.delivery !== this._deliveryOf(method)) p = this._start(method);
+    } else if (!p && waitsForRun(method, ds.n)) {
+      this.shown = null;
+      app.status.showPlotMessage(`${methodName(method)} of ${formatCount(ds.n)} points takes minutes on the server: set its parameters, then press Run (a run made before comes back at once).`);
+      app.render();
+      return;
     } else if (!p) {
       p = this._start(method);
     }
@@ -171,6 +196,18 @@ export class Projecting {
     p.show(app, animate);
     if (resetCamera) app.plot.resetView();
     app.render();
+  }
+
+  /**
+   * The Run button: starts the state's t-SNE/UMAP, or restarts it with parameters changed
+   * since; one running with these parameters goes on (pressed again, it is not restarted).
+   */
+  run() {
+    const method = this.app.state.projection;
+    const p = this.projections[method];
+    const { params, dims } = this.requestFor(method);
+    if (p?.running && p.key === projectionKey(method, params, dims)) return;
+    this.rerun();
   }
 
   /** Stops and restarts the current t-SNE/UMAP with the current parameters. */
@@ -191,14 +228,62 @@ export class Projecting {
     this.projections[method]?.togglePause();
   }
 
+  /**
+   * A projection cut by its server's going (status 'interrupted'): with its server still
+   * there holding its job cancelled, someone else stopped it (said as cancelled); else it
+   * starts again, the same request, once a server is back.
+   * @param {Projection} p
+   */
+  async _resume(p) {
+    const { app } = this;
+    if (await this._cancelledThere(p)) {
+      p.status = 'cancelled';
+      p.error = 'stopped on the server';
+      p.onChange(p);
+      return;
+    }
+    await app.connection.whenBack();
+    if (this.projections[p.method] !== p || app.dataset?.local) return; // replaced meanwhile
+    const shown = this.shown === p;
+    const again = this._start(p.method);
+    if (shown) {
+      this.shown = again;
+      app.status.showPlotMessage(null);
+    }
+    app.render();
+  }
+
+  /**
+   * Whether `p`'s job stays cancelled on a server still there (someone else's cancel), rather
+   * than going with a stopping server: unreachable, or a new server that never ran it (404).
+   * @param {Projection} p
+   */
+  async _cancelledThere(p) {
+    if (!p.jobId || !this.app.connection.reachable) return false;
+    for (let i = 0; i < STOPPING_CHECKS; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      try {
+        if ((await p.api.job(p.jobId)).status !== 'cancelled') return false;
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
+
   _projectionChanged(p) {
     const { app } = this;
     if (p !== this.projections[p.method]) return;
+    if (p.status === 'interrupted' && !this.resuming.has(p)) {
+      this.resuming.add(p);
+      this._resume(p);
+    }
     if (p === this.shown) {
       if (p.status === 'failed') {
         app.setMessage(`${methodName(p.method)} failed: ${p.error}`, true);
         if (!p.data) app.status.showPlotMessage(`${methodName(p.method)} failed: ${p.error}`); // nothing else to show
       }
+      if (p.status === 'interrupted' && !p.data) app.status.showPlotMessage(`Server unreachable: ${methodName(p.method)} goes on once it is back.`);
       p.refresh(app);
     }
     if (p.task) p.task.update(p.progress || null, progressText(p));

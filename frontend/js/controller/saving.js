@@ -15,6 +15,10 @@ export class Saving {
     this.bookmarks = [];
     /** @type {number} the tray's bookmark the view is, or -1 once the view changed */
     this.activeBookmark = -1;
+    /** @type {number} changes to the tray (added, renamed, deleted) since it was saved to a file
+     * or came from the server or a file: the page keeps the tray nowhere else, so leaving the
+     * page loses them (panels/bookmarks.js warns) */
+    this.unsaved = 0;
     Object.seal(this);
   }
 
@@ -22,6 +26,12 @@ export class Saving {
   reset(bookmarks = []) {
     this.bookmarks = bookmarks;
     this.activeBookmark = -1;
+    this.unsaved = 0;
+  }
+
+  /** Whether leaving the page would lose bookmarks: the tray changed since it was saved. */
+  hasUnsaved() {
+    return this.unsaved > 0 && this.bookmarks.length > 0;
   }
 
   /** The view changed: it is no longer the tray's bookmark it was. */
@@ -43,6 +53,7 @@ export class Saving {
     });
     this.bookmarks.push(tb);
     this.activeBookmark = this.bookmarks.length - 1;
+    this.unsaved++;
     app.render();
   }
 
@@ -63,8 +74,20 @@ export class Saving {
     app.render();
   }
 
+  /**
+   * @param {import('../store.js').Bookmark} bookmark
+   * @param {string} label
+   */
+  renameBookmark(bookmark, label) {
+    if (label === bookmark.label) return;
+    bookmark.label = label;
+    this.unsaved++;
+    this.app.render();
+  }
+
   removeBookmark(index) {
     this.bookmarks.splice(index, 1);
+    this.unsaved++;
     if (this.activeBookmark === index) this.activeBookmark = -1;
     else if (this.activeBookmark > index) this.activeBookmark--;
     this.app.render();
@@ -73,6 +96,8 @@ export class Saving {
   saveBookmarks() {
     const list = this.bookmarks.map((b, i) => ({ ...b, isSelected: i === this.activeBookmark }));
     download('bookmarks.json', JSON.stringify(list), 'application/json');
+    this.unsaved = 0;
+    this.app.render();
   }
 
   /** Replaces the tray with a file's bookmarks, only once every one of them fits this data set. */
@@ -89,6 +114,7 @@ export class Saving {
     });
     this.bookmarks = list;
     this.activeBookmark = -1;
+    this.unsaved = 0;
     const selected = list.findIndex((b) => b.isSelected);
     this.loadBookmark(selected >= 0 ? selected : 0);
   }

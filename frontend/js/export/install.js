@@ -6,6 +6,7 @@
 
 import { errorOf } from '../api.js';
 import { download, el, formatCount } from '../dom.js';
+import { encodeState } from '../state.js';
 import { plotSvg, renderPlotImage, scaleFor } from './plot_image.js';
 import { selectionTable } from './selection.js';
 
@@ -16,6 +17,17 @@ const CHOICES = [
   ['width', 'PNG, width…'],
   ['svg', 'SVG'],
 ];
+
+/** Neighbour lists a site made from the page holds at most (rows x k; 40 MB of rows and
+ * distances): its view's k when they fit, else fewer, but never fewer than `projector
+ * export`'s own default. */
+const SITE_NEIGHBOR_ENTRIES = 5_000_000;
+const SITE_NEIGHBORS_AT_LEAST = 30;
+
+/** The neighbours per point a site of `n` points keeps for a view asking `k`. */
+export function siteNeighbors(n, k) {
+  return Math.min(k, Math.max(SITE_NEIGHBORS_AT_LEAST, Math.floor(SITE_NEIGHBOR_ENTRIES / Math.max(1, n))));
+}
 
 function legendOf(app) {
   const coloring = app.highlight.coloring;
@@ -96,24 +108,40 @@ function installSaveImage(app) {
   toolbar.after(menu);
 }
 
+/**
+ * Puts the view's URL on the clipboard (where the browser allows it: a page on localhost or
+ * HTTPS); else says that the address bar holds it.
+ * @param {import('../app.js').App} app
+ */
+async function copyViewLink(app) {
+  try {
+    await navigator.clipboard.writeText(app.viewUrl());
+    app.setMessage("Copied this view's link");
+  } catch {
+    app.setMessage("The browser refused the clipboard: this view's link is the address bar's", true);
+  }
+}
+
 function installExportSelection(app) {
   const actions = document.querySelector('.selection-actions');
   if (!actions) return;
   const format = el('select', { 'data-testid': 'export-selection-format', 'aria-label': 'Selection file format' },
     el('option', { value: ',' }, 'CSV'), el('option', { value: '\t' }, 'TSV'));
-  const button = el('button', { type: 'button', class: 'button', 'data-testid': 'export-selection', disabled: true, title: "The selected rows' metadata and coordinates, with the URL of this view" }, 'Export selection');
+  const button = el('button', { type: 'button', class: 'button', 'data-testid': 'export-selection', disabled: true, title: "The selected rows' metadata and coordinates as a plain table (Copy link gives this view's URL)" }, 'Export selection');
+  const copy = el('button', { type: 'button', class: 'button', 'data-testid': 'copy-view-link', title: "Copy this view's link: opening it restores the view, the selection included (up to 2,000 rows)" }, 'Copy link');
+  copy.addEventListener('click', () => copyViewLink(app));
   button.addEventListener('click', async () => {
     const ds = app.dataset;
     const rows = app.state.selection;
     if (!ds || !rows.length) return;
     await ds.ensureColumns(ds.columns); // a large set's columns come when asked for
     const sep = format.value;
-    const text = selectionTable(app, rows, sep, app.viewUrl());
+    const text = selectionTable(app, rows, sep);
     const ext = sep === ',' ? 'csv' : 'tsv';
     download(`${baseName(app)}-selection.${ext}`, text, ext === 'csv' ? 'text/csv' : 'text/tab-separated-values');
     app.setMessage(`Exported ${formatCount(rows.length)} selected rows`);
   });
-  actions.after(el('div', { class: 'button-row export-selection-row' }, button, format));
+  actions.after(el('div', { class: 'button-row export-selection-row' }, button, format, copy));
   app.panels.push({ render: () => { button.disabled = !app.state.selection.length || !app.dataset; } });
 }
 
@@ -130,14 +158,19 @@ function installExportSite(app) {
     // PCA always, and the projection on screen with the parameters it was computed with.
     const methods = ['pca', app.state.projection].filter((m, i, all) => ['pca', 'tsne', 'umap'].includes(m) && all.indexOf(m) === i);
     const requests = Object.fromEntries(methods.map((m) => [m, app.projecting.requestFor(m)]));
-    const params = { run: ds.run, embedding: ds.name, projection: methods.join(','), requests: JSON.stringify(requests) };
-    if (location.hash.length < 20000) params.view = location.hash || undefined;
+    // The site lists the view's neighbours (as many as it can hold): it opens on the view
+    // with the k it holds, not on a k it must move (and say so).
+    const k = siteNeighbors(ds.n, app.state.neighbors.k);
+    const view = encodeState({ ...app.state, neighbors: { ...app.state.neighbors, k } });
+    const params = { run: ds.run, embedding: ds.name, projection: methods.join(','), requests: JSON.stringify(requests), neighbors: k };
+    if (view.length < 20000) params.view = view;
     const task = app.progress.start('Building the site…');
     try {
       const response = await fetch(app.api.url('export/site', params));
       if (!response.ok) throw await errorOf(response);
       download(`${baseName(app)}-site.zip`, await response.blob());
-      app.setMessage('Saved the site: unzip it on any static host (or python -m http.server)');
+      const fewer = k < app.state.neighbors.k ? ` It lists ${k} neighbours a point (${formatCount(ds.n)} points).` : '';
+      app.setMessage(`Saved the site: unzip it on any static host (or python -m http.server).${fewer}`);
     } catch (err) {
       app.setMessage(`Export site: ${err.message}`, true);
     } finally {

@@ -79,7 +79,9 @@ function legendRows(legend) {
   const { coloring } = legend;
   const l = coloring.legend;
   if (coloring.kind === 'categorical') {
-    const rows = l.items.slice(0, LEGEND_ROWS).map((item) => ({ color: rgbToCss(item.color), text: `${item.value}` }));
+    // The LEGEND_ROWS most frequent of the named categories, in the legend's order (by value).
+    const kept = new Set([...l.items].sort((a, b) => b.count - a.count).slice(0, LEGEND_ROWS));
+    const rows = l.items.filter((item) => kept.has(item)).map((item) => ({ color: rgbToCss(item.color), text: `${item.value}` }));
     const rest = l.categories - rows.length;
     if (rest > 0) rows.push({ color: null, text: `+ ${rest} more` });
     if (l.missing) rows.push({ color: rgbToCss(MISSING_COLOR), text: '(missing)' });

@@ -1,8 +1,8 @@
 // The selected rows as a table to take elsewhere: row index, every metadata column, and the
-// shown projection's coordinates on the axes on screen; a first comment line holds the URL of
-// the view (its hash is the whole state: reopening it restores the view, selection included
-// up to the URL's limit). CSV fields are quoted as RFC 4180 asks; TSV fields lose tabs and
-// line breaks (TSV has no quoting).
+// shown projection's coordinates on the axes on screen. A plain table, header first, that
+// pandas.read_csv, Excel and R read as they are (the view's URL is the "Copy link" button's,
+// export/install.js, not a comment line they would take for a column). CSV fields are quoted
+// as RFC 4180 asks; TSV fields lose tabs and line breaks (TSV has no quoting).
 
 const AXIS_NAMES = ['x', 'y', 'z'];
 
@@ -19,7 +19,7 @@ function tsvField(value) {
  * The table text for `rows` of the app's data set, `sep` ',' or '\t'.
  * @param {import('../app.js').App} app
  */
-export function selectionTable(app, rows, sep, url) {
+export function selectionTable(app, rows, sep) {
   const ds = app.dataset;
   const field = sep === ',' ? csvField : tsvField;
   const p = app.shown;
@@ -27,7 +27,7 @@ export function selectionTable(app, rows, sep, url) {
   const columns = ds.columns.filter((c) => c !== 'index');
   const values = columns.map((c) => ds.values(c) ?? []);
   const header = ['index', ...columns, ...axes.map((a, i) => `${p.method}_${AXIS_NAMES[i]}`)];
-  const lines = [`# view: ${url}`, header.map(field).join(sep)];
+  const lines = [header.map(field).join(sep)];
   for (const i of rows) {
     const coords = axes.map((a) => {
       const v = p.data[i * p.cols + a];

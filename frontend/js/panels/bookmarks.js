@@ -1,5 +1,6 @@
 // Bookmarks panel: the tray of saved states (load by a click on the name, rename, delete), add, save all
-// to a file, load a file (TensorBoard's format).
+// to a file, load a file (TensorBoard's format). The tray lives in this page only: while it
+// holds changes not saved to a file, the panel says so and leaving the page asks first.
 
 import { $, el } from '../dom.js';
 
@@ -7,7 +8,16 @@ import { $, el } from '../dom.js';
 export function createBookmarksPanel(app) {
   const list = $('bookmarks-list');
   const error = $('bookmark-error');
+  const unsavedNote = $('bookmarks-unsaved');
   let renderedFor = null;
+
+  // The browser's own "Leave site?" question (its text is the browser's): a reload or a
+  // closed tab would drop bookmarks made here.
+  window.addEventListener('beforeunload', (event) => {
+    if (!app.saving.hasUnsaved()) return;
+    event.preventDefault();
+    event.returnValue = ''; // Chromium before 119 asks only with it set
+  });
 
   $('bookmark-add').addEventListener('click', () => app.saving.addBookmark());
   $('bookmark-save').addEventListener('click', () => app.saving.saveBookmarks());
@@ -31,7 +41,7 @@ export function createBookmarksPanel(app) {
     const finish = (keep) => {
       if (done) return;
       done = true;
-      if (keep && input.value.trim()) bookmark.label = input.value.trim();
+      if (keep && input.value.trim()) app.saving.renameBookmark(bookmark, input.value.trim());
       renderedFor = null;
       render();
     };
@@ -91,6 +101,7 @@ export function createBookmarksPanel(app) {
   }
 
   function render() {
+    unsavedNote.hidden = !app.saving.hasUnsaved();
     const key = JSON.stringify([app.saving.bookmarks.map((b) => b.label), app.saving.activeBookmark, app.saving.bookmarks.length]);
     if (key === renderedFor) return;
     renderedFor = key;

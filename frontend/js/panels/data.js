@@ -81,7 +81,7 @@ export function createDataPanel(app) {
 
   function render() {
     const { state, dataset: ds } = app;
-    const runOptions = app.datasets.runs.map((r) => ({ value: r.name, label: r.error ? `${r.name} (error)` : r.name }));
+    const runOptions = app.datasets.runs.map((r) => ({ value: r.name, label: `${app.datasets.runLabel(r.name)}${r.error ? ' (error)' : ''}` }));
     for (const local of app.datasets.localDatasets) runOptions.push({ value: local.run, label: 'Uploaded files' });
     setOptions(runSelect, runOptions, state.run);
     const local = app.datasets.localDatasets.find((d) => d.run === state.run);

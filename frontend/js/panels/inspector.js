@@ -123,8 +123,11 @@ export function createInspectorPanel(app) {
     cardFor = key;
     card.hidden = focus === null || !ds;
     if (card.hidden) return;
-    const title = el('div', { class: 'card-title' }, ds.sprite ? thumbnail(ds.sprite, focus, 40) : null, el('span', {}, app.highlight.labelOf(focus)), el('span', { class: 'row-index' }, `#${focus}`));
-    const rows = [];
+    // Without a label column the label is the row number already: it is not said twice.
+    const label = app.highlight.labelOf(focus);
+    const index = label === `#${focus}` ? null : el('span', { class: 'row-index' }, `#${focus}`);
+    const title = el('div', { class: 'card-title' }, ds.sprite ? thumbnail(ds.sprite, focus, 40) : null, el('span', {}, label), index);
+    const rows = ds.columns.length ? [] : [el('dd', { class: 'hint' }, 'No metadata')];
     for (const name of ds.columns) rows.push(el('dt', {}, name), el('dd', {}, ds.values(name)?.[focus] || '–'));
     card.replaceChildren(title, ...rows);
   }

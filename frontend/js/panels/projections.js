@@ -5,6 +5,14 @@ import { $, formatCount, setOptions } from '../dom.js';
 import { CUSTOM_SIDES } from '../state.js';
 import { clampToLimit, limitFor, paramInfo } from '../limits.js';
 import { superviseChoices } from '../supervision.js';
+import { jobStatus } from '../projection/projection.js';
+
+/** What a sampled fit says of itself once done (its info: mode, sample_size, n_points). */
+export function sampleNote(info) {
+  if (info?.mode !== 'sample' || !info.sample_size) return '';
+  const of = info.n_points ? ` of ${formatCount(info.n_points)}` : '';
+  return `Fitted on a random sample of ${formatCount(info.sample_size)}${of} points; the others were placed by the fitted map.`;
+}
 
 /**
  * A control's range from the parameter table of the open data set (its data's limits
@@ -97,7 +105,7 @@ export function createProjectionsPanel(app) {
   tsne.superviseColumn.addEventListener('change', () => setTsne({ superviseColumn: tsne.superviseColumn.value || null }));
   tsne.superviseWeight.addEventListener('input', () => (tsne.superviseWeightValue.textContent = tsne.superviseWeight.value));
   tsne.superviseWeight.addEventListener('change', () => setTsne({ superviseWeight: Number(tsne.superviseWeight.value) }));
-  tsne.run.addEventListener('click', () => app.projecting.rerun());
+  tsne.run.addEventListener('click', () => app.projecting.run());
   tsne.pause.addEventListener('click', () => app.projecting.togglePause('tsne'));
   tsne.stop.addEventListener('click', () => app.projecting.stopJob('tsne'));
 
@@ -107,7 +115,7 @@ export function createProjectionsPanel(app) {
   umap.neighbors.addEventListener('change', () => setUmap({ nNeighbors: Number(umap.neighbors.value) }));
   umap.minDist.addEventListener('input', () => (umap.minDistValue.textContent = umap.minDist.value));
   umap.minDist.addEventListener('change', () => setUmap({ minDist: Number(umap.minDist.value) }));
-  umap.run.addEventListener('click', () => app.projecting.rerun());
+  umap.run.addEventListener('click', () => app.projecting.run());
   umap.stop.addEventListener('click', () => app.projecting.stopJob('umap'));
 
   const setCustom = (patch) => app.update({ custom: { ...app.state.custom, ...patch } });
@@ -139,16 +147,22 @@ export function createProjectionsPanel(app) {
         : '';
   }
 
-  function renderJob(p, prefix) {
-    const phase = p?.running && p.phase ? `running: ${p.phase}` : null; // what the server does now
-    const status = p ? (p.paused && p.running ? 'paused' : phase ?? p.status) : 'not run yet';
-    $(`${prefix}-status`).textContent = p?.error && p.status === 'failed' ? `failed: ${p.error}` : status;
+  /** A job's status line, bar, Run button and notes (the progress card says the same: jobStatus). */
+  function renderJob(p, prefix, run) {
+    $(`${prefix}-status`).textContent = jobStatus(p);
     const fill = $(`${prefix}-progress`);
     fill.style.width = `${Math.round((p?.progress ?? 0) * 100)}%`;
+    const stale = Boolean(p) && JSON.stringify(p.params) !== JSON.stringify(app.projecting.requestFor(prefix).params);
+    // Running with these parameters: pressing Run again would not restart it, so it is off.
+    run.disabled = Boolean(p?.running) && !stale;
+    run.textContent = !p ? 'Run' : p.running && !stale ? 'Running…' : 'Re-run';
+    const notes = [
+      stale ? 'Parameters changed: Re-run to apply them.' : '',
+      p?.status === 'done' ? sampleNote(p.info) : '',
+    ].filter(Boolean);
     const note = $(`${prefix}-note`);
-    const stale = p && JSON.stringify(p.params) !== JSON.stringify(app.projecting.requestFor(prefix).params);
-    note.hidden = !stale;
-    note.textContent = stale ? 'Parameters changed: Re-run to apply them.' : '';
+    note.hidden = notes.length === 0;
+    note.textContent = notes.join(' ');
   }
 
   function renderTsne() {
@@ -163,12 +177,11 @@ export function createProjectionsPanel(app) {
     setOptions(tsne.superviseColumn, [{ value: '', label: '(none)' }, ...choices], s.superviseColumn ?? '');
     if (document.activeElement !== tsne.superviseWeight) tsne.superviseWeight.value = s.superviseWeight;
     tsne.superviseWeightValue.textContent = s.superviseWeight;
-    tsne.run.textContent = p ? 'Re-run' : 'Run';
     tsne.pause.disabled = !p?.running;
     tsne.pause.textContent = p?.paused ? 'Resume' : 'Pause';
     tsne.stop.disabled = !p?.running;
     $('tsne-iteration').textContent = formatCount(p?.iteration ?? 0);
-    renderJob(p, 'tsne');
+    renderJob(p, 'tsne', tsne.run);
   }
 
   function renderUmap() {
@@ -179,9 +192,8 @@ export function createProjectionsPanel(app) {
     umap.neighborsValue.textContent = s.nNeighbors;
     if (document.activeElement !== umap.minDist) umap.minDist.value = s.minDist;
     umap.minDistValue.textContent = s.minDist;
-    umap.run.textContent = p ? 'Re-run' : 'Run';
     umap.stop.disabled = !p?.running;
-    renderJob(p, 'umap');
+    renderJob(p, 'umap', umap.run);
   }
 
   function renderCustom() {

@@ -58,7 +58,8 @@ export class Projection {
     this.cols = 0;
     /** @type {object | null} the result's info (explained variance, ...) */
     this.info = null;
-    /** @type {string} 'queued' | 'running' | 'done' | 'failed' | 'cancelled' */
+    /** @type {string} 'queued' | 'running' | 'done' | 'failed' | 'cancelled', or 'interrupted':
+     * its server went away (stopped, or unreachable) while it ran: not the user's doing */
     this.status = 'queued';
     /** @type {number} */
     this.progress = 0;
@@ -76,6 +77,8 @@ export class Projection {
     this.frames = 0;
     /** @type {boolean} */
     this.paused = false;
+    /** @type {boolean} this page asked it to stop (a "cancelled" it hears is then its own) */
+    this.stopAsked = false;
     /** @type {Promise<Projection> | null} resolves when it ends */
     this.finished = null;
     /** @type {import('../points/point_source.js').PointDelivery} how its points reach the page */
@@ -195,20 +198,40 @@ export function methodName(method) {
 }
 
 /**
- * What a running projection does, as the server says: its phase with how far through it
- * (the whole run's percentage when the phase cannot tell), t-SNE's iteration once it
- * optimises, UMAP's epoch.
+ * What a running projection does, as the server says: its phase, t-SNE's iteration (UMAP's
+ * epoch) once it optimises, and how far the whole run is: the percentage its bars show (the
+ * plot's progress card and the panel's), never a phase's own, so the two always agree.
  */
 export function progressText(p) {
   const name = methodName(p.method);
   if (p.status === 'queued') return `${name}: queued…`;
-  const percent = (f) => `${Math.round(f * 100)}%`;
+  const doing = runningText(p);
+  return doing ? `${name}: ${doing}` : `${name}…`;
+}
+
+/** progressText without the method's name (null: nothing said yet). */
+function runningText(p) {
+  const percent = `${Math.round((p.progress || 0) * 100)}%`;
   if (p.phase === 'optimisation' && p.iteration !== null) {
     const unit = p.method === 'tsne' ? 'iteration' : 'epoch';
-    return `${name}: optimisation, ${unit} ${formatCount(p.iteration)} (${percent(p.progress || 0)})`;
+    return `optimisation, ${unit} ${formatCount(p.iteration)} (${percent})`;
   }
-  if (p.phase) return `${name}: ${p.phase} ${percent(p.phaseProgress ?? p.progress ?? 0)}`;
-  if (p.method === 'tsne' && p.iteration !== null) return `${name}: iteration ${formatCount(p.iteration)}`;
-  if (p.progress) return `${name}: ${percent(p.progress)}`;
-  return `${name}…`;
+  if (p.phase) return `${p.phase} (${percent})`;
+  if (p.method === 'tsne' && p.iteration !== null) return `iteration ${formatCount(p.iteration)} (${percent})`;
+  if (p.progress) return percent;
+  return null;
+}
+
+/**
+ * A projection's status line in its panel: the progress card's words while it runs (see
+ * progressText), paused, or how it ended; 'not run yet' for none.
+ * @param {Projection | null} p
+ */
+export function jobStatus(p) {
+  if (!p) return 'not run yet';
+  if (p.status === 'failed') return p.error ? `failed: ${p.error}` : 'failed';
+  if (p.status === 'interrupted') return 'server unreachable: goes on once it is back';
+  if (p.running && p.paused) return `paused (${Math.round((p.progress || 0) * 100)}%)`;
+  if (p.status === 'running') return `running: ${runningText(p) ?? 'starting…'}`;
+  return p.status;
 }

@@ -5,6 +5,7 @@
 // the result comes is the projection's delivery's (points/point_source.js): these are its
 // steps. Each update calls `p.onChange(p)`.
 
+import { Unreachable } from '../api.js';
 import { customProjection, pca } from '../kernels.js';
 import { isQuick } from '../limits.js';
 import { PREVIEW_ABOVE } from '../tiles/fetch.js';
@@ -92,8 +93,9 @@ export function start(p, dataset, after) {
       await after;
       await work();
     } catch (err) {
-      p.status = 'failed';
-      p.error = err.message;
+      // No server answered: the run was cut by its going, not failed (the app restarts it).
+      p.status = err instanceof Unreachable ? 'interrupted' : 'failed';
+      p.error = err instanceof Unreachable ? null : err.message;
     }
     p.onChange(p);
     return p;
@@ -170,7 +172,9 @@ async function finalStatus(p, final) {
  * @param {{ status: string, error?: string | null, iteration?: number | null }} status
  */
 export function ended(p, status) {
-  p.status = status.status;
+  // Cancelled without this page asking: its server stopped it (it stops its jobs as it
+  // stops), or someone else did; the app tells the two apart (controller/projecting.js).
+  p.status = status.status === 'cancelled' && !p.stopAsked ? 'interrupted' : status.status;
   p.error = status.error ?? null;
   if (status.iteration !== undefined && status.iteration !== null) p.iteration = status.iteration;
   p.paused = false;
@@ -237,6 +241,7 @@ export async function togglePause(p) {
  */
 export async function cancel(p) {
   if (!p.running || !p.jobId) return;
+  p.stopAsked = true;
   try {
     const status = await p.api.cancelJob(p.jobId);
     p.status = status.status || 'cancelled';

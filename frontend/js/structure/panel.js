@@ -1,13 +1,10 @@
 // The structure panel: the density layer switch (with its legend), automatic clusters named
-// from a metadata column, and projection quality (colour by it; the inspector line). Server
-// analyses run on the shown projection's finished job; a local data set has none.
+// from a metadata column, and projection quality (quality.js: colour by it; the inspector
+// line). Server analyses run on the shown projection's finished job; a local data set has none.
 
-import { gradientCss } from '../colors.js';
 import { el, formatCount, setOptions } from '../dom.js';
 import { CELL, LEVELS, SIGMA } from './density.js';
-
-const QUALITY_K = 10;
-const AUTO_QUALITY_LIMIT = 200000; // below, a clicked point's quality is measured unasked
+import { createQualitySection } from './quality.js';
 
 /**
  * The finished server job behind the shown projection, or null.
@@ -26,6 +23,7 @@ function whyNoJob(app) {
   if (p.running) return 'Available once the projection has finished.';
   if (p.status === 'failed') return 'The projection failed: no clusters to find.';
   if (p.status === 'cancelled') return 'The projection was stopped before its end: run it again to find clusters.';
+  if (p.status === 'interrupted') return 'Server unreachable: available once it is back and the projection has finished.';
   return 'This view shows coordinates stored in a bookmark: run the projection again to find clusters.';
 }
 
@@ -42,14 +40,7 @@ export function createStructurePanel(app, overlay) {
   const labelsToggle = el('input', { type: 'checkbox', checked: true, ...id('cluster-labels-toggle') });
   const clusterStatus = el('p', { class: 'stat', ...id('cluster-status') });
   const clusterHint = el('p', { class: 'notice', ...id('cluster-hint'), hidden: true });
-  const qualityToggle = el('input', { type: 'checkbox', ...id('quality-toggle') });
-  const qualityStatus = el('p', { class: 'stat', ...id('quality-status') });
-  const bar = el('div', { class: 'quality-bar' });
-  bar.style.background = gradientCss();
-  const qualityLegend = el('div', { class: 'quality-legend', ...id('quality-legend'), hidden: true },
-    bar, el('div', { class: 'quality-ends' }, el('span', {}, `0 of ${QUALITY_K} kept`), el('span', {}, `${QUALITY_K} of ${QUALITY_K}`)),
-    el('p', { class: 'hint' }, `Colour: how many of each point's ${QUALITY_K} nearest neighbours in the original space are also among its ${QUALITY_K} nearest here. Grey: not computed.`));
-  const pointQuality = el('p', { class: 'stat point-quality', ...id('point-quality'), hidden: true });
+  const quality = createQualitySection(app, () => shownJob(app));
   const section = el('section', { class: 'panel', ...id('structure-panel'), 'aria-label': 'Structure' },
     el('h2', { class: 'panel-title' }, 'Structure'),
     el('label', { class: 'check' }, densityToggle, ' Density contours'),
@@ -63,13 +54,8 @@ export function createStructurePanel(app, overlay) {
     el('label', { class: 'check' }, labelsToggle, ' Show cluster names'),
     clusterStatus,
     clusterHint,
-    el('div', { class: 'subsection-title' }, el('span', {}, 'Projection quality')),
-    el('label', { class: 'check' }, qualityToggle, ' Colour by projection quality'),
-    qualityLegend,
-    qualityStatus);
+    ...quality.elements);
   let clustersFor = null;
-  let quality = null; // { job, metric, body }
-  let qualityLoading = null;
   let nameBy = null; // the column chosen here; until then, the "label by" column
   let waitingNote = null; // the "why no clusters yet" text on show, cleared once a job is there
 
@@ -81,9 +67,6 @@ export function createStructurePanel(app, overlay) {
   });
   labelsToggle.addEventListener('change', () => overlay.setShowClusters(labelsToggle.checked));
   run.addEventListener('click', () => findClusters());
-  // Colouring by quality is part of the view: the state (URL, bookmarks) keeps it, and the
-  // app's one colour rule applies it once the values are measured.
-  qualityToggle.addEventListener('change', () => app.update({ colorByQuality: qualityToggle.checked }));
 
   async function findClusters() {
     const job = shownJob(app);
@@ -111,34 +94,6 @@ export function createStructurePanel(app, overlay) {
     } finally {
       task.done();
     }
-  }
-
-  async function loadQuality() {
-    const job = shownJob(app);
-    const metric = app.state.neighbors.metric;
-    if (!job || (quality && quality.job === job && quality.metric === metric) || qualityLoading === job) return;
-    // The measure needs k below half the points: a small data set is measured with fewer.
-    const k = Math.min(QUALITY_K, Math.floor(((app.dataset?.n ?? 0) - 1) / 2));
-    if (k < 1) {
-      quality = { job, metric, body: null };
-      qualityStatus.textContent = 'Quality: too few points to measure';
-      render();
-      return;
-    }
-    qualityLoading = job;
-    qualityStatus.textContent = 'Measuring…';
-    const task = app.progress.start('Measuring projection quality…');
-    try {
-      const body = await app.api.getJson(`jobs/${job}/quality`, { k, metric });
-      quality = { job, metric, body };
-    } catch (err) {
-      quality = { job, metric, body: null }; // remembered, so renders do not ask again
-      qualityStatus.textContent = `Quality: ${err.message}`;
-    } finally {
-      qualityLoading = null;
-      task.done();
-    }
-    render();
   }
 
   function render() {
@@ -169,30 +124,8 @@ export function createStructurePanel(app, overlay) {
       overlay.setClusters(null);
       clustersFor = null;
     }
-    const asked = quality && quality.job === job && quality.metric === app.state.neighbors.metric;
-    const current = asked ? quality.body : null;
-    const colouring = Boolean(app.state.colorByQuality);
-    qualityToggle.checked = colouring;
-    const wanted = colouring || (app.state.focus !== null && ds && ds.n <= AUTO_QUALITY_LIMIT);
-    if (wanted && job && !asked) loadQuality();
-    qualityLegend.hidden = !colouring;
-    app.highlight.setQuality(current?.per_point ?? null);
-    if (current) {
-      const sample = current.sample_size ? `, on a sample of ${formatCount(current.sample_size)}` : '';
-      const excluded = current.excluded_rows ? `; ${formatCount(current.excluded_rows)} points without coordinates left out` : '';
-      qualityStatus.textContent = `Trustworthiness ${current.trustworthiness.toFixed(3)} · continuity ${current.continuity.toFixed(3)} · neighbours kept ${(current.mean * 100).toFixed(0)}% (k = ${current.k}, ${app.state.neighbors.metric}${sample})${excluded}.`;
-    } else if (!qualityLoading && !asked && !colouring) {
-      qualityStatus.textContent = '';
-    }
-    const focus = app.state.focus;
-    const value = current && focus !== null ? current.per_point[focus] : undefined;
-    pointQuality.hidden = value === undefined;
-    if (value !== undefined) {
-      pointQuality.textContent = value === null
-        ? `Point #${focus}: quality not computed (no coordinates or not in the sample).`
-        : `Point #${focus}: ${Math.round(value * current.k)} of ${current.k} original neighbours are near it here.`;
-    }
+    quality.render();
   }
 
-  return { element: section, pointQuality, render };
+  return { element: section, pointQuality: quality.pointQuality, render };
 }
