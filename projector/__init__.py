@@ -19,7 +19,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and the API reference
-    from projector.client.api import Client, ProjectorError
+    from projector.client.api import ProjectorClient as Client
+    from projector.client.api import ProjectorError
     from projector.local_server import LocalServer, memory_server
     from projector.script import show
     from projector.widget import Projector
