@@ -1,4 +1,4 @@
-"""Regenerates the README screenshots in docs/img/ from the bundled sample data.
+"""Regenerates the screenshots in docs/img/ (README and the docs site) from the bundled sample data.
 
     python docs/screenshots.py
 

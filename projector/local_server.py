@@ -73,6 +73,8 @@ class LocalServer:
         return f"token/{quote(self.token, safe='')}/" if self.token else ""
 
     def start(self, timeout: float = 30) -> LocalServer:
+        """Start serving in a background thread; return once it answers (``RuntimeError`` if it
+        has not within ``timeout`` seconds)."""
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:
@@ -82,6 +84,7 @@ class LocalServer:
         return self
 
     def stop(self) -> None:
+        """Stop the server and wait (at most 10 s) for its thread to end."""
         self.app.state.stopping.set()  # long polls answer at once instead of holding the exit
         self._server.should_exit = True
         self._thread.join(timeout=10)

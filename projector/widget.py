@@ -28,6 +28,14 @@ PROJECTIONS = ("pca", "tsne", "umap", "custom")
 
 
 class Projector(anywidget.AnyWidget):
+    """The projector in a notebook cell, over arrays, tensors, DataFrames or Arrow tables.
+
+    ``Projector(vectors, metadata=..., labels=..., sprite=images_or_path, sprite_dim=(w, h))``
+    starts the real server in this kernel on a free 127.0.0.1 port and shows its page. The view
+    is two-way: ``selection``, ``color_by`` and ``projection`` follow the page and change it.
+    ``token`` (default ``$PROJECTOR_TOKEN``) puts one on that server.
+    """
+
     _esm = Path(__file__).with_name("widget.js")
 
     url = traitlets.Unicode("", help="The page of the server in this kernel").tag(sync=True)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine: a virtual environment in .venv with the projector installed.
 # With --test it also installs the test tools: Debian's chromium for the browser tests,
-# PyTorch's CPU wheel (the GPU kernels' torch path is tested on the CPU), the test extras, and
-# TypeScript from package-lock.json (npm ci: a check of the front end's JSDoc types only; the
-# page has no build step).
+# PyTorch's CPU wheel (the GPU kernels' torch path is tested on the CPU), the test and docs
+# extras (the site's strict build is one of the checks), and TypeScript from package-lock.json
+# (npm ci: a check of the front end's JSDoc types only; the page has no build step).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +25,7 @@ if $with_tests; then
   fi
   # The pinned CPU wheel first: a bare "torch" requirement would fetch a multi-GB CUDA build.
   pip install torch==2.13.0
-  pip install -e ".[test]"
+  pip install -e ".[test,docs]"
   npm ci --no-audit --no-fund --loglevel=error
 else
   pip install -e .

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (see setup.sh --test) and runs every test: lint, type checks (mypy; tsc over the front
 # end's JSDoc types, no emit), the core's layers (import-linter's contracts in pyproject.toml),
-# front-end unit tests, pytest (formats, API under uvicorn, kernels, browser tests in headless
-# chromium).
+# the documentation site's strict build, front-end unit tests, pytest (formats, API under
+# uvicorn, kernels, browser tests in headless chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
@@ -10,6 +10,12 @@ cd "$(dirname "$0")/.."
 ./scripts/typecheck.sh
 node_modules/.bin/tsc --noEmit -p tsconfig.json
 .venv/bin/lint-imports
+# The documentation site (mkdocs.yml): a broken link or anchor, a page the nav names that is
+# missing, or a generated reference that fails to build fails the run. Offline, into a temporary
+# folder. (Not --quiet: it hides the warnings that strict mode counts, and passes.)
+site=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict -d "$site"
+rm -rf "$site"
 if compgen -G "frontend/tests/*.test.js" >/dev/null; then
   node --test --test-reporter=dot frontend/tests/
 fi

@@ -67,6 +67,9 @@ class ProjectorError(RuntimeError):
 
 @dataclass(frozen=True)
 class Projection:
+    """A done projection: its coordinates, the job's ``info`` (method, parameters, sampling) and
+    the job id, which the structure calls (``clusters``, ``quality``, ``pick``) take."""
+
     coordinates: np.ndarray  # float32 [N, k]
     info: dict[str, Any]
     job: str
@@ -94,6 +97,7 @@ class ProjectorClient:
 
     # -- data ----------------------------------------------------------------------------------
     def health(self) -> bool:
+        """Whether the server answers (``GET /api/health``)."""
         return self._json("GET", "/api/health")["status"] == "ok"
 
     def runs(self) -> list[dict[str, Any]]:
@@ -113,6 +117,7 @@ class ProjectorClient:
         raise ProjectorError(404, f"{run}/{embedding} is not listed")  # gone since
 
     def tensor(self, run: str, embedding: str) -> np.ndarray:
+        """The embedding's vectors, float32 N x D."""
         body, headers = self._request("GET", "/api/tensor", names(run, embedding))
         return float32(body, headers)
 
@@ -139,6 +144,7 @@ class ProjectorClient:
         return json.loads(body[:head]), np.frombuffer(body[head:], "<i4").copy()
 
     def bookmarks(self, run: str, embedding: str) -> list[dict[str, Any]]:
+        """The run's bookmarks, TensorBoard's State list."""
         return self._json("GET", "/api/bookmarks", names(run, embedding))
 
     def sprite(self, run: str, embedding: str) -> bytes:
@@ -289,6 +295,7 @@ class ProjectorClient:
 
     def search(self, run: str, embedding: str, column: str, query: str,
                regex: bool = False) -> list[int]:
+        """The rows whose ``column`` matches ``query`` (a substring, or a regular expression)."""
         return self._json("GET", "/api/search", {
             **names(run, embedding), "column": column, "query": query,
             "regex": str(regex).lower()})["indices"]
@@ -343,18 +350,23 @@ class ProjectorClient:
         return self._json("GET", "/api/jobs")["jobs"]
 
     def job(self, job_id: str) -> dict[str, Any]:
+        """A job's status, progress and phase."""
         return self._json("GET", job_path(job_id))
 
     def cancel(self, job_id: str) -> dict[str, Any]:
+        """Cancel a job; its status is the answer."""
         return self._json("DELETE", job_path(job_id))
 
     def pause(self, job_id: str) -> dict[str, Any]:
+        """Pause a running job (t-SNE, UMAP) where it is; :meth:`resume` carries on."""
         return self._json("POST", job_path(job_id, "pause"))
 
     def resume(self, job_id: str) -> dict[str, Any]:
+        """Resume a paused job."""
         return self._json("POST", job_path(job_id, "resume"))
 
     def result(self, job_id: str) -> Projection:
+        """A done job's projection (coordinates as float32, its info and id)."""
         body, headers = self._request("GET", job_path(job_id, "result"), accept=OCTET_STREAM)
         return Projection(float32(body, headers), json.loads(headers.get("x-info", "{}")),
                           job_id)

@@ -103,6 +103,7 @@ class CodeColumn:
 
     @property
     def rows(self) -> int:
+        """How many rows the column holds (one code each)."""
         return int(self._array().shape[0])
 
     def blocks(self) -> Iterator[np.ndarray]:
