@@ -14,14 +14,17 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from projector_core.annotations.serving import serve_annotations
 from projector_core.comparison.compare import check_comparable, compare_embeddings
 from projector_core.data.catalog import Catalog
 from projector_core.data.label_column import default_label_column
 from projector_core.data.model import Embedding
+from projector_core.data.steps import split_name
 from projector_core.distributed.dispatch import neighbor_index
 from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
 from projector_core.kernels.backend import Backend, get_backend
@@ -45,6 +48,7 @@ from projector_core.tiles.queries import (
     Pick,
     Region,
     UnknownColumn,
+    inside,
     pick,
     search_column,
     select,
@@ -86,10 +90,13 @@ class ProjectionService:
 
     def __init__(self, catalog: Catalog, projection_jobs: ProjectionJobs, device: str = "cpu",
                  cluster: Cluster | None = None, lod: LodStore | None = None,
-                 models: Mapping[tuple[str, str], str] | None = None) -> None:
+                 models: Mapping[tuple[str, str], str] | None = None,
+                 annotations: str | Path | None = None) -> None:
         """``models``: (run, embedding or tag) -> the model that made it, as the command
         line declares (``semantic/declarations.py``); the data's own declarations are read
-        with the data."""
+        with the data. ``annotations``: the annotation store (``--annotations PATH|off``;
+        None: ``$PROJECTOR_ANNOTATIONS`` or the user's data directory), held here for every
+        door (``annotations/serving.py``)."""
         self.catalog = catalog
         self.projection_jobs = projection_jobs
         self.jobs: JobManager = projection_jobs.jobs
@@ -98,6 +105,7 @@ class ProjectionService:
         self._answers: Recent[tuple[Any, ...], Any] = Recent(KEEP_ANSWERS)
         self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
         self.models = Models(self.jobs, models, prepare=lambda e: self.neighbor_index(e, "cosine"))
+        self.annotations = serve_annotations(catalog, annotations, self.embedding)
 
     @classmethod
     def standalone(cls, catalog: Catalog, device: str = "cpu") -> ProjectionService:
@@ -296,6 +304,20 @@ class ProjectionService:
             raise UnknownColumn(error.args[0]) from None
         return search_column(dictionary, counts, embedding.code_blocks(column), query, regex,
                              limit)
+
+    def rows_inside(self, job: Job, axes: list[int], region: Region,
+                    embedding: Embedding) -> np.ndarray:
+        """Every row of ``embedding`` inside ``region`` of ``job``'s map (a label applied to
+        a region of a view shown from tiles): ValueError when the job maps other points."""
+        source = job.source
+
+        def points(e: Embedding) -> tuple[str, str, int | None]:
+            return e.run, split_name(e.name)[0], e.shape[0] if e.shape else None
+
+        if not isinstance(source, Embedding) or points(source) != points(embedding):
+            raise ValueError(f"job {job.id} is not a projection of {embedding.run}/"
+                             f"{embedding.name}'s points")
+        return inside(self.tile_source(job, axes), region)
 
     # -- comparisons -------------------------------------------------------------------------------
     def compare(self, a: Embedding, b: Embedding, k: int, metric: Metric,

@@ -14,6 +14,10 @@ from projector.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.error_responses import add_error_handlers
 from projector.server.openapi_docs import document
 from projector.server.routes import (
+    annotations as annotation_routes,
+)
+from projector.server.routes import (
+    bookmarks,
     compare,
     data,
     docs,
@@ -76,6 +80,7 @@ def create_app(
     heartbeat_seconds: float = events.HEARTBEAT_SECONDS,
     models: Mapping[tuple[str, str], str] | None = None,
     load_models: bool = False,
+    annotations: str | Path | None = None,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -100,6 +105,9 @@ def create_app(
     ``models``: (run, embedding or tag) -> the model that made it (``projector serve
     --model``); ``load_models``: make every declared model ready in the background at start
     (``projector_core/semantic/models.py``), so no phrase search waits for a load.
+    ``annotations``: the annotation store (``projector serve --annotations PATH|off``; None:
+    ``$PROJECTOR_ANNOTATIONS`` or the user's data directory), held by the projection service
+    (``projector_core/annotations/serving.py``); routes in ``routes/annotations.py``.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -144,7 +152,8 @@ def create_app(
     app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
     app.state.lod = LodStore()  # orders, bounds and tiles of done projections
     app.state.projection_service = ProjectionService(catalog, app.state.projection_jobs, device,
-                                                     cluster, app.state.lod, models)
+                                                     cluster, app.state.lod, models,
+                                                     annotations)
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,
@@ -172,6 +181,8 @@ def create_app(
     app.include_router(session.router)
     app.include_router(events.router)  # GET /api/events: what changes, as server-sent events
     app.include_router(uploads.router)
+    app.include_router(annotation_routes.router)  # labels kept in the store (issue 35)
+    app.include_router(bookmarks.router)
     app.include_router(ui.router)
     app.include_router(docs.router)
     return app

@@ -15,6 +15,11 @@ from projector_core.annotations.store import Key
 STATE_MAX_BYTES = 1 << 20  # one state: a camera, a selection, a projection's parameters
 
 
+class UnknownBookmark(LookupError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 @dataclass(frozen=True)
 class SavedBookmark:
     id: int
@@ -48,9 +53,9 @@ class SavedBookmarks:
         return SavedBookmark(id, state, author, at)
 
     def delete(self, key: Key, id: int) -> None:
-        """LookupError when the embedding has no saved bookmark ``id``."""
+        """:class:`UnknownBookmark` when the embedding has no saved bookmark ``id``."""
         with self.file.writing() as db:
             gone = db.execute("DELETE FROM bookmarks WHERE id = ? AND logdir = ? AND run = ? "
                               "AND tag = ?", (id, key.logdir, key.run, key.tag)).rowcount
         if not gone:
-            raise LookupError(f"no saved bookmark {id} on {key.run}/{key.tag}")
+            raise UnknownBookmark(f"no saved bookmark {id} on {key.run}/{key.tag}")

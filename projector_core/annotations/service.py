@@ -65,6 +65,9 @@ class Change:
     edit: int  # the history entry (a bookmark's id for a bookmark)
     author: str
     action: str  # set, import, undo, redo, bookmark-saved, bookmark-deleted
+    changed: int | None = None  # rows that hold another value now (an edit's)
+    code: int | None = None  # a set's value's code in the column
+    values: int | None = None  # the column's dictionary's length now
 
 
 Subscriber = Callable[[Change], None]
@@ -286,14 +289,18 @@ class AnnotationService:
                           "bookmark-deleted"))
 
     # -- shared ---------------------------------------------------------------------------------
-    def _key(self, run: str, embedding: str, loaded: bool = False) -> tuple[Embedding, Key]:
-        """The embedding (UnknownName from the lookup) and whose labels it shows: an
+    def key_of(self, found: Embedding) -> Key:
+        """Whose labels ``found`` shows: its LOGDIR's, run's and tag's (every step alike); an
         embedding held in memory (no LOGDIR) keeps them by its data's fingerprint."""
+        logdir = str(self.logdir) if self.logdir is not None else f"memory:{found.fingerprint}"
+        return Key(logdir, found.run, split_name(found.name)[0])
+
+    def _key(self, run: str, embedding: str, loaded: bool = False) -> tuple[Embedding, Key]:
+        """The embedding (UnknownName from the lookup) and its key (:meth:`key_of`)."""
         found = self.lookup(run, embedding)
         if loaded:
             found.raise_if_loading()
-        logdir = str(self.logdir) if self.logdir is not None else f"memory:{found.fingerprint}"
-        return found, Key(logdir, run, split_name(embedding)[0])
+        return found, self.key_of(found)
 
     def _writable(self) -> AnnotationStore:
         if self.store is None:
@@ -321,7 +328,7 @@ class AnnotationService:
     def _told(self, key: Key, committed: Committed) -> Committed:
         edit = committed.edit
         self._tell(Change(key.logdir, key.run, key.tag, edit.column, edit.id, edit.author,
-                          edit.action))
+                          edit.action, committed.changed, committed.code, committed.values))
         return committed
 
     def _tell(self, change: Change) -> None:
@@ -342,7 +349,8 @@ def _rows_of(found: Embedding) -> int:
 
 
 def _metadata_names(found: Embedding) -> list[str]:
-    return found.metadata_columns() or [INDEX_COLUMN]
+    """The data's own columns (not the annotation columns it shows)."""
+    return found.data_columns() or [INDEX_COLUMN]
 
 
 def _row_numbers(n: int) -> Any:
@@ -355,7 +363,7 @@ def _metadata_table(found: Embedding) -> dict[str, Any]:
     """The embedding's metadata columns as Arrow (the file's strings, stored codes coded)."""
     metadata = found.metadata_or_index()
     table: dict[str, Any] = {}
-    for name in found.metadata_columns() or metadata.names:
+    for name in found.data_columns() or metadata.names:
         if name in metadata.names:
             table[name] = metadata.arrays[name]
         else:

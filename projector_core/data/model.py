@@ -7,9 +7,10 @@ Its data parts are private: read through the methods below, which refuse a broke
 part, and handed over once through ``Embedding.of``.
 
 Its metadata columns are the metadata file's, then the categorical columns stored beside a
-chunked embedding as int32 codes (``formats/code_columns.py``): the methods here decide which
-of the two answers a column, so a 100M-point set is coloured and searched by its stored
-codes without a string per row ever held.
+chunked embedding as int32 codes (``formats/code_columns.py``), then the columns another
+layer adds (``added_columns.py``: the annotation columns): the methods here decide which
+answers a column, so a 100M-point set is coloured and searched by its codes without a
+string per row ever held, and a label made a moment ago is a column like the others.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from projector_core.data.added_columns import AddedColumns, CodedColumn
 from projector_core.data.loading import Loading, StillLoading
 from projector_core.errors import DataError
 from projector_core.formats.code_columns import CodeColumn
@@ -31,6 +33,7 @@ from projector_core.storage.recent import Recent
 __all__ = ["CodeColumn", "Embedding", "Metadata", "Run"]
 
 INDEX_COLUMN = "index"  # the column of data without metadata
+_ONE_LINE = str.maketrans("\t\r\n", "   ")
 
 
 @dataclass
@@ -46,6 +49,7 @@ class Embedding:
     loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
     code_columns: dict[str, CodeColumn] = field(default_factory=dict)  # stored beside chunked data
     model: str | None = None  # the model that made the vectors, as the data says (semantic/)
+    added: AddedColumns | None = None  # columns kept elsewhere (annotations): Catalog sets it
     _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
     _reopen: Callable[[], np.ndarray] | None = field(default=None, init=False, repr=False)
     _shape: tuple[int, int] | None = field(default=None, init=False, repr=False)
@@ -142,32 +146,74 @@ class Embedding:
         return Metadata(names=[INDEX_COLUMN], has_header=True, raw=text.encode(),
                         arrays={INDEX_COLUMN: pa.array(np.arange(n)).cast(pa.string())})
 
-    def metadata_columns(self) -> list[str]:
-        """The metadata file's columns, then the stored code columns it does not name."""
+    def data_columns(self) -> list[str]:
+        """The metadata file's columns, then the stored code columns it does not name: the
+        data's own, whose names an added column may not take."""
         names = list(self._metadata.names) if self._metadata is not None else []
         return names + [name for name in self.code_columns if name not in names]
 
+    def metadata_columns(self) -> list[str]:
+        """The data's columns, then the added ones (an embedding without a metadata file
+        that shows added columns lists ``index`` first, as its metadata TSV has it)."""
+        names = self.data_columns()
+        added = [name for name in self._added() if name not in names]
+        if added and not names:
+            names = [INDEX_COLUMN]
+        return names + added
+
     def metadata_with_stored(self) -> Metadata:
-        """The metadata file's columns and the stored ones spelled out, a string per row: only
-        for a set small enough to be shown whole (``/api/metadata`` decides)."""
-        metadata = self.metadata()
+        """The metadata file's columns (or ``index``) and the coded ones spelled out, a
+        string per row: only for a set small enough to be shown whole (``/api/metadata``
+        decides)."""
+        metadata = self.metadata_or_index() if self._added() else self.metadata()
         columns = {name: metadata.column(name) for name in metadata.names} if metadata else {}
         for name in self.metadata_columns():
-            stored = self.code_column(name)
-            if stored is not None:
-                columns[name] = [stored.dictionary[code] for code in stored.codes.tolist()]
+            coded = self.code_column(name)
+            if coded is not None:
+                columns[name] = _spelled(coded)
         return Metadata.from_columns(columns, self.sources.get("tensor", self.name))
 
-    def code_column(self, column: str) -> CodeColumn | None:
-        """The stored codes answering ``column`` (None: the metadata file's, or unknown)."""
+    def metadata_for(self, columns: list[str]) -> Metadata:
+        """The metadata file when it holds every one of ``columns``; else those columns
+        spelled out (coded or added ones), for the readers of a ``Metadata`` (cluster names,
+        pictures). KeyError naming the known columns for an unknown one."""
+        metadata = self.metadata()
+        if metadata is not None and all(name in metadata.names for name in columns):
+            return metadata
+        values: dict[str, list[str]] = {}
+        for name in columns:
+            coded = self.code_column(name)
+            if coded is None:
+                values[name] = self._file_column(name).column(name)
+            else:
+                values[name] = _spelled(coded)
+        return Metadata.from_columns(values, self.sources.get("tensor", self.name))
+
+    def code_column(self, column: str) -> CodedColumn | None:
+        """The codes answering ``column``, stored or added (None: the metadata file's, or
+        unknown)."""
         if self._metadata is not None and column in self._metadata.names:
             return None
-        return self.code_columns.get(column)
+        stored = self.code_columns.get(column)
+        return stored if stored is not None else self._added().get(column)
+
+    def coded_columns(self) -> dict[str, CodedColumn]:
+        """The stored and added columns answering for their names."""
+        return {name: coded for name in self.metadata_columns()
+                if (coded := self.code_column(name)) is not None}
 
     def stored_columns(self) -> dict[str, CodeColumn]:
-        """The stored columns answering for their names (not those the metadata file names)."""
-        return {name: stored for name in self.metadata_columns()
-                if (stored := self.code_column(name)) is not None}
+        """The stored columns answering for their names (not those the metadata file names):
+        files beside the data that workers read."""
+        names = self._metadata.names if self._metadata is not None else ()
+        return {name: stored for name, stored in self.code_columns.items() if name not in names}
+
+    def _added(self) -> dict[str, CodedColumn]:
+        """The added columns shown now (none while loading or broken); names the data has
+        are the data's."""
+        if self.added is None or self.loading is not None or self.shape is None:
+            return {}
+        return dict(self.added.columns_of(self))
 
     def categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         """``column``'s dictionary and one int32 code per row into it; KeyError naming the
@@ -210,6 +256,13 @@ class Embedding:
         self.raise_if_loading()
         self._raise_if_broken("bookmarks")
         return list(self._bookmarks or [])
+
+
+def _spelled(coded: CodedColumn) -> list[str]:
+    """A coded column as a string per row, each one line (a note may hold line breaks and
+    tabs, which a TSV cell cannot)."""
+    dictionary = [value.translate(_ONE_LINE) for value in coded.dictionary]
+    return [dictionary[code] for code in coded.codes.tolist()]
 
 
 def _map_again(path: str, source: str) -> np.ndarray:
