@@ -227,7 +227,7 @@ class ProjectionService:
         picture = _picture(layout_of(job, "clusters"))
         metadata = None
         if label_column is not None:
-            metadata = _source(job, "a label column").metadata()
+            metadata = _source(job, "a label column").metadata_with_added()
             if metadata is None or label_column not in metadata.names:
                 known = ", ".join(metadata.names) if metadata is not None else "none"
                 raise ValueError(f"unknown metadata column {label_column!r} (columns: {known})")

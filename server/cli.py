@@ -200,7 +200,8 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     app = create_app(catalog=catalog, device=args.device,
                      allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
                      prepare_view=True, cluster=cluster, token=token, watch=args.watch,
-                     models=models, load_models=True)
+                     models=models, load_models=True, annotations=args.annotations)
+    say_annotations(app.state.projection_service.annotations.status(), args.annotations)
     for run, embedding, model in app.state.projection_service.models.declared_in(runs):
         print(f"search by meaning: {run}/{embedding} by model {model} (loading in the background)")
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
@@ -220,6 +221,19 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
         if cluster is not None:
             cluster.close()
     return 0 if server.started else 1
+
+
+def say_annotations(status: dict, option: str | None) -> None:
+    """Where labels are kept, or why this server keeps none (a store that could not be
+    opened: the data is served all the same, read-only)."""
+    from projector_core.annotations.location import store_path
+
+    if status["enabled"]:
+        print(f"annotations: kept in {status['store']}", flush=True)
+    elif store_path(option) is None:  # off by choice
+        print(status["reason"], flush=True)
+    else:
+        print(f"projector: warning: {status['reason']}", file=sys.stderr, flush=True)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -321,6 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "folder or an installed model package, never downloaded), so they can "
                        "be searched by a phrase; loaded in the background at start. "
                        "RUN/EMBEDDING=MODEL (repeatable) when LOGDIR holds several embeddings")
+    serve.add_argument("--annotations", metavar="PATH|off",
+                       help="the SQLite file keeping labels, notes and saved bookmarks (never "
+                       "in LOGDIR; one store serves every LOGDIR): default "
+                       "$PROJECTOR_ANNOTATIONS or the user data directory; off: a read-only "
+                       "server")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     access = serve.add_mutually_exclusive_group()
     access.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
@@ -336,9 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("logdir", help="log directory (or plain array file) to expose")
     mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     mcp.set_defaults(handler=_mcp)
+    from projector.server.annotations_cli import add_commands as add_annotation_commands
     from projector.server.export_cli import add_commands as add_export_commands
 
     add_export_commands(commands)
+    add_annotation_commands(commands)
     return parser
 
 

@@ -35,7 +35,8 @@ class StageLine:
         sys.stderr.flush()
 
 
-def _catalog(logdir: str | None, cache_dir: str | None):
+def read_catalog(logdir: str | None, cache_dir: str | None):
+    """The LOGDIR's catalogue, read (ValueError when there is nothing in it)."""
     from projector.server.app import SAMPLE_DATA
 
     from projector_core.data.catalog import Catalog
@@ -47,6 +48,16 @@ def _catalog(logdir: str | None, cache_dir: str | None):
     catalog.refresh()
     if not catalog.runs():
         raise ValueError(f"no projector_config.pbtxt or projector_config.json found under {root}")
+    return catalog
+
+
+def _catalog(logdir: str | None, cache_dir: str | None):
+    """The catalogue, its embeddings showing the annotation columns (``projector serve``'s
+    store)."""
+    from projector_core.annotations.serving import serve_annotations
+
+    catalog = read_catalog(logdir, cache_dir)
+    serve_annotations(catalog, None, catalog.embedding)
     return catalog
 
 

@@ -156,38 +156,34 @@ class Embedding:
         """The data's columns, then the added ones (an embedding without a metadata file
         that shows added columns lists ``index`` first, as its metadata TSV has it)."""
         names = self.data_columns()
-        added = [name for name in self._added() if name not in names]
+        added = list(self.added_columns())
         if added and not names:
             names = [INDEX_COLUMN]
         return names + added
 
     def metadata_with_stored(self) -> Metadata:
-        """The metadata file's columns (or ``index``) and the coded ones spelled out, a
-        string per row: only for a set small enough to be shown whole (``/api/metadata``
-        decides)."""
-        metadata = self.metadata_or_index() if self._added() else self.metadata()
-        columns = {name: metadata.column(name) for name in metadata.names} if metadata else {}
-        for name in self.metadata_columns():
-            coded = self.code_column(name)
-            if coded is not None:
-                columns[name] = _spelled(coded)
-        return Metadata.from_columns(columns, self.sources.get("tensor", self.name))
+        """The metadata file's columns (or ``index``) and the coded ones (stored, added)
+        spelled out, a string per row: only for a set small enough to be shown whole
+        (``/api/metadata`` decides)."""
+        return self._spelled_out(list(self.coded_columns()))
 
-    def metadata_for(self, columns: list[str]) -> Metadata:
-        """The metadata file when it holds every one of ``columns``; else those columns
-        spelled out (coded or added ones), for the readers of a ``Metadata`` (cluster names,
-        pictures). KeyError naming the known columns for an unknown one."""
-        metadata = self.metadata()
-        if metadata is not None and all(name in metadata.names for name in columns):
-            return metadata
-        values: dict[str, list[str]] = {}
-        for name in columns:
-            coded = self.code_column(name)
-            if coded is None:
-                values[name] = self._file_column(name).column(name)
-            else:
-                values[name] = _spelled(coded)
-        return Metadata.from_columns(values, self.sources.get("tensor", self.name))
+    def metadata_with_added(self) -> Metadata | None:
+        """The metadata file's columns (or ``index``) and the added ones spelled out: what
+        the readers of a ``Metadata`` (cluster names, a static site, a picture) show; the
+        file's metadata alone (None without one) when nothing is added."""
+        added = list(self.added_columns())
+        return self._spelled_out(added) if added else self.metadata()
+
+    def _spelled_out(self, coded: list[str]) -> Metadata:
+        """The file's columns, then ``coded`` a string per row (``index`` first when the data
+        has no column of its own, as :meth:`metadata_columns` lists)."""
+        metadata = self.metadata_or_index() if not self.data_columns() else self.metadata()
+        columns = {name: metadata.column(name) for name in metadata.names} if metadata else {}
+        for name in coded:
+            found = self.code_column(name)
+            if found is not None:
+                columns[name] = _spelled(found)
+        return Metadata.from_columns(columns, self.sources.get("tensor", self.name))
 
     def code_column(self, column: str) -> CodedColumn | None:
         """The codes answering ``column``, stored or added (None: the metadata file's, or
@@ -195,7 +191,7 @@ class Embedding:
         if self._metadata is not None and column in self._metadata.names:
             return None
         stored = self.code_columns.get(column)
-        return stored if stored is not None else self._added().get(column)
+        return stored if stored is not None else self.added_columns().get(column)
 
     def coded_columns(self) -> dict[str, CodedColumn]:
         """The stored and added columns answering for their names."""
@@ -208,12 +204,13 @@ class Embedding:
         names = self._metadata.names if self._metadata is not None else ()
         return {name: stored for name, stored in self.code_columns.items() if name not in names}
 
-    def _added(self) -> dict[str, CodedColumn]:
-        """The added columns shown now (none while loading or broken); names the data has
-        are the data's."""
+    def added_columns(self) -> dict[str, CodedColumn]:
+        """The added columns (annotations) shown now, by name (none while loading or broken;
+        a name the data has is the data's: not among them)."""
         if self.added is None or self.loading is not None or self.shape is None:
             return {}
-        return dict(self.added.columns_of(self))
+        own = set(self.data_columns())
+        return {name: c for name, c in self.added.columns_of(self).items() if name not in own}
 
     def categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         """``column``'s dictionary and one int32 code per row into it; KeyError naming the
