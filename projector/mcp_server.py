@@ -4,8 +4,9 @@ A thin door onto :class:`projector_core.service.ProjectionService`, as the REST 
 the same projection jobs and result cache, the same limits (``k`` of a neighbour query), the
 same HDBSCAN clusters as ``GET /api/jobs/ID/clusters``. What is its own is the size of the
 answers: compact JSON once, rows capped by bounds every schema states, points named by the
-label column the page picks, and every failure a sentence. Nothing is written; stdout
-belongs to the protocol, so nothing else prints there.
+label column the page picks, and every failure a sentence. The only writes are labels
+(``annotate``), into the annotation store, never the LOGDIR; stdout belongs to the protocol,
+so nothing else prints there.
 """
 
 from __future__ import annotations
@@ -102,9 +103,12 @@ class Tools:
         self.service = service
 
     def row(self, embedding: Embedding, index: int) -> dict[str, Any]:
+        """A point's metadata, its annotation columns' values included."""
         metadata = embedding.metadata()
         values = ({n: metadata.arrays[n][index].as_py() for n in metadata.names}
                   if metadata else {})
+        values.update({name: coded.dictionary[int(coded.codes[index])]
+                       for name, coded in embedding.added_columns().items()})
         return {"index": int(index), **values}
 
     def rows(self, embedding: Embedding, indices: list[int]) -> list[dict[str, Any]]:
@@ -302,7 +306,86 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
                 "most_changed": [{**tools.row(a, int(i)), "overlap": round(float(
                     found.per_point[i]), 4)} for i in found.most_changed[:top]]}
 
+    add_annotation_tools(tool, service, tools)
     return mcp
+
+
+ASSISTANT = "assistant"  # the author of an assistant's edits in the history
+
+
+def add_annotation_tools(tool: Callable[[Any], Any], service: ProjectionService, tools: Tools) -> None:
+    """``annotate`` and ``annotations``: labels kept in the projector's store (the page,
+    notebooks and clients read and write the same columns)."""
+
+    @tool
+    @answers
+    async def annotate(run: Run, embedding: EmbeddingName, ctx: Context,
+                       column: Annotated[str, Field(description="A new or existing annotation "
+                                                    "column, e.g. label_fixed, duplicate")],
+                       value: Annotated[str | bool | None, Field(
+                           description="The label (true/false for a flag; null clears)")],
+                       rows: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(
+                           max_length=1_000_000, description="Point indices")] = None,
+                       query: Annotated[str | None, Field(description="Or: the points whose "
+                                                          "label column (or query_column) "
+                                                          "is this")] = None,
+                       query_column: str | None = None,
+                       cluster: Annotated[int | None, Field(description="Or: the points of "
+                                                            "this top-level cluster of `job` "
+                                                            "(from clusters)")] = None,
+                       job: str | None = None,
+                       kind: Literal["label", "flag", "note"] | None = None) -> Any:
+        """Label points in one edit the user sees at once and can undo: name a cluster, flag
+        duplicates, fix labels. Answers what changed: the edit, how many rows now hold another
+        value, and a few of them."""
+        found = service.embedding(run, embedding)
+        chosen = [r for r in (rows, query, cluster) if r is not None]
+        if len(chosen) != 1:
+            raise ValueError("give exactly one of rows, query or cluster (with its job)")
+        if cluster is not None:
+            if job is None:
+                raise ValueError("a cluster is named with the job its clusters came from")
+            answer = await asyncio.to_thread(service.clusters, service.job(job))
+            if cluster not in {c["id"] for c in answer["clusters"] if c["parent"] is None}:
+                raise ValueError(f"no top-level cluster {cluster} in job {job}")
+            picked = np.flatnonzero(np.asarray(answer["assignment"]) == cluster)
+        elif query is not None:
+            picked = np.asarray(tools.rows_matching(found, query, query_column), np.int64)
+        else:
+            picked = np.asarray(rows, np.int64)
+        committed = await asyncio.to_thread(service.annotations.annotate, run, embedding,
+                                            column, value, picked, ASSISTANT, kind)
+        return {"column": column, "value": value, "edit": committed.edit.id,
+                "rows": committed.edit.rows, "changed": committed.changed,
+                "author": ASSISTANT, "rule": committed.rule,
+                "sample": [tools.row(found, int(i)) for i in picked[:5]]}
+
+    @tool
+    @answers
+    def annotations(run: Run, embedding: EmbeddingName,
+                    history: Annotated[int, Field(ge=0, le=100, description="Latest edits "
+                                                                           "listed")] = 10) -> Any:
+        """The embedding's annotation columns (kind, whether shown, each value's count) and
+        the latest edits, everyone's."""
+        notes = service.annotations
+        found = service.embedding(run, embedding)
+        columns = []
+        for column in notes.columns(run, embedding):
+            entry: dict[str, Any] = {"name": column.name, "kind": column.kind,
+                                     "shown": column.shown, "edits": column.edits}
+            if column.shown:
+                coded = found.added_columns()[column.name]
+                entry["values"] = {v: int(c) for v, c in zip(coded.dictionary, coded.counts,
+                                                             strict=True) if v and c}
+            else:
+                entry["reason"] = column.reason
+            columns.append(entry)
+        return {**notes.status(), "columns": columns,
+                "history": [{"edit": e.id, "column": e.column, "action": e.action,
+                             "author": e.author, "rows": e.rows, "value": e.value,
+                             "undone": e.undone} for e in notes.history(run, embedding,
+                                                                        limit=max(history, 1))
+                            ][:history]}
 
 
 def main(logdir: str | Path, device: str = "cpu") -> int:
