@@ -34,6 +34,7 @@ from projector.server.deps import JobsDep, ServiceDep
 from projector.server.job_responses import find_job, not_done
 from projector.server.routes.lod import parse_axes
 
+from projector_core.data.model import Embedding
 from projector_core.jobs.engine import Job, JobStatus
 from projector_core.projection.jobs import projection_result
 from projector_core.tiles.build import MAX_LEVEL
@@ -143,5 +144,13 @@ async def get_tile(
         return Response(body, media_type="application/octet-stream", headers={
             "X-Count": str(rows.size), "X-Total": str(total), "X-Order": kind,
             "X-Axes": ",".join(map(str, chosen)), "X-Bounds": json.dumps(bounds),
-            **(IMMUTABLE if kind == "lod" else {"Cache-Control": "no-store"})})
+            **(IMMUTABLE if kind == "lod" and not _edited(job, column)
+               else {"Cache-Control": "no-store"})})
     return await run_in_threadpool(answer)
+
+
+def _edited(job: Job, column: str | None) -> bool:
+    """Whether ``column``'s codes change while the job stays (an annotation column): its
+    tiles are then not immutable."""
+    return column is not None and isinstance(job.source, Embedding) and \
+        column in job.source.added_columns()
