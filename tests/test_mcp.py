@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _server(logdir: Path, cache: Path) -> StdioServerParameters:
-    env = {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"]}
+    env = {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"],
+           "PROJECTOR_ANNOTATIONS": os.environ["PROJECTOR_ANNOTATIONS"]}  # conftest's store
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "projector.server.cli", "mcp", str(logdir)],
                                  env=env, cwd=str(ROOT))
