@@ -37,6 +37,7 @@ from projector.server.routes import (
 )
 from projector.server.security_headers import SecurityHeaders
 
+from projector_core.annotations.serving import watch_elsewhere
 from projector_core.data.catalog import Catalog
 from projector_core.data.uploads import Uploads
 from projector_core.data.watching import LogdirWatcher, WatchMode
@@ -128,7 +129,10 @@ def create_app(
             start_warm_up(after=catalog.wait_loaded)
         if prepare_view and cluster is None:
             start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
+        elsewhere = watch_elsewhere(app.state.projection_service.annotations)
         yield
+        if elsewhere is not None:
+            elsewhere.stop()
         app.state.events.close()
         if watcher is not None:
             watcher.stop()

@@ -240,3 +240,24 @@ def test_the_store_is_a_sqlite_file_outside_the_logdir(serve, sample_logdir, tmp
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT name FROM columns").fetchall() == [("fixed",)]
     assert sorted(p.name for p in Path(sample_logdir).rglob("*")) == before
+
+
+def test_an_edit_committed_by_another_process_reaches_this_servers_stream(
+        serve, sample_logdir, tmp_path):
+    """A second server on the same store stands for any other writer (an assistant over MCP,
+    ``projector annotations import``): its edits are told here too, each once."""
+    store = tmp_path / "shared.sqlite"
+    url = serve(sample_logdir, refresh_seconds=0, heartbeat_seconds=0.2, annotations=store)
+    other = serve(sample_logdir, refresh_seconds=0, annotations=store)
+    with EventStream(url) as stream:
+        mine = annotate(url, "ann", column="fixed", value="a", rows=[0]).json()["edit"]["id"]
+        theirs = annotate(other, "bob", column="fixed", value="b", rows=[1]).json()["edit"]["id"]
+        told = stream.wait_for(lambda m: m.event == "annotation" and m.data["edit"] == theirs)
+        assert (told.data["author"], told.data["column"], told.data["change"]) == (
+            "bob", "fixed", "set")
+        saved = httpx.post(f"{other}/api/bookmarks", json={**IRIS, "state": {"label": "x"}})
+        stream.wait_for(lambda m: m.event == "bookmark"
+                        and m.data["id"] == saved.json()["saved"]["id"])
+        edits = [m.data["edit"] for m in stream.messages if m.event == "annotation"]
+        assert edits == [mine, theirs]  # each once, in order
+    assert column_values(url, "fixed")[:2] == ["a", "b"]

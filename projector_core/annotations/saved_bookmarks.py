@@ -4,6 +4,7 @@ first: ``service.py``). A bookmark is TensorBoard's ``State`` object, kept as it
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from dataclasses import dataclass
@@ -39,6 +40,18 @@ class SavedBookmarks:
                     in db.execute("SELECT id, state, author, at FROM bookmarks WHERE logdir = ? "
                                   "AND run = ? AND tag = ? ORDER BY id",
                                   (key.logdir, key.run, key.tag))]
+
+    def saved_after(self, logdir: str, after: int) -> builtins.list[tuple[Key, SavedBookmark]]:
+        """The bookmarks of ``logdir``'s embeddings saved after bookmark ``after``."""
+        with self.file.reading() as db:
+            return [(Key(logdir, run, tag), SavedBookmark(id, json.loads(state), author, at))
+                    for id, run, tag, state, author, at in db.execute(
+                        "SELECT id, run, tag, state, author, at FROM bookmarks WHERE logdir = ? "
+                        "AND id > ? ORDER BY id", (logdir, after))]
+
+    def last_id(self) -> int:
+        with self.file.reading() as db:
+            return db.execute("SELECT COALESCE(MAX(id), 0) FROM bookmarks").fetchone()[0]
 
     def save(self, key: Key, state: dict[str, Any], author: str) -> SavedBookmark:
         text = json.dumps(state, ensure_ascii=False, allow_nan=False)

@@ -128,6 +128,9 @@ class AnnotationService:
         self.saved = SavedBookmarks(store.file) if store is not None else None
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
+        # Held from a commit until its subscribers are told: a look for edits made elsewhere
+        # (``elsewhere.py``) never takes one of ours for another process's.
+        self.committing = threading.RLock()
 
     @classmethod
     def open(cls, option: str | Path | None, logdir: Path | None, lookup: Lookup,
@@ -197,20 +200,22 @@ class AnnotationService:
         found, key = self._key(run, embedding, loaded=True)
         store = self._writable()
         self._check_new_name(found, column)
-        n = _rows_of(found)
-        committed = store.set_value(key, column, value, RowSet.of(rows, n), check_author(author),
-                                    check_kind(kind) if kind is not None else None)
-        return self._told(key, committed)
+        row_set, who = RowSet.of(rows, _rows_of(found)), check_author(author)
+        chosen = check_kind(kind) if kind is not None else None
+        with self.committing:
+            return self._told(key, store.set_value(key, column, value, row_set, who, chosen))
 
     def undo(self, run: str, embedding: str, author: str | None = None) -> Committed:
         """Undo the author's own last edit of the embedding (others' edits stay)."""
         _, key = self._key(run, embedding)
-        return self._told(key, self._writable().undo(key, check_author(author)))
+        with self.committing:
+            return self._told(key, self._writable().undo(key, check_author(author)))
 
     def redo(self, run: str, embedding: str, author: str | None = None) -> Committed:
         """Redo the edit the author undid last (unless they edited the embedding since)."""
         _, key = self._key(run, embedding)
-        return self._told(key, self._writable().redo(key, check_author(author)))
+        with self.committing:
+            return self._told(key, self._writable().redo(key, check_author(author)))
 
     def import_column(self, run: str, embedding: str, column: str, raw: bytes, display: str,
                       fmt: str | None = None, author: str | None = None,
@@ -224,8 +229,9 @@ class AnnotationService:
         chosen = check_kind(kind) if kind is not None else existing or kind_for(None)
         dictionary, codes = read_column(raw, display, format_of(display, fmt), column,
                                         _rows_of(found), chosen)
-        return self._told(key, store.import_codes(key, column, chosen, dictionary, codes,
-                                                  check_author(author)))
+        with self.committing:
+            return self._told(key, store.import_codes(key, column, chosen, dictionary, codes,
+                                                      check_author(author)))
 
     # -- export ---------------------------------------------------------------------------------
     def export(self, run: str, embedding: str, fmt: str, sink: BinaryIO,
@@ -274,9 +280,10 @@ class AnnotationService:
         self._writable()
         assert self.saved is not None
         parse_bookmarks(json.dumps([state]).encode(), "bookmark", found.shape)
-        saved = self.saved.save(key, state, check_author(author))
-        self._tell(Change(key.logdir, key.run, key.tag, None, saved.id, saved.author,
-                          "bookmark-saved"))
+        with self.committing:
+            saved = self.saved.save(key, state, check_author(author))
+            self.tell(Change(key.logdir, key.run, key.tag, None, saved.id, saved.author,
+                             "bookmark-saved"))
         return Bookmark(saved.state, saved.id, saved.author, saved.at)
 
     def delete_bookmark(self, run: str, embedding: str, id: int,
@@ -284,9 +291,10 @@ class AnnotationService:
         _, key = self._key(run, embedding)
         self._writable()
         assert self.saved is not None
-        self.saved.delete(key, id)
-        self._tell(Change(key.logdir, key.run, key.tag, None, id, check_author(author),
-                          "bookmark-deleted"))
+        with self.committing:
+            self.saved.delete(key, id)
+            self.tell(Change(key.logdir, key.run, key.tag, None, id, check_author(author),
+                             "bookmark-deleted"))
 
     # -- shared ---------------------------------------------------------------------------------
     def key_of(self, found: Embedding) -> Key:
@@ -327,11 +335,13 @@ class AnnotationService:
 
     def _told(self, key: Key, committed: Committed) -> Committed:
         edit = committed.edit
-        self._tell(Change(key.logdir, key.run, key.tag, edit.column, edit.id, edit.author,
-                          edit.action, committed.changed, committed.code, committed.values))
+        self.tell(Change(key.logdir, key.run, key.tag, edit.column, edit.id, edit.author,
+                         edit.action, committed.changed, committed.code, committed.values))
         return committed
 
-    def _tell(self, change: Change) -> None:
+    def tell(self, change: Change) -> None:
+        """Hand a committed change to every subscriber (this service's edits, and those other
+        processes committed: ``elsewhere.py``)."""
         with self._lock:
             subscribers = list(self._subscribers)
         for subscriber in subscribers:

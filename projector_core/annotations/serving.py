@@ -12,6 +12,10 @@ The events (one schema, stated here):
   null, "values": the column's dictionary's length}``. ``tag`` is the embedding's name
   without its step (``enc`` for ``enc:00010``): every step of a timeline shows the change.
 - ``bookmark`` / ``added`` or ``removed``: ``{"run", "tag", "id", "author"}``.
+
+An edit committed by another process (an assistant over MCP, ``projector annotations import``)
+is told the same way within half a second (``elsewhere.py``), ``rows``, ``code`` and
+``values`` then null (the page reads the column again).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from projector_core.annotations.elsewhere import ElsewhereWatch
 from projector_core.annotations.service import AnnotationService, Change, Lookup
 from projector_core.annotations.shown import ShownColumns
 from projector_core.data.catalog import Catalog
@@ -40,6 +45,14 @@ def serve_annotations(catalog: Catalog, option: str | Path | None,
         if catalog.events is not None:
             service.subscribe(publisher(catalog.events))
     return service
+
+
+def watch_elsewhere(service: AnnotationService) -> ElsewhereWatch | None:
+    """Edits other processes commit to the store told on the event hub too, while a server
+    runs (``create_app``'s lifespan starts and stops it); None when annotations are off."""
+    if service.store is None or service.logdir is None:
+        return None
+    return ElsewhereWatch(service).start()
 
 
 def publisher(hub: EventHub) -> Callable[[Change], None]:
