@@ -5,7 +5,8 @@
 // (controller/loading.js: opening data sets), `projecting` (controller/projecting.js: which
 // projection is shown), `highlight` (controller/highlighting.js: colours, marks, labels,
 // selection, neighbours, search), `saving` (controller/saving.js: bookmarks, downloads) and
-// `status` (controller/status.js: status bar, plot messages, progress). No part writes
+// `status` (controller/status.js: status bar, plot messages, progress), `events` (events.js:
+// the server's stream of changes, by kind). No part writes
 // another's fields, nor the state: the App writes it (update, replaceState). Features added
 // later hook in through the App's members: state, update(patch, opts), dataset, shown, plot,
 // api, panels, render(), setMessage(text, isError), progress.start(label), and the parts.
@@ -22,7 +23,8 @@ import { $, debounce, formatCount } from './dom.js';
 import { installEmbed } from './embed.js';
 import { installExports } from './export/install.js';
 import { clampNote, clampState } from './limits.js';
-import { installMetadataEdit } from './metadata_edit.js';
+import { ServerEvents } from './events.js';
+import { installLabelling } from './labelling/install.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
@@ -50,6 +52,8 @@ export class App {
     this.projecting = new Projecting(this);
     this.highlight = new Highlighting(this);
     this.saving = new Saving(this);
+    /** @type {ServerEvents} the server's stream of changes (events.js): parts subscribe by kind */
+    this.events = new ServerEvents(this.api);
     this.plot = new Plot($('.plot-container'), {
       hover: (i) => this.highlight.hovered(i),
       click: (i, event) => this.highlight.clicked(i, event),
@@ -244,7 +248,7 @@ const app = new App();
 if (app.api.isStatic) installStaticMode(app);
 else installStructure(app); // its analyses run on the server
 installEmbed(app);
-installMetadataEdit(app);
+installLabelling(app);
 installExports(app);
 installLabelsAndSequences(app);
 installKeyboard(app);

@@ -15,6 +15,9 @@ export class Saving {
     this.bookmarks = [];
     /** @type {number} the tray's bookmark the view is, or -1 once the view changed */
     this.activeBookmark = -1;
+    /** @type {(change: 'added' | 'removed' | 'renamed', bookmark: import('../store.js').Bookmark, before?: string) => void}
+     * told of each change made in the tray (labelling/bookmarks.js keeps them in the server's store) */
+    this.onChange = () => {};
     Object.seal(this);
   }
 
@@ -43,6 +46,7 @@ export class Saving {
     });
     this.bookmarks.push(tb);
     this.activeBookmark = this.bookmarks.length - 1;
+    this.onChange('added', tb);
     app.render();
   }
 
@@ -63,8 +67,21 @@ export class Saving {
     app.render();
   }
 
+  /**
+   * @param {import('../store.js').Bookmark} bookmark
+   * @param {string} label
+   */
+  renameBookmark(bookmark, label) {
+    if (label === bookmark.label) return;
+    const before = bookmark.label;
+    bookmark.label = label;
+    this.onChange('renamed', bookmark, before);
+    this.app.render();
+  }
+
   removeBookmark(index) {
-    this.bookmarks.splice(index, 1);
+    const [removed] = this.bookmarks.splice(index, 1);
+    if (removed) this.onChange('removed', removed);
     if (this.activeBookmark === index) this.activeBookmark = -1;
     else if (this.activeBookmark > index) this.activeBookmark--;
     this.app.render();

@@ -31,7 +31,7 @@ export function createBookmarksPanel(app) {
     const finish = (keep) => {
       if (done) return;
       done = true;
-      if (keep && input.value.trim()) bookmark.label = input.value.trim();
+      if (keep && input.value.trim()) app.saving.renameBookmark(bookmark, input.value.trim());
       renderedFor = null;
       render();
     };

@@ -1,0 +1,76 @@
+// Bookmarks made in the page are kept in the server's store (POST/DELETE /api/bookmarks), so
+// they survive a reload and show in every page of the same embedding (the LOGDIR's bookmark
+// file's come first, read-only). A bookmark saved, renamed or deleted in another page arrives
+// on the event stream. Download and upload of TensorBoard's file are as before.
+
+import { tagOf } from '../events.js';
+
+/** A state past this many bytes of JSON is kept without its per-point coordinates (recomputed when loaded). */
+const STATE_BYTES = 900000;
+
+/** The state as the store keeps it: without `saved`, and without coordinates when too large. */
+function kept(bookmark) {
+  const { saved, ...state } = bookmark;
+  if (JSON.stringify(state).length <= STATE_BYTES) return state;
+  return { ...state, projections: [] };
+}
+
+/**
+ * @param {import('../app.js').App} app
+ * @param {() => boolean} enabled  whether the server keeps them (annotations on)
+ */
+export function persistBookmarks(app, enabled) {
+  const own = new Set();
+  const here = () => {
+    const ds = app.dataset;
+    return ds && !ds.local && !app.api.isStatic && enabled() ? ds : null;
+  };
+
+  async function save(bookmark) {
+    const ds = here();
+    if (!ds) return;
+    try {
+      const answer = await app.api.saveBookmark(ds.run, ds.name, kept(bookmark));
+      own.add(answer.saved.id);
+      bookmark.saved = answer.saved;
+    } catch (err) {
+      app.setMessage(`Bookmark “${bookmark.label}” is kept in this page only: ${err.message}`, true);
+    }
+    app.render();
+  }
+
+  async function forget(saved) {
+    const ds = here();
+    if (!ds || !saved) return;
+    own.add(saved.id);
+    await app.api.deleteBookmark(ds.run, ds.name, saved.id).catch((err) => {
+      app.setMessage(`Bookmark not deleted on the server: ${err.message}`, true);
+    });
+  }
+
+  app.saving.onChange = (change, bookmark) => {
+    if (change === 'added') save(bookmark);
+    else if (change === 'removed') forget(bookmark.saved);
+    else if (change === 'renamed' && bookmark.saved) {
+      const old = bookmark.saved;
+      delete bookmark.saved;
+      save(bookmark).then(() => forget(old)); // saved again under its new name, then the old one goes
+    }
+  };
+
+  app.events.on('bookmark', async (data) => {
+    const ds = here();
+    if (!ds || data.run !== ds.run || data.tag !== tagOf(ds.name) || own.has(data.id)) return;
+    const tray = app.saving.bookmarks;
+    if (data.action === 'removed') {
+      const at = tray.findIndex((b) => b.saved?.id === data.id);
+      if (at >= 0) app.saving.bookmarks.splice(at, 1);
+    } else {
+      const listed = await app.api.bookmarks(ds.run, ds.name).catch(() => []);
+      if (app.dataset !== ds) return;
+      const known = new Set(tray.map((b) => b.saved?.id).filter((id) => id !== undefined));
+      tray.push(...listed.filter((b) => b.saved && !known.has(b.saved.id)));
+    }
+    app.render();
+  });
+}
