@@ -15,9 +15,9 @@ export class Saving {
     this.bookmarks = [];
     /** @type {number} the tray's bookmark the view is, or -1 once the view changed */
     this.activeBookmark = -1;
-    /** @type {(change: 'added' | 'removed' | 'renamed', bookmark: import('../store.js').Bookmark, before?: string) => void}
-     * told of each change made in the tray (labelling/bookmarks.js keeps them in the server's store) */
-    this.onChange = () => {};
+    /** @type {Array<(change: 'added' | 'removed' | 'renamed', bookmark: import('../store.js').Bookmark) => void>}
+     * told of each change made in the tray (listen: labelling/bookmarks.js keeps them in the server's store) */
+    this.listeners = [];
     Object.seal(this);
   }
 
@@ -25,6 +25,32 @@ export class Saving {
   reset(bookmarks = []) {
     this.bookmarks = bookmarks;
     this.activeBookmark = -1;
+  }
+
+  /** Calls `listener` with each change made in the tray from now on. */
+  listen(listener) {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Bookmarks saved (`added`) or deleted (the saved id `removed`) elsewhere: in another page
+   * or by a client (labelling/bookmarks.js, from the event stream).
+   * @param {{ added?: import('../store.js').Bookmark[], removed?: number | null }} change
+   */
+  savedElsewhere({ added = [], removed = null }) {
+    const known = new Set(this.bookmarks.map((b) => b.saved?.id).filter((id) => id !== undefined));
+    this.bookmarks.push(...added.filter((b) => b.saved && !known.has(b.saved.id)));
+    const at = removed === null ? -1 : this.bookmarks.findIndex((b) => b.saved?.id === removed);
+    if (at >= 0) {
+      this.bookmarks.splice(at, 1);
+      if (this.activeBookmark === at) this.activeBookmark = -1;
+      else if (this.activeBookmark > at) this.activeBookmark--;
+    }
+    this.app.render();
+  }
+
+  _told(change, bookmark) {
+    for (const listener of this.listeners) listener(change, bookmark);
   }
 
   /** The view changed: it is no longer the tray's bookmark it was. */
@@ -46,7 +72,7 @@ export class Saving {
     });
     this.bookmarks.push(tb);
     this.activeBookmark = this.bookmarks.length - 1;
-    this.onChange('added', tb);
+    this._told('added', tb);
     app.render();
   }
 
@@ -73,15 +99,14 @@ export class Saving {
    */
   renameBookmark(bookmark, label) {
     if (label === bookmark.label) return;
-    const before = bookmark.label;
     bookmark.label = label;
-    this.onChange('renamed', bookmark, before);
+    this._told('renamed', bookmark);
     this.app.render();
   }
 
   removeBookmark(index) {
     const [removed] = this.bookmarks.splice(index, 1);
-    if (removed) this.onChange('removed', removed);
+    if (removed) this._told('removed', removed);
     if (this.activeBookmark === index) this.activeBookmark = -1;
     else if (this.activeBookmark > index) this.activeBookmark--;
     this.app.render();

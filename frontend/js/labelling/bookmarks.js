@@ -21,12 +21,20 @@ function kept(bookmark) {
  */
 export function persistBookmarks(app, enabled) {
   const own = new Set();
+  /** @type {Set<Promise<void>>} saves in flight: their events may come before their answers */
+  const saving = new Set();
   const here = () => {
     const ds = app.dataset;
     return ds && !ds.local && !app.api.isStatic && enabled() ? ds : null;
   };
 
-  async function save(bookmark) {
+  function save(bookmark) {
+    const done = saveNow(bookmark).finally(() => saving.delete(done));
+    saving.add(done);
+    return done;
+  }
+
+  async function saveNow(bookmark) {
     const ds = here();
     if (!ds) return;
     try {
@@ -48,7 +56,7 @@ export function persistBookmarks(app, enabled) {
     });
   }
 
-  app.saving.onChange = (change, bookmark) => {
+  app.saving.listen((change, bookmark) => {
     if (change === 'added') save(bookmark);
     else if (change === 'removed') forget(bookmark.saved);
     else if (change === 'renamed' && bookmark.saved) {
@@ -56,21 +64,17 @@ export function persistBookmarks(app, enabled) {
       delete bookmark.saved;
       save(bookmark).then(() => forget(old)); // saved again under its new name, then the old one goes
     }
-  };
+  });
 
   app.events.on('bookmark', async (data) => {
+    await Promise.all(saving); // this page's own saves are known once answered
     const ds = here();
     if (!ds || data.run !== ds.run || data.tag !== tagOf(ds.name) || own.has(data.id)) return;
-    const tray = app.saving.bookmarks;
     if (data.action === 'removed') {
-      const at = tray.findIndex((b) => b.saved?.id === data.id);
-      if (at >= 0) app.saving.bookmarks.splice(at, 1);
-    } else {
-      const listed = await app.api.bookmarks(ds.run, ds.name).catch(() => []);
-      if (app.dataset !== ds) return;
-      const known = new Set(tray.map((b) => b.saved?.id).filter((id) => id !== undefined));
-      tray.push(...listed.filter((b) => b.saved && !known.has(b.saved.id)));
+      app.saving.savedElsewhere({ removed: data.id });
+      return;
     }
-    app.render();
+    const listed = await app.api.bookmarks(ds.run, ds.name).catch(() => []);
+    if (app.dataset === ds) app.saving.savedElsewhere({ added: listed });
   });
 }

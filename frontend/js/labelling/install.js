@@ -41,6 +41,8 @@ export function installLabelling(app) {
   /** @type {Labelling} */
   let store = { dataset: null, enabled: false, reason: null, columns: [], own: new Set() };
   let busy = false;
+  /** @type {Promise<void> | null} this page's edit in flight: its event may come before its answer */
+  let inFlight = null;
   let noteFor = null;
 
   /** What the status line says; `edit`: the store's edit now shown here (tests wait on it). */
@@ -142,6 +144,7 @@ export function installLabelling(app) {
 
   /** An edit the store committed elsewhere: shown here (this page's own are shown already). */
   async function changed(data) {
+    if (inFlight) await inFlight;
     const ds = app.dataset;
     if (!ds || ds.local || data.run !== ds.run || data.tag !== tagOf(ds.name) || store.own.has(data.edit)) return;
     await refreshColumn(app, data.column, null);
@@ -151,15 +154,21 @@ export function installLabelling(app) {
     await readStore(ds);
   }
 
-  labelButton.addEventListener('click', () => label(columnInput.value.trim(), valueInput.value, target()));
+  /** Runs one of this page's edits, known to events that arrive meanwhile. */
+  const own = (work) => {
+    inFlight = work().finally(() => { inFlight = null; });
+    return inFlight;
+  };
+
+  labelButton.addEventListener('click', () => own(() => label(columnInput.value.trim(), valueInput.value, target())));
   valueInput.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !labelButton.disabled) labelButton.click();
   });
-  undoButton.addEventListener('click', () => undo(false));
-  redoButton.addEventListener('click', () => undo(true));
+  undoButton.addEventListener('click', () => own(() => undo(false)));
+  redoButton.addEventListener('click', () => own(() => undo(true)));
   $('save-note').addEventListener('click', () => {
     const focus = app.state.focus;
-    if (focus !== null) label(noteColumn(), noteText.value, { rows: [focus], count: 1 }, 'note');
+    if (focus !== null) own(() => label(noteColumn(), noteText.value, { rows: [focus], count: 1 }, 'note'));
   });
   document.addEventListener('keydown', (event) => {
     if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
@@ -168,7 +177,7 @@ export function installLabelling(app) {
     const target = /** @type {Element} */ (event.target);
     if (target instanceof Element && target.matches('input, textarea, select, [contenteditable]')) return; // their own undo
     event.preventDefault();
-    undo(key === 'y' || event.shiftKey);
+    own(() => undo(key === 'y' || event.shiftKey));
   });
   app.events.on('annotation', (data) => changed(data));
   app.events.on('reset', () => {
