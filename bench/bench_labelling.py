@@ -120,12 +120,12 @@ def open_page(context, url: str):
 def lasso_everything(page) -> int:
     box = page.locator('[data-testid="plot"]').bounding_box()
     page.locator('[data-testid="tool-lasso"]').click()
-    x0, y0 = box["x"] + 1, box["y"] + 1
-    x1, y1 = box["x"] + box["width"] - 1, box["y"] + box["height"] - 1
+    x0, y0 = box["x"] + 6, box["y"] + 6  # inside the frame's border: on the canvas
+    x1, y1 = box["x"] + box["width"] - 6, box["y"] + box["height"] - 6
     page.mouse.move(x0, y0)
     page.mouse.down()
     for x, y in ((x1, y0), (x1, y1), (x0, y1), (x0, y0 + 2)):
-        page.mouse.move(x, y, steps=3)
+        page.mouse.move(x, y, steps=5)
     page.mouse.up()
     page.wait_for_function("() => window.__projector.state().selection.length > 0",
                            timeout=120_000)
@@ -164,8 +164,10 @@ def main() -> None:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
                     "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-                context = browser.new_context(viewport={"width": 1280, "height": 800})
-                first, second = open_page(context, url), open_page(context, url)
+                viewport = {"width": 1280, "height": 800}  # a context each: both pages shown
+                first = open_page(browser.new_context(viewport=viewport), url)
+                second = open_page(browser.new_context(viewport=viewport), url)
+                first.bring_to_front()
                 second.evaluate(ARRIVALS)
                 selected = lasso_everything(first)
                 labelled, recolored = [], []

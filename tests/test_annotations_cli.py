@@ -38,6 +38,9 @@ def test_labels_go_back_to_training_and_come_back_from_a_file(sample_logdir, tmp
     assert parquet.returncode == 0, parquet.stderr
     assert pq.read_table(tmp_path / "out.parquet").column("fixed").to_pylist()[49:51] == [
         "cat", "dog"]
+    drawn = projector("render", str(sample_logdir), "--run", "iris", "--embedding", "iris",
+                      "--color-by", "fixed", "--width", "200", "-o", "fixed.png", cwd=tmp_path)
+    assert drawn.returncode == 0, drawn.stderr  # an annotation column colours a picture
     short = tmp_path / "short.tsv"
     short.write_text("x\n")
     refused = projector("annotations", "import", str(sample_logdir), str(short), "--run", "iris",
