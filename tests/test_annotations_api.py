@@ -261,3 +261,24 @@ def test_an_edit_committed_by_another_process_reaches_this_servers_stream(
         edits = [m.data["edit"] for m in stream.messages if m.event == "annotation"]
         assert edits == [mine, theirs]  # each once, in order
     assert column_values(url, "fixed")[:2] == ["a", "b"]
+
+
+def test_a_tsne_supervised_with_a_label_is_computed_again_after_an_edit(serve, sample_logdir):
+    url = serve(sample_logdir, refresh_seconds=0)
+    annotate(url, column="fixed", value="a", rows=list(range(75)))
+    request = {**IRIS, "method": "tsne", "dims": 2, "params": {
+        "perplexity": 10, "n_iter": 250, "supervise_column": "fixed", "supervise_weight": 0.5}}
+
+    def job() -> str:
+        done = httpx.post(f"{url}/api/projections", params={"wait": "true"}, json=request,
+                          timeout=300)
+        assert done.status_code == 200, done.text
+        return done.headers["x-job"]
+
+    first = job()
+    assert job() == first  # the same labels: the same result
+    annotate(url, column="fixed", value="b", rows=[0])
+    assert job() != first  # another version of the column: computed again
+    custom = httpx.post(f"{url}/api/projections", params={"wait": "true"}, timeout=120, json={
+        **IRIS, "method": "custom", "params": {"column": "fixed", "left": "a", "right": "b"}})
+    assert custom.status_code == 200, custom.text

@@ -174,6 +174,17 @@ class Embedding:
         added = list(self.added_columns())
         return self._spelled_out(added) if added else self.metadata()
 
+    def metadata_of(self, columns: list[str]) -> Metadata | None:
+        """The metadata file when it names every one of ``columns`` (None without one), else
+        those of them that are added columns spelled out, a string per row: what a request
+        naming a column reads (supervision, a custom projection's axes)."""
+        metadata = self.metadata()
+        added = self.added_columns()
+        if not any(name in added for name in columns):
+            return metadata
+        return Metadata.from_columns({name: _spelled(added[name]) for name in columns
+                                      if name in added}, self.sources.get("tensor", self.name))
+
     def _spelled_out(self, coded: list[str]) -> Metadata:
         """The file's columns, then ``coded`` a string per row (``index`` first when the data
         has no column of its own, as :meth:`metadata_columns` lists)."""
