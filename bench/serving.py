@@ -61,6 +61,27 @@ def until(process: subprocess.Popen, started: float, answered: Callable[[], bool
     raise SystemExit(f"no answer within {timeout:.0f} s")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds the process has used (user + system, Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(process: subprocess.Popen, timeout: float = 1800, window: float = 1.0,
+               share: float = 0.05) -> float:
+    """Seconds until the server's process used under ``share`` of a core for ``window``
+    seconds: its background work (warm-up, default view) is done."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with code {process.returncode}")
+        before = cpu_seconds(process.pid)
+        time.sleep(window)
+        if cpu_seconds(process.pid) - before < share * window:
+            return time.perf_counter() - started
+    raise SystemExit(f"the server was not quiet within {timeout:.0f} s")
+
+
 def stop(process: subprocess.Popen) -> None:
     process.terminate()
     try:

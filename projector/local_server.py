@@ -19,6 +19,7 @@ from projector.server.app import create_app
 from projector.server.stopping import StoppingServer
 from projector_core.data.catalog import Catalog
 from projector_core.data.memory import memory_embedding, memory_run
+from projector_core.service import ProjectionService
 
 RUN_NAME = "memory"
 
@@ -51,6 +52,12 @@ class LocalServer:
         self._server = StoppingServer(config, end_streams=app.state.events.close)
         self._thread = threading.Thread(target=self._server.run, name=f"projector-{self.port}",
                                         daemon=True)
+
+    @property
+    def service(self) -> ProjectionService:
+        """The app's projection service: what the widget asks, as the page's routes do."""
+        service: ProjectionService = self.app.state.projection_service
+        return service
 
     @property
     def page_url(self) -> str:

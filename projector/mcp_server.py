@@ -1,12 +1,15 @@
-"""``projector mcp LOGDIR``: the projector's data as MCP tools for an assistant (stdio).
+"""``projector mcp [LOGDIR]``: the projector's data as MCP tools for an assistant (stdio).
 
-A thin door onto :class:`projector_core.service.ProjectionService`, as the REST routes are:
-the same projection jobs and result cache, the same limits (``k`` of a neighbour query), the
-same HDBSCAN clusters as ``GET /api/jobs/ID/clusters``. What is its own is the size of the
-answers: compact JSON once, rows capped by bounds every schema states, points named by the
-label column the page picks, and every failure a sentence. The only writes are labels
-(``annotate``), into the annotation store, never the LOGDIR; stdout belongs to the protocol,
-so nothing else prints there.
+A thin door, as the REST routes are: what the tools ask is answered by a projection service
+(``mcp_answers.py``): one of its own over LOGDIR (default: the bundled samples, as ``serve``),
+or with ``--server URL`` a running server's, through its REST API, so the assistant's jobs
+are the page's. The server info and the tools' descriptions say which. Either way the same
+projection jobs and result cache, the same limits (``k`` of a neighbour query), the same
+HDBSCAN clusters as ``GET /api/jobs/ID/clusters``, the same error sentences. What is its own
+is the size of the answers: compact JSON once, rows capped by bounds every schema states,
+points named by the label column the page picks, and every failure a sentence. The only
+writes are labels (``annotate``, ``mcp_annotations.py``), into the annotation store, never
+the LOGDIR; stdout belongs to the protocol, so nothing else prints there.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import functools
 import json
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -24,15 +28,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
+from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefused
 from projector_core.data.catalog import Catalog
-from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.jobs.engine import Job, JobStatus
-from projector_core.kernels.search import search as search_values
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
-from projector_core.service import NotDone, ProjectionService
-from projector_core.service import label_column as naming_column
+from projector_core.service import NotDone
+from projector_core.service.neighbors import check_rows
 
 MAX_ROWS = 5000  # rows one answer may carry; more would swamp the assistant's context
 PROGRESS_EVERY = 0.25
@@ -62,7 +64,7 @@ def _message(error: BaseException) -> str:
     if isinstance(error, ValidationError):
         return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
                          for e in error.errors(include_url=False))
-    if isinstance(error, ValueError | LookupError | NotDone):
+    if isinstance(error, ValueError | LookupError | NotDone | ServerRefused):
         return str(error)
     return f"internal error ({type(error).__name__}): {error}"
 
@@ -97,90 +99,83 @@ def _rounded(rows: np.ndarray) -> list[list[float] | None]:
 
 
 class Tools:
-    """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python."""
+    """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python;
+    every question goes to ``ask`` (a service of its own, or a running server's)."""
 
-    def __init__(self, service: ProjectionService) -> None:
-        self.service = service
+    def __init__(self, ask: Answers) -> None:
+        self.ask = ask
 
-    def row(self, embedding: Embedding, index: int) -> dict[str, Any]:
-        """A point's metadata, its annotation columns' values included."""
-        metadata = embedding.metadata()
-        values = ({n: metadata.arrays[n][index].as_py() for n in metadata.names}
-                  if metadata else {})
-        values.update({name: coded.dictionary[int(coded.codes[index])]
-                       for name, coded in embedding.added_columns().items()})
-        return {"index": int(index), **values}
+    def rows(self, run: str, embedding: str, indices: list[int]) -> list[dict[str, Any]]:
+        """The metadata rows of ``indices``, each with its ``index``."""
+        info = self.ask.embedding(run, embedding)
+        check_rows(f"{run}/{embedding}", (info["shape"] or (0, 0))[0], indices)
+        columns = {name: self.ask.column(run, embedding, name)
+                   for name in info["metadata_columns"]} if indices else {}
+        return [{"index": int(i), **{name: values[codes[i]]
+                                     for name, (values, codes) in columns.items()}}
+                for i in indices]
 
-    def rows(self, embedding: Embedding, indices: list[int]) -> list[dict[str, Any]]:
-        n = (embedding.shape or (0, 0))[0]
-        bad = [i for i in indices if not 0 <= i < n]
-        if bad:
-            raise ValueError(f"index {bad[0]} out of range: {embedding.run}/{embedding.name} "
-                             f"has {n} points (0..{n - 1})")
-        return [self.row(embedding, i) for i in indices]
-
-    def runs(self) -> list[dict[str, Any]]:
-        return [{"run": r.name, "error": r.error, "embeddings": [
-            {"name": e.name, "status": e.status,
-             "shape": e.shape, "metadata_columns": e.metadata_columns(),
-             "label_column": naming_column(e), "error": e.error}
-            for e in r.embeddings]} for r in self.service.catalog.runs()]
-
-    def rows_matching(self, embedding: Embedding, query: str, column: str | None,
+    def rows_matching(self, run: str, embedding: str, query: str, column: str | None,
                       regex: bool = False) -> list[int]:
         """Rows whose ``column`` (default: the label column) equals ``query`` (any case);
         failing that, contains it."""
-        metadata = embedding.metadata()
-        if metadata is None:
-            raise ValueError(f"{embedding.run}/{embedding.name} has no metadata to search")
-        column = column or naming_column(embedding)
-        if column not in metadata.names:
-            raise ValueError(f"unknown column {column!r}; the columns are {', '.join(metadata.names)}")
-        values = metadata.column(column)
+        column = column or self.ask.embedding(run, embedding)["label_column"]
+        if column is None:
+            raise ValueError(f"{run}/{embedding} has no metadata to search")
         if not regex:
-            exact = [i for i, v in enumerate(values) if v.casefold() == query.casefold()]
-            if exact:
-                return exact
-        return search_values(values, query, regex)
+            values, codes = self.ask.column(run, embedding, column)
+            wanted = [code for code, value in enumerate(values)
+                      if value.casefold() == query.casefold()]
+            if wanted:
+                return [int(i) for i in np.flatnonzero(np.isin(codes, wanted))]
+        return self.ask.search(run, embedding, column, query, regex)
 
-    def neighbors(self, embedding: Embedding, rows: list[int], k: int,
+    def neighbors(self, run: str, embedding: str, rows: list[int], k: int,
                   metric: Metric) -> list[dict[str, Any]]:
         """Nearest points to one row, or to the centroid of several (the rows left out)."""
-        if len(rows) == 1:
-            found, distances = self.service.neighbors(embedding, k, metric, index=rows[0])
-        else:
-            centroid = np.asarray(embedding.vectors()[rows], np.float64).mean(axis=0)
-            found, distances = self.service.neighbors(embedding, k, metric, vector=centroid,
-                                                      exclude=tuple(rows))
-        return [{**self.row(embedding, int(i)), "distance": round(float(d), 5)}
-                for i, d in zip(found[0], distances[0], strict=True) if i >= 0]
+        found = self.ask.neighbors(run, embedding, k, metric,
+                                   **({"index": rows[0]} if len(rows) == 1 else {"rows": rows}))
+        named = self.rows(run, embedding, [i for i, _ in found])
+        return [{**row, "distance": round(d, 5)} for row, (_, d) in zip(named, found, strict=True)]
 
     async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
-                         dims: int, params: dict[str, Any] | None, job: str | None) -> Job:
+                         dims: int, params: dict[str, Any] | None, job: str | None) -> str:
         """The finished job ``job`` names, or the one answering this projection (shared with
-        the page's identical requests, or from the result cache), awaited with progress."""
+        identical requests where the answers come from; see the server's description),
+        awaited with progress; its id."""
         if job is not None:
-            found = self.service.job(job)
+            method = (await asyncio.to_thread(self.ask.about, job)).get("method") or method
         else:
             request = _REQUEST.validate_python({"run": run, "embedding": embedding,
                                                 "method": method, "dims": dims,
                                                 "params": params or {}})
-            found = await asyncio.to_thread(self.service.project, request)
-        while not found.status.finished:
-            await ctx.report_progress(found.progress, 1.0, f"{method}: {found.progress:.0%}")
+            job = await asyncio.to_thread(self.ask.start, request)
+        while True:
+            status = await asyncio.to_thread(self.ask.status, job)
+            if status["status"] in ("done", "failed", "cancelled"):
+                break
+            await ctx.report_progress(status["progress"], 1.0,
+                                      f"{method}: {status['progress']:.0%}")
             await asyncio.sleep(PROGRESS_EVERY)
-        if found.status is not JobStatus.DONE:
-            raise NotDone(found)
+        if status["status"] != "done":
+            await asyncio.to_thread(self.ask.result, job)  # NotDone: the service's sentence
         await ctx.report_progress(1.0, 1.0, f"{method}: done")
-        return found
+        return job
+
+    def source(self, job: str) -> tuple[str, str]:
+        """The run and embedding a job projects."""
+        about = self.ask.about(job)
+        if not about.get("run") or not about.get("embedding"):
+            raise ValueError(f"job {job} does not know its data")
+        return about["run"], about["embedding"]
 
 
-def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
-    service = ProjectionService.standalone(catalog, device)
-    tools = Tools(service)
-    mcp = MCPServer("projector", instructions=(
+def build_server(ask: Answers) -> MCPServer:
+    tools = Tools(ask)
+    mcp = MCPServer("projector", version=_version(), description=ask.description, instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
-        "'what is near X'; clusters gives the groups the Structure panel shows, with labels."))
+        "'what is near X'; clusters gives the groups the Structure panel shows, with labels. "
+        + ask.description))
     tool = mcp.tool(structured_output=False)
 
     @tool
@@ -188,8 +183,7 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
     def list_runs() -> Any:
         """Runs and their embeddings: status, shape (points x dimensions), metadata columns,
         the label column that names points."""
-        catalog.refresh()
-        return tools.runs()
+        return ask.runs()
 
     @tool
     @answers
@@ -199,9 +193,9 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
                                                       "`limit`)")] = None,
                  limit: Annotated[int, Field(ge=1, le=MAX_ROWS)] = 20) -> Any:
         """Metadata rows of the given point indices (default: the first `limit` points)."""
-        found = service.embedding(run, embedding)
-        n = (found.shape or (0, 0))[0]
-        return tools.rows(found, indices if indices is not None else list(range(min(limit, n))))
+        n = (ask.embedding(run, embedding)["shape"] or (0, 0))[0]
+        return tools.rows(run, embedding,
+                          indices if indices is not None else list(range(min(limit, n))))
 
     @tool
     @answers
@@ -209,10 +203,10 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
                column: Annotated[str | None, Field(description="Default: the label column")] = None,
                regex: bool = False, limit: Rows = 50) -> Any:
         """Points whose metadata `column` equals `query` (any case), else contains it."""
-        found = service.embedding(run, embedding)
-        rows = tools.rows_matching(found, query, column, regex)
-        return {"count": len(rows), "column": column or naming_column(found),
-                "points": [tools.row(found, i) for i in rows[:limit]]}
+        rows = tools.rows_matching(run, embedding, query, column, regex)
+        return {"count": len(rows),
+                "column": column or ask.embedding(run, embedding)["label_column"],
+                "points": tools.rows(run, embedding, rows[:limit])}
 
     @tool
     @answers
@@ -224,14 +218,14 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
                   metric: Metric = "cosine") -> Any:
         """The k nearest points, in the original space, to point `index` or to the points whose
         label (or `column`) is `query` (their centroid when several match)."""
-        found = service.embedding(run, embedding)
         if (index is None) == (query is None):
             raise ValueError("give either index or query")
-        rows = [index] if index is not None else tools.rows_matching(found, query or "", column)
+        rows = ([index] if index is not None
+                else tools.rows_matching(run, embedding, query or "", column))
         if not rows:
             raise ValueError(f"no point matches {query!r}")
-        return {"of": tools.rows(found, rows[:10]), "of_count": len(rows),
-                "neighbors": tools.neighbors(found, rows, k, metric)}
+        return {"of": tools.rows(run, embedding, rows[:10]), "of_count": len(rows),
+                "neighbors": tools.neighbors(run, embedding, rows, k, metric)}
 
     @tool
     @answers
@@ -243,9 +237,9 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
         """Run a projection to the end (progress is reported as it goes): its job id (for
         clusters and quality), its info and the coordinates of the first `max_points` points."""
         job = await tools.projection(ctx, run, embedding, method, dims, params, None)
-        result = service.result(job)
-        return {"job": job.id, "info": result.info, "rows": int(result.coordinates.shape[0]),
-                "coordinates": _rounded(result.coordinates[:max_points])}
+        coordinates, info = await asyncio.to_thread(ask.result, job)
+        return {"job": job, "info": info, "rows": int(coordinates.shape[0]),
+                "coordinates": _rounded(coordinates[:max_points])}
 
     @tool
     @answers
@@ -264,11 +258,13 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
         `parent`), exactly as GET /api/jobs/ID/clusters answers: each with size, label
         (commonest values of the label column) and its central point."""
         found = await tools.projection(ctx, run, embedding, method, dims, params, job)
-        source = found.source if isinstance(found.source, Embedding) else None
-        naming = label_column or (naming_column(source) if source is not None else None)
-        answer = await asyncio.to_thread(service.clusters, found, min_cluster_size, naming, space)
+        naming = label_column
+        if naming is None:
+            naming = (await asyncio.to_thread(
+                lambda: ask.embedding(*tools.source(found))))["label_column"]
+        answer = await asyncio.to_thread(ask.clusters, found, min_cluster_size, naming, space)
         n = len(answer["assignment"])
-        return {**answer, "assignment": answer["assignment"][:max_points], "job": found.id,
+        return {**answer, "assignment": answer["assignment"][:max_points], "job": found,
                 **({"assignment_rows": n} if n > max_points else {})}
 
     @tool
@@ -281,14 +277,14 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
         """How faithful a projection is (GET /api/jobs/ID/quality without the per-point list):
         trustworthiness, continuity, mean neighbourhood kept, and the `worst` placed points."""
         found = await tools.projection(ctx, run, embedding, method, dims, params, job)
-        answer = await asyncio.to_thread(service.quality, found, k, metric)
+        answer = await asyncio.to_thread(ask.quality, found, k, metric)
         per_point = np.array([math.nan if v is None else v for v in answer["per_point"]])
         order = [int(i) for i in np.argsort(per_point, kind="stable")
                  if math.isfinite(per_point[i])][:worst]
-        source = found.source
-        return {**{key: v for key, v in answer.items() if key != "per_point"}, "job": found.id,
-                "worst": [{**tools.row(source, i), "kept": answer["per_point"][i]}
-                          for i in order]}
+        rows = await asyncio.to_thread(lambda: tools.rows(*tools.source(found), order))
+        return {**{key: v for key, v in answer.items() if key != "per_point"}, "job": found,
+                "worst": [{**row, "kept": answer["per_point"][i]}
+                          for row, i in zip(rows, order, strict=True)]}
 
     @tool
     @answers
@@ -297,102 +293,56 @@ def build_server(catalog: Catalog, device: str = "cpu") -> MCPServer:
                 top: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
         """How much each point's neighbourhood changed from one embedding to another of the
         same points (GET /api/compare): the mean overlap and the `top` most changed points."""
-        a, b = service.embedding(run, embedding), service.embedding(other_run, other_embedding)
-        found = service.compare(a, b, k, metric, top)
-        usable = found.per_point[np.isfinite(found.per_point)]
-        return {"rows": int(found.per_point.shape[0]), "k": found.k,
-                "mean": float(usable.mean()) if usable.size else None,
-                "neighbors": found.neighbors, "recall": found.recall,
-                "most_changed": [{**tools.row(a, int(i)), "overlap": round(float(
-                    found.per_point[i]), 4)} for i in found.most_changed[:top]]}
+        found = ask.compare((run, embedding), (other_run, other_embedding), k, metric, top)
+        changed = found["most_changed"][:top]
+        return {"rows": found["rows"], "k": found["k"], "mean": found["mean"],
+                "neighbors": found["neighbors"], "recall": found["recall"],
+                "most_changed": [{**row, "overlap": _round(found["per_point"][i])}
+                                 for row, i in zip(tools.rows(run, embedding, changed), changed,
+                                                   strict=True)]}
 
-    add_annotation_tools(tool, service, tools)
+    from projector.mcp_annotations import add_annotation_tools  # it builds on this module
+
+    add_annotation_tools(tool, ask, tools)
     return mcp
 
 
-ASSISTANT = "assistant"  # the author of an assistant's edits in the history
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
-def add_annotation_tools(tool: Callable[[Any], Any], service: ProjectionService, tools: Tools) -> None:
-    """``annotate`` and ``annotations``: labels kept in the projector's store (the page,
-    notebooks and clients read and write the same columns)."""
+def _version() -> str:
+    """The installed distribution's version (what the server info says)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    @tool
-    @answers
-    async def annotate(run: Run, embedding: EmbeddingName, ctx: Context,
-                       column: Annotated[str, Field(description="A new or existing annotation "
-                                                    "column, e.g. label_fixed, duplicate")],
-                       value: Annotated[str | bool | None, Field(
-                           description="The label (true/false for a flag; null clears)")],
-                       rows: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(
-                           max_length=1_000_000, description="Point indices")] = None,
-                       query: Annotated[str | None, Field(description="Or: the points whose "
-                                                          "label column (or query_column) "
-                                                          "is this")] = None,
-                       query_column: str | None = None,
-                       cluster: Annotated[int | None, Field(description="Or: the points of "
-                                                            "this top-level cluster of `job` "
-                                                            "(from clusters)")] = None,
-                       job: str | None = None,
-                       kind: Literal["label", "flag", "note"] | None = None) -> Any:
-        """Label points in one edit the user sees at once and can undo: name a cluster, flag
-        duplicates, fix labels. Answers what changed: the edit, how many rows now hold another
-        value, and a few of them."""
-        found = service.embedding(run, embedding)
-        chosen = [r for r in (rows, query, cluster) if r is not None]
-        if len(chosen) != 1:
-            raise ValueError("give exactly one of rows, query or cluster (with its job)")
-        if cluster is not None:
-            if job is None:
-                raise ValueError("a cluster is named with the job its clusters came from")
-            answer = await asyncio.to_thread(service.clusters, service.job(job))
-            if cluster not in {c["id"] for c in answer["clusters"] if c["parent"] is None}:
-                raise ValueError(f"no top-level cluster {cluster} in job {job}")
-            picked = np.flatnonzero(np.asarray(answer["assignment"]) == cluster)
-        elif query is not None:
-            picked = np.asarray(tools.rows_matching(found, query, query_column), np.int64)
-        else:
-            picked = np.asarray(rows, np.int64)
-        committed = await asyncio.to_thread(service.annotations.annotate, run, embedding,
-                                            column, value, picked, ASSISTANT, kind)
-        return {"column": column, "value": value, "edit": committed.edit.id,
-                "rows": committed.edit.rows, "changed": committed.changed,
-                "author": ASSISTANT, "rule": committed.rule,
-                "sample": [tools.row(found, int(i)) for i in picked[:5]]}
-
-    @tool
-    @answers
-    def annotations(run: Run, embedding: EmbeddingName,
-                    history: Annotated[int, Field(ge=0, le=100, description="Latest edits "
-                                                                           "listed")] = 10) -> Any:
-        """The embedding's annotation columns (kind, whether shown, each value's count) and
-        the latest edits, everyone's."""
-        notes = service.annotations
-        found = service.embedding(run, embedding)
-        columns = []
-        for column in notes.columns(run, embedding):
-            entry: dict[str, Any] = {"name": column.name, "kind": column.kind,
-                                     "shown": column.shown, "edits": column.edits}
-            if column.shown:
-                coded = found.added_columns()[column.name]
-                entry["values"] = {v: int(c) for v, c in zip(coded.dictionary, coded.counts,
-                                                             strict=True) if v and c}
-            else:
-                entry["reason"] = column.reason
-            columns.append(entry)
-        return {**notes.status(), "columns": columns,
-                "history": [{"edit": e.id, "column": e.column, "action": e.action,
-                             "author": e.author, "rows": e.rows, "value": e.value,
-                             "undone": e.undone} for e in notes.history(run, embedding,
-                                                                        limit=max(history, 1))
-                            ][:history]}
-
-
-def main(logdir: str | Path, device: str = "cpu") -> int:
-    catalog = Catalog(Path(logdir))
     try:
-        catalog.refresh()
-    except DataError as exc:
-        raise SystemExit(f"projector mcp: {exc}") from None
-    build_server(catalog, device).run("stdio")
+        return version("embedding-projector")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
+         token: str | None = None) -> int:
+    """Serve the tools on stdio; a LOGDIR or server that cannot be used is said on stderr
+    (exit 2) before the protocol starts, never as a broken connection."""
+    ask: Answers
+    try:
+        if server is not None:
+            remote = RunningServer(server, token)
+            remote.check()
+            ask = remote
+        else:
+            root = Path(logdir)
+            if not root.exists():
+                raise ValueError(f"LOGDIR {root} does not exist")
+            catalog = Catalog(root)
+            catalog.refresh()
+            if not catalog.runs():
+                raise ValueError(f"no projector_config.pbtxt or projector_config.json found "
+                                 f"under {root}")
+            ask = OwnService(catalog, device)
+    except (ValueError, DataError, ConnectionError) as error:
+        print(f"projector mcp: {error}", file=sys.stderr)
+        return 2
+    build_server(ask).run("stdio")
     return 0

@@ -4,7 +4,9 @@ The widget starts the real server in the kernel process (:mod:`projector.local_s
 its front-end module shows that server's page in an iframe: one code base, nothing fetched
 from a CDN. The page and Python share the view through ``/api/session/state``: the user's
 selection, colour column and projection arrive in the traits below, and setting a trait
-changes the page. Projections run in the kernel through the same job engine, streamed.
+changes the page. Projections run in the kernel through the server's projection service (the
+page's jobs, streamed), which the widget asks for everything else too: the shown embedding,
+a view's check, a saved picture.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import anywidget
 import traitlets
 
 from projector.local_server import LocalServer, memory_server
-from projector_core.session import check_view
+from projector_core.data.model import Embedding
 
 PROJECTIONS = ("pca", "tsne", "umap", "custom")
 
@@ -84,8 +86,8 @@ class Projector(anywidget.AnyWidget):
             return value
         name = proposal["trait"].name
         try:
-            check_view(self._server.app.state.catalog, self._session.snapshot(),
-                       {name: list(value) if name == "selection" else value})
+            self._server.service.check_view(self._session.snapshot(),
+                                            {name: list(value) if name == "selection" else value})
         except ValueError as error:
             raise traitlets.TraitError(str(error)) from None
         return value
@@ -110,27 +112,18 @@ class Projector(anywidget.AnyWidget):
         finally:
             self._from_page.active = False
 
-    def _shown_embedding(self) -> Any:
-        catalog = self._server.app.state.catalog
-        run = catalog.run(self.run) if self.run else catalog.runs()[0]
-        return run.embedding(self.embedding) if self.embedding else run.embeddings[0]
+    def _shown_embedding(self) -> Embedding:
+        return self._server.service.shown_embedding(self.run, self.embedding)
 
     def save_image(self, path: str | Path, width: int = 2000, **options: Any) -> Path:
         """The widget's projection, coloured as in the page, drawn as a picture at ``path``
         (``projector render``'s renderer; computed or reused through the server's jobs).
-        ``options``: height, point_size, legend."""
-        from projector_core.export.projections import run_projection
-        from projector_core.export.render import AUTO, projection_picture, save_picture
-
-        if self.projection not in ("pca", "tsne", "umap"):
-            raise ValueError(f"save_image draws pca, tsne or umap, not {self.projection!r}")
-        embedding = self._shown_embedding()
-        state = self._server.app.state
-        result = run_projection(state.projection_jobs, embedding, self.projection,
-                                device=state.device)
-        color_by = AUTO if self.color_by is None else self.color_by  # None: the page's default
-        image = projection_picture(embedding, result.coordinates, width, color_by, **options)
-        save_picture(image, Path(path))
+        ``options``: height, point_size, legend. ValueError (the service's sentence) for a
+        projection no view opens unasked (custom)."""
+        if self.color_by is not None:  # else the page's default column
+            options["color_by"] = self.color_by
+        self._server.service.render(self._shown_embedding(), self.projection, Path(path),
+                                    width, **options)
         return Path(path)
 
     def selected_frame(self) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class DataError(ValueError):
     """A user's file (or request data) that cannot be used as it is.
@@ -33,3 +35,34 @@ class DataError(ValueError):
         if self.field:
             where.append(f"field '{self.field}'")
         return f"{' '.join(where)}: {self.message}" if where else self.message
+
+
+NAMES_SAID = 20  # known names an unknown name's sentence lists
+
+
+class UnknownName(KeyError):
+    """An unknown run, embedding or job (a 404): the one sentence that names it and what is
+    known, whichever door asked; a ``KeyError`` for code that looks names up."""
+
+    def __str__(self) -> str:  # KeyError's would quote the sentence
+        return str(self.args[0])
+
+
+def known(names: list[str]) -> str:
+    """Known names as a sentence lists them: the first few, and how many more."""
+    shown = ", ".join(names[:NAMES_SAID]) or "none"
+    return shown + (f" and {len(names) - NAMES_SAID} more" if len(names) > NAMES_SAID else "")
+
+
+class UnknownColumn(ValueError, KeyError):
+    """A metadata column the data (or the tiles) do not have: the request's fault (a 422),
+    and a ``KeyError`` for code that looks a column up by name."""
+
+    def __str__(self) -> str:  # KeyError's would quote the sentence
+        return str(self.args[0])
+
+
+def unknown_column(column: str, columns: Iterable[str]) -> UnknownColumn:
+    """The one sentence for a metadata column the data lacks, naming those it has."""
+    return UnknownColumn(f"unknown metadata column {column!r}; columns: "
+                         f"{', '.join(columns) or 'none'}")

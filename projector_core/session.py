@@ -62,15 +62,12 @@ def check_view(catalog: Catalog, current: dict[str, Any], changes: dict[str, Any
     runs = catalog.runs()
     if not runs:
         return
-    try:
+    try:  # an unknown name: the catalogue's sentence, a 422 here (a view names it)
         run = catalog.run(view["run"]) if view.get("run") is not None else runs[0]
-    except KeyError:
-        raise ValueError(f"unknown run {view['run']!r}") from None
-    try:
         embedding = (run.embedding(view["embedding"]) if view.get("embedding") is not None
                      else run.embeddings[0])
-    except KeyError:
-        raise ValueError(f"unknown embedding {view['embedding']!r} in run {run.name!r}") from None
+    except KeyError as error:
+        raise ValueError(str(error)) from None
     except IndexError:
         return  # a run without embeddings: nothing to check against
     if embedding.loading is not None or embedding.shape is None:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Type-checks projector_core/, server/ and projector/ with mypy (configured in pyproject.toml).
+# Type-checks projector_core/ (strictly), server/ and projector/ with mypy (configured in
+# pyproject.toml).
 # server/ installs as projector.server (setup.py's package_dir), a mapping mypy cannot follow
 # through the editable install, so mypy reads a tree of links laid out as the wheel is.
 set -euo pipefail

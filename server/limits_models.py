@@ -44,6 +44,14 @@ class ParameterOut(BaseModel):
     max_length: int | None = Field(description="A string's longest length")
 
 
+class DefaultRequestOut(BaseModel):
+    """What a fresh view of the method asks: the page's request, the default view's."""
+
+    dims: int
+    params: dict[str, Any] = Field(description="The parameters it sets, at this table's "
+                                               "defaults for the data")
+
+
 class MethodOut(BaseModel):
     """A projection method: its parameters and what it can do."""
 
@@ -58,6 +66,9 @@ class MethodOut(BaseModel):
     params: dict[str, ParameterOut]
     limits: dict[str, LimitOut] = Field(description="Data limits that bound no parameter "
                                                     "(t-SNE's points, precomputed dimensions)")
+    default_request: DefaultRequestOut | None = Field(
+        description="The request a fresh view of this method makes (null: none opens unasked, "
+                    "its parameters are the user's)")
 
 
 class DataShapeOut(BaseModel):

@@ -40,11 +40,17 @@ def _free_port() -> int:
 
 
 @contextmanager
-def cli_server(args: list[str], tmp_path: Path, timeout: float = 180) -> Iterator[CliServer]:
-    """Serve ``args`` until the block ends; up once every listed embedding is ready."""
+def cli_server(args: list[str], tmp_path: Path, timeout: float = 180,
+               own_numba_cache: bool = False) -> Iterator[CliServer]:
+    """Serve ``args`` until the block ends; up once every listed embedding is ready.
+
+    The server compiles numba's kernels into the session's cache (``NUMBA_CACHE_DIR``, from
+    tests/conftest.py), or with ``own_numba_cache`` into its own ``--cache-dir``, as on a
+    user's machine."""
     port = _free_port()
     stdout, stderr = tmp_path / "serve.out", tmp_path / "serve.err"
-    env = {k: v for k, v in os.environ.items() if k != "PROJECTOR_NO_WARM_UP"}
+    dropped = {"PROJECTOR_NO_WARM_UP", *(["NUMBA_CACHE_DIR"] if own_numba_cache else [])}
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     with stdout.open("w") as out, stderr.open("w") as err:
         process = subprocess.Popen(
             [*PROJECTOR, "serve", *args, "--port", str(port), "--cache-dir",

@@ -1,7 +1,15 @@
-"""Shared fixtures: the real app under uvicorn on 127.0.0.1, and the bundled sample data."""
+"""Shared fixtures: the real app under uvicorn on 127.0.0.1, and the bundled sample data.
+
+A test's server is the one ``projector serve`` builds (``serve_app``): it warms the compute
+libraries up and prepares the first view in the background, as a user's does. A test whose
+assertions need a server doing nothing by itself is marked ``@pytest.mark.quiet_server``.
+Every server of a session, in this process or a subprocess, compiles numba's kernels into
+one cache, once.
+"""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -10,12 +18,14 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from projector.server.app import SAMPLE_DATA, create_app
+from projector.server.app import SAMPLE_DATA
+from projector.server.cli import build_parser, serve_app
 from projector.server.stopping import StoppingServer
 
 # The server imports openTSNE / scikit-learn on the first t-SNE request (or in its warm-up); the
 # test process does it once here, so that no test's HTTP timeout pays for the import.
 import projector_core.kernels.tsne  # noqa: F401
+from projector_core.projection import warmup
 
 pytest_plugins = ["tests.ci_skips"]  # on CI, a skip is a failure unless the test allows it
 
@@ -49,6 +59,15 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """One numba cache for the session (numba reads it when first imported, which collecting a
+    test module may do); servers and their subprocesses inherit it, so the warm-up's kernels
+    are compiled once, not once per server."""
+    numba = config._tmp_path_factory.getbasetemp() / "numba"  # type: ignore[attr-defined]
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(numba))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test session caches under its own temp folder, never in the user's cache."""
@@ -65,14 +84,33 @@ def _isolated_annotations(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("PROJECTOR_ANNOTATIONS", str(store))
 
 
+@pytest.fixture(scope="session")
+def _compute_warmed_up() -> None:
+    """The warm-up ``projector serve`` starts (once a process), over before the session's first
+    server that would start it: no test's requests race it by chance (the tests of the warm-up
+    itself race it on purpose, test_umap_neighbors.py and test_cli_options.py)."""
+    warmup.start_warm_up(delay=0)
+    assert warmup.ready.wait(600), "the compute libraries' warm-up did not end"
+
+
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[..., str]]:
-    """``serve(logdir, **create_app_options) -> base_url`` of a fresh app under real uvicorn."""
+def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., str]]:
+    """``serve(logdir, **create_app_options) -> base_url``: a fresh app under real uvicorn,
+    configured as ``projector serve LOGDIR --cache-dir TMP/cache`` configures it (the options
+    are ``create_app``'s keywords, over the CLI's); quiet (no warm-up, no prepared view)
+    for a test marked ``quiet_server``."""
     servers: list[LiveServer] = []
+    quiet = request.node.get_closest_marker("quiet_server") is not None
 
     def start(logdir: str | Path | None = None, **options) -> str:
-        options.setdefault("cache_dir", tmp_path / "cache")
-        server = LiveServer(create_app(logdir, **options))
+        argv = ["serve", *([str(logdir)] if logdir is not None else []),
+                *([] if "cache_dir" in options else ["--cache-dir", str(tmp_path / "cache")]),
+                *(["--no-warm-up"] if quiet else [])]
+        if quiet:
+            options.setdefault("prepare_view", False)
+        else:
+            request.getfixturevalue("_compute_warmed_up")
+        server = LiveServer(serve_app(build_parser().parse_args(argv), **options))
         server.start()
         servers.append(server)
         return server.url

@@ -12,7 +12,9 @@ import httpx
 import numpy as np
 import pytest
 
+from projector_core.formats.writer import add_embedding
 from tests.builders import write_tsv
+from tests.cli_server import cli_server
 
 PROJECTOR = [sys.executable, "-m", "projector.server.cli"]
 
@@ -89,3 +91,22 @@ def test_a_port_in_use_is_a_clear_message(tmp_path):
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_serve_wait_serves_an_empty_logdir_and_lists_runs_as_they_are_written(tmp_path):
+    """`--wait`: a LOGDIR with no runs yet is served (not refused), and a run written into it
+    afterwards, by the project's writer, appears in /api/runs and can be read."""
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    with cli_server([str(logdir), "--wait"], tmp_path) as server:
+        assert server.get("/api/runs").json() == []
+        vectors = np.random.default_rng(0).normal(size=(20, 4)).astype(np.float32)
+        add_embedding(logdir / "later", vectors, [f"p{i}" for i in range(20)], tag="t")
+        deadline = time.monotonic() + 120
+        while not [e for r in server.get("/api/runs").json() if r["name"] == "later"
+                   for e in r["embeddings"] if e["status"] == "ready"]:
+            assert time.monotonic() < deadline, server.output()
+            time.sleep(0.2)
+        tensor = server.get("/api/tensor", run="later", embedding="t:00000")
+        assert np.frombuffer(tensor.content, "<f4").reshape(20, 4).tolist() == vectors.tolist()
+        assert f"no runs yet under {logdir}; watching for new ones" in server.output()

@@ -143,7 +143,7 @@ def test_the_warm_up_compiles_umap_into_our_cache_before_any_job(tmp_path):
     anyone asked for a projection, and the first UMAP job then runs."""
     np.save(tmp_path / "v.npy", np.random.default_rng(0).normal(size=(300, 6)).astype("f4"))
     before = sorted(p.name for p in tmp_path.iterdir())
-    with cli_server([str(tmp_path / "v.npy")], tmp_path) as server:
+    with cli_server([str(tmp_path / "v.npy")], tmp_path, own_numba_cache=True) as server:
         numba = tmp_path / "cache" / "numba"
         deadline = time.monotonic() + 600
         while not any(numba.rglob("*.nbc")):

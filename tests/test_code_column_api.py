@@ -17,13 +17,9 @@ from projector import Client
 pytest.importorskip("zarr")
 
 from projector_core.data.catalog import Catalog
-from projector_core.default_view import prepare_default_view
 from projector_core.formats.chunked_writer import write_zarr
 from projector_core.formats.code_columns import write_code_column
-from projector_core.jobs.engine import JobManager
-from projector_core.projection.jobs import ProjectionJobs
-from projector_core.storage.result_cache import ResultCache
-from projector_core.tiles.store import LodStore
+from projector_core.service import ProjectionService
 
 N = 3000
 KINDS = ["cat", "dog", "bird", "fish", "cow"]
@@ -142,15 +138,14 @@ def test_the_default_view_counts_a_stored_column_ahead_of_the_page(tmp_path):
     path, codes = _data(tmp_path)
     catalog = Catalog(path, cache_dir=tmp_path / "cache")
     catalog.refresh()
-    jobs = JobManager()
+    service = ProjectionService.standalone(catalog)
     try:
-        prepare_default_view(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)),
-                             LodStore(), "cpu")
+        service.prepare_default_view()
         stored = catalog.embedding(".", "v").code_columns["kind"]
         assert "counts" in vars(stored) and "codes" not in vars(stored)  # counted, not read whole
         assert vars(stored)["counts"].tolist() == np.bincount(codes, minlength=5).tolist()
     finally:
-        jobs.shutdown()
+        service.stop()
 
 
 @pytest.mark.slow

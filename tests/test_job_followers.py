@@ -70,13 +70,11 @@ def test_following_and_polling_keep_a_watched_job_alive_until_they_stop(manager,
     with followers.following(job):
         time.sleep(3 * GRACE)
         assert job.status is JobStatus.RUNNING
-    for _ in range(6):  # polls more often than the grace
+    for _ in range(6):  # polls more often than the grace: each finds it running
         time.sleep(GRACE / 2)
         followers.seen(job)
-    assert job.status is JobStatus.RUNNING
-    left = time.monotonic()
-    _until(lambda: job.status is JobStatus.CANCELLED)
-    assert time.monotonic() - left >= GRACE
+        assert job.status is JobStatus.RUNNING
+    _until(lambda: job.status is JobStatus.CANCELLED)  # once they stop, the grace ends it
     release.set()
 
 

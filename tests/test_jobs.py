@@ -26,16 +26,22 @@ def _until(predicate, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def _looping(release: threading.Event, steps: list[int] | None = None):
-    """Work that steps until released (or cancelled), publishing a frame each step."""
+def _looping(release: threading.Event, steps: list[int] | None = None,
+             exited: threading.Event | None = None):
+    """Work that steps until released (or cancelled), publishing a frame each step;
+    ``exited`` is set once it has stopped, however it stopped."""
     def work(ctx: JobContext) -> str:
         i = 0
-        while not release.is_set():
-            i += 1
-            ctx.step(i, min(i / 1000, 0.99), lambda i=i: np.full((4, 2), i, np.float32))
-            if steps is not None:
-                steps.append(i)
-            time.sleep(0.002)
+        try:
+            while not release.is_set():
+                i += 1
+                ctx.step(i, min(i / 1000, 0.99), lambda i=i: np.full((4, 2), i, np.float32))
+                if steps is not None:
+                    steps.append(i)
+                time.sleep(0.002)
+        finally:
+            if exited is not None:
+                exited.set()
         return "finished"
     return work
 
@@ -47,19 +53,32 @@ def test_done_job_has_result_and_full_progress(manager):
     assert job.result == 42
     assert job.snapshot() == {"id": job.id, "status": "done", "progress": 1.0,
                               "iteration": None, "error": None, "paused": False,
-                              "phase": None, "phase_progress": None}
+                              "phase": None, "phase_progress": None,
+                              "priority": "requested", "yielding": False}
 
 
 def test_concurrency_is_bounded_and_the_rest_queue(manager):
-    release = threading.Event()
-    jobs = [manager.submit(_looping(release)) for _ in range(3)]
+    """Two workers: the third job waits in the queue and starts only once one of the first two
+    has ended (the order the jobs themselves log)."""
+    release, log = threading.Event(), []
+
+    def logged(name: str):
+        def work(ctx: JobContext) -> str:
+            log.append(("start", name))
+            release.wait(10)
+            log.append(("end", name))
+            return name
+        return work
+
+    jobs = [manager.submit(logged(name)) for name in ("a", "b", "c")]
     _until(lambda: sum(j.status is JobStatus.RUNNING for j in jobs) == 2)
-    time.sleep(0.1)
-    assert [j.status for j in jobs].count(JobStatus.QUEUED) == 1
+    assert jobs[2].status is JobStatus.QUEUED and ("start", "c") not in log
     release.set()
     for job in jobs:
         assert job.wait(5)
         assert job.status is JobStatus.DONE
+    first_end = min(log.index(("end", "a")), log.index(("end", "b")))
+    assert log.index(("start", "c")) > first_end, log
 
 
 def test_errors_fail_the_job_and_keep_the_workers(manager):
@@ -79,15 +98,14 @@ def test_errors_fail_the_job_and_keep_the_workers(manager):
 
 
 def test_cancel_running_job_stops_its_work_at_the_next_step(manager):
-    release, steps = threading.Event(), []
-    job = manager.submit(_looping(release, steps))
+    release, steps, exited = threading.Event(), [], threading.Event()
+    job = manager.submit(_looping(release, steps, exited))
     _until(lambda: len(steps) > 5)
+    count = len(steps)
     manager.cancel(job.id)
     assert job.status is JobStatus.CANCELLED  # at once, not when the work notices
-    time.sleep(0.05)
-    count = len(steps)
-    time.sleep(0.1)
-    assert len(steps) == count
+    assert exited.wait(5)  # the work stopped, with the release never given
+    assert len(steps) <= count + 1  # at most the step in flight at the cancel
     assert job.result is None
 
 
@@ -97,36 +115,53 @@ def test_cancel_queued_job_never_runs(manager):
     ran = threading.Event()
     queued = manager.submit(lambda ctx: ran.set())
     manager.cancel(queued.id)
+    after = manager.submit(lambda ctx: "after")  # queued behind the cancelled one
     release.set()
     for job in blockers:
         job.wait(5)
-    time.sleep(0.1)
+    assert after.wait(5)  # the queue went past the cancelled job: it would have run first
     assert queued.status is JobStatus.CANCELLED and not ran.is_set()
 
 
-def test_a_late_result_does_not_override_cancel(manager):
-    gate = threading.Event()
-    job = manager.submit(lambda ctx: gate.wait(5) and "late")  # never calls ctx.step
-    _until(lambda: job.status is JobStatus.RUNNING)
-    manager.cancel(job.id)
-    gate.set()
-    time.sleep(0.1)
-    assert job.status is JobStatus.CANCELLED and job.result is None
+def test_a_late_result_does_not_override_cancel():
+    jobs = JobManager(workers=1)  # one worker: the next job runs once the first has returned
+    try:
+        gate = threading.Event()
+        job = jobs.submit(lambda ctx: gate.wait(5) and "late")  # never calls ctx.step
+        _until(lambda: job.status is JobStatus.RUNNING)
+        jobs.cancel(job.id)
+        gate.set()
+        assert jobs.submit(lambda ctx: "next").wait(5)  # the late result has been handed in
+        assert job.status is JobStatus.CANCELLED and job.result is None
+    finally:
+        jobs.shutdown()
 
 
 def test_pause_holds_the_work_and_resume_continues(manager):
-    release, steps = threading.Event(), []
-    job = manager.submit(_looping(release, steps))
-    _until(lambda: len(steps) > 3)
+    """Work that steps when let: a step begun while paused returns only after the resume."""
+    go, entered, returned = threading.Semaphore(0), threading.Semaphore(0), threading.Semaphore(0)
+
+    def work(ctx: JobContext) -> str:
+        for i in range(1, 6):
+            assert go.acquire(timeout=10)
+            entered.release()
+            ctx.step(i, i / 10)
+            returned.release()
+        return "finished"
+
+    job = manager.submit(work)
+    for _ in range(3):  # three steps run freely
+        go.release()
+        assert returned.acquire(timeout=5)
     manager.pause(job.id)
     assert job.snapshot()["paused"] is True and job.status is JobStatus.RUNNING
-    time.sleep(0.05)
-    held = len(steps)
-    time.sleep(0.2)
-    assert len(steps) == held
+    go.release()
+    for _ in range(4):  # the three free steps, and the one begun while paused
+        assert entered.acquire(timeout=5)
+    assert not returned.acquire(timeout=0.2), "a step returned while paused"
     manager.resume(job.id)
-    _until(lambda: len(steps) > held)
-    release.set()
+    assert returned.acquire(timeout=5)
+    go.release()
     assert job.wait(5) and job.status is JobStatus.DONE
 
 

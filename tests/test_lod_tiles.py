@@ -10,17 +10,15 @@ import httpx
 import numpy as np
 
 from projector_core.data.catalog import Catalog
-from projector_core.default_view import prepare_default_view
-from projector_core.jobs.engine import JobManager, JobStatus
+from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.compute import request_key
 from projector_core.projection.default_request import projection_request
-from projector_core.projection.jobs import ProjectionJobs
-from projector_core.storage.result_cache import ResultCache
+from projector_core.service import ProjectionService
 from projector_core.tiles import view
 from projector_core.tiles.build import build_tiles
 from projector_core.tiles.order import lod_order
-from projector_core.tiles.store import LodStore
 from tests.builders import write_pbtxt_run
 from tests.test_lod import blobs, pca_job, write_points
 
@@ -111,11 +109,10 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
     write_points(tmp_path / "logs" / "run", 2000, [f"c{i % 3}" for i in range(2000)])
     catalog = Catalog(tmp_path / "logs", cache_dir=tmp_path / "cache")
     catalog.refresh()
-    jobs = JobManager()
+    service = ProjectionService.standalone(catalog)
+    jobs, lod = service.jobs, service.lod
     try:
-        projections = ProjectionJobs(jobs, ResultCache(catalog.cache.directory))
-        lod = LodStore()
-        prepare_default_view(catalog, projections, lod, "cpu")
+        service.prepare_default_view()
         embedding = catalog.embedding("run", "points")
         # The page's request (projecting.js requestFor('pca'): dims 3, spherize below 50
         # dims) finds the prepared job done, its order and tiles computed.
@@ -126,19 +123,23 @@ def test_default_view_is_prepared_once_the_catalog_has_loaded(tmp_path):
         assert job is not None and job.status is JobStatus.DONE
         assert lod.peek_order(job, [0, 1]) is not None
         assert "label" in embedding.metadata()._codes
+        # Nobody asked for it: it was background work, until the page's request finds it.
+        assert job.priority is Priority.BACKGROUND
+        assert service.start(request, embedding) is job
+        assert job.priority is Priority.REQUESTED
     finally:
-        jobs.shutdown()
+        service.stop()
 
 
 def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp_path,
                                                                       monkeypatch):
-    """Under uvicorn with prepare_view (what ``projector serve`` does), nobody asking: the
+    """Under uvicorn, served as ``projector serve`` serves (the view prepared), nobody asking: the
     default PCA job appears and finishes, and its tiles are built, which an early tile
     request shows (it never builds them: it answers the computed tile once they exist).
     The page shows sets above 2M points from tiles: here the bound is lowered to 1000."""
     monkeypatch.setattr(view, "TILES_ABOVE", 1000)
     write_points(tmp_path / "logs" / "run", 3000, [f"c{i % 3}" for i in range(3000)])
-    url = serve(tmp_path / "logs", prepare_view=True)
+    url = serve(tmp_path / "logs")
     deadline = time.monotonic() + 120
     done: list[dict] = []
     while not done and time.monotonic() < deadline:
@@ -146,6 +147,7 @@ def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp
                 if j["method"] == "pca" and j["status"] == "done"]
         time.sleep(0.1)
     assert len(done) == 1, "the default view's projection was not started on load"
+    assert done[0]["priority"] == "background"  # the server's guess, yielding to requests
     tile = None
     while time.monotonic() < deadline:
         tile = httpx.get(f"{url}/api/jobs/{done[0]['id']}/tiles/0/0/0",

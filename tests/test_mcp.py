@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import InitializeResult
 from sklearn.decomposition import PCA
 from sklearn.manifold import trustworthiness
 from sklearn.neighbors import NearestNeighbors
@@ -22,12 +24,17 @@ from sklearn.neighbors import NearestNeighbors
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _server(logdir: Path, cache: Path) -> StdioServerParameters:
-    env = {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"],
-           "PROJECTOR_ANNOTATIONS": os.environ["PROJECTOR_ANNOTATIONS"]}  # conftest's store
+def _env(cache: Path) -> dict[str, str]:
+    return {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"],
+            "PROJECTOR_ANNOTATIONS": os.environ["PROJECTOR_ANNOTATIONS"]}  # conftest's store
+
+
+def _server(logdir: Path | None, cache: Path, *options: str) -> StdioServerParameters:
+    """``projector mcp [LOGDIR] [options]`` as an assistant starts it."""
+    where = [str(logdir)] if logdir is not None else []
     return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "projector.server.cli", "mcp", str(logdir)],
-                                 env=env, cwd=str(ROOT))
+                                 args=["-m", "projector.server.cli", "mcp", *where, *options],
+                                 env=_env(cache), cwd=str(ROOT))
 
 
 def _payload(result) -> object:
@@ -45,14 +52,20 @@ def _error(result) -> str:
     return result.content[0].text
 
 
-def _session(logdir: Path, cache: Path, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+def _session(logdir: Path | None, cache: Path,
+             body: Callable[[ClientSession], Awaitable[None]], *options: str) -> InitializeResult:
+    """Runs ``body`` in a session with ``projector mcp [LOGDIR] [options]``; what the server
+    said of itself when the session began."""
+    began: list[InitializeResult] = []
+
     async def run() -> None:
-        async with stdio_client(_server(logdir, cache)) as (read, write), \
+        async with stdio_client(_server(logdir, cache, *options)) as (read, write), \
                 ClientSession(read, write) as session:
-            await session.initialize()
+            began.append(await session.initialize())
             await body(session)
 
     anyio.run(run)
+    return began[0]
 
 
 @pytest.mark.slow
@@ -178,7 +191,7 @@ def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, t
         assert _error(wide).endswith("umap.params.n_neighbors: Input should be less than or "
                                      "equal to 200"), "named once, by the method's own model"
         nowhere = await session.call_tool("metadata", {"run": "nope", "embedding": "x"})
-        assert "unknown embedding nope/x; known:" in _error(nowhere)
+        assert "unknown run 'nope' (runs: digits, iris" in _error(nowhere), "the service's sentence"
 
     _session(sample_logdir, tmp_path / "cache", body)
 
@@ -245,3 +258,68 @@ def test_metadata_search_neighbours_by_index_and_pca_umap_projections(sample_log
             assert trustworthiness(vectors, picture, n_neighbors=10) >= 0.9
 
     anyio.run(session_run)
+
+
+@pytest.mark.slow
+def test_with_server_the_assistants_jobs_are_the_pages(sample_logdir, tmp_path, serve):
+    """``projector mcp --server URL`` asks the running server: the assistant's projection is
+    the job the page's identical request gets, listed in the server's jobs, and a refusal is
+    the server's own sentence. Without it the server says truly that it computes alone."""
+    base = serve(sample_logdir)
+    request = {"run": "iris", "embedding": "iris", "method": "umap", "dims": 2,
+               "params": {"n_neighbors": 10, "n_epochs": 50, "seed": 3}}
+    answers: dict[str, object] = {}
+
+    async def body(session: ClientSession) -> None:
+        answers["project"] = _payload(await session.call_tool("project", {
+            **request, "max_points": 3}))
+        answers["clusters"] = _payload(await session.call_tool("clusters", {
+            "run": "iris", "embedding": "iris", "job": _job(answers), "min_cluster_size": 10}))
+        answers["near"] = _payload(await session.call_tool("neighbors", {
+            "run": "words", "embedding": "words", "query": "blue", "k": 5}))
+        answers["nowhere"] = _error(await session.call_tool("metadata", {"run": "nope",
+                                                                        "embedding": "x"}))
+
+    began = _session(None, tmp_path / "mcp-cache", body, "--server", base)
+    assert began.server_info.description is not None and base in began.server_info.description
+    assert began.server_info.version, "the installed version"
+    job = _job(answers)
+    page = httpx.post(f"{base}/api/projections", json=request).json()["job"]
+    assert page == job, "the page's identical request shares the assistant's job"
+    assert job in [j["id"] for j in httpx.get(f"{base}/api/jobs").json()["jobs"]]
+    rest = httpx.get(f"{base}/api/jobs/{job}/clusters",
+                     params={"label_column": "species", "min_cluster_size": 10}).json()
+    clusters = answers["clusters"]
+    assert isinstance(clusters, dict) and clusters["clusters"] == rest["clusters"]
+    near = answers["near"]
+    assert isinstance(near, dict) and [p["word"] for p in near["of"]] == ["blue"]
+    unknown = httpx.get(f"{base}/api/neighbors", params={"run": "nope", "embedding": "x",
+                                                         "index": 0}).json()["detail"]
+    assert str(answers["nowhere"]).endswith(unknown), "the server's sentence, as REST says it"
+
+    async def alone(session: ClientSession) -> None:
+        runs = _payload(await session.call_tool("list_runs", {}))
+        assert {"digits", "iris", "words"} <= {r["run"] for r in runs}, "the samples, as serve"
+
+    began = _session(None, tmp_path / "cache", alone)
+    assert "its own jobs" in (began.server_info.description or "")
+
+
+def _job(answers: dict[str, object]) -> str:
+    projected = answers["project"]
+    assert isinstance(projected, dict)
+    return str(projected["job"])
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    (["data/nope"], "projector mcp: LOGDIR data/nope does not exist"),
+    (["--server", "http://127.0.0.1:9"], "projector mcp: cannot reach http://127.0.0.1:9"),
+    (["data/nope", "--server", "http://127.0.0.1:9"], "give a LOGDIR or --server URL, not both"),
+])
+def test_what_mcp_cannot_serve_is_said_on_stderr_before_the_protocol(where, said, tmp_path):
+    """Not a traceback an MCP client reads as "Connection closed": a sentence and exit 2."""
+    done = subprocess.run([sys.executable, "-m", "projector.server.cli", "mcp", *where],
+                          capture_output=True, text=True, env=_env(tmp_path), cwd=str(ROOT),
+                          stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert said in done.stderr and "Traceback" not in done.stderr

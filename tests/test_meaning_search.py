@@ -36,7 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, obje
                      models={("words", "words"): MODEL, ("training", "hidden"): MODEL})
     live = LiveServer(app)
     live.start()
-    for job in app.state.jobs.all():  # started at start, in the background
+    for job in app.state.projection_service.jobs.all():  # started at start, in the background
         assert job.wait(TIMEOUT)
     yield live.url, app
     live.stop()
@@ -145,7 +145,7 @@ def test_a_mismatched_model_is_refused_with_both_widths(server):
         "run": "training", "embedding": "hidden:00005", "text": "x"})
     assert reply.status_code == 422, reply.text
     assert "384" in reply.json()["detail"] and "16" in reply.json()["detail"]
-    failed = [j for j in app.state.jobs.all() if j.about.get("run") == "training"]
+    failed = [j for j in app.state.projection_service.jobs.all() if j.about.get("run") == "training"]
     assert failed and all(j.status is JobStatus.FAILED for j in failed)  # said at start
 
 
@@ -165,7 +165,7 @@ def test_bad_requests_name_what_is_wrong(server):
     no_model = httpx.get(f"{url}/api/search/meaning", params={
         "run": "digits", "embedding": "digits", "text": "x"}, timeout=TIMEOUT)
     assert no_model.status_code == 422 and "declares no model" in no_model.json()["detail"]
-    model_job = next(j for j in app.state.jobs.all() if j.about.get("run") == "words")
+    model_job = next(j for j in app.state.projection_service.jobs.all() if j.about.get("run") == "words")
     result = httpx.get(f"{url}/api/jobs/{model_job.id}/result", timeout=60)
     assert result.status_code == 422 and "a model job" in result.json()["detail"]
 
@@ -178,11 +178,11 @@ def test_a_query_before_the_model_is_ready_is_told_to_wait(tmp_path):
     live.start()
     release = threading.Event()
     try:
-        blockers = [app.state.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
+        blockers = [app.state.projection_service.jobs.submit(lambda ctx: release.wait()) for _ in range(2)]
         reply = _search(live.url, text="blue")
         assert reply.status_code == 503, reply.text
         assert reply.headers["Retry-After"] and reply.json()["status"] == "loading"
-        job = app.state.jobs.get(reply.json()["job"])
+        job = app.state.projection_service.jobs.get(reply.json()["job"])
         assert job.status is JobStatus.QUEUED and job.about["model"] == MODEL
         release.set()
         assert all(b.wait(60) for b in blockers) and job.wait(TIMEOUT)

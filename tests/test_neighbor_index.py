@@ -4,6 +4,7 @@ where every cell is probed, with recall >= 0.95 where they are not."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,35 @@ def test_cells_graph_recall_and_progress(metric: str) -> None:
     expected, _ = exact.neighbors_of([0, 1], 10, metric)
     assert np.mean([np.intersect1d(a, b).size / 10 for a, b in zip(found, expected, strict=True)]) >= 0.9
     assert (np.diff(distances, axis=1) >= 0).all()
+
+
+class Cancelled(Exception):
+    pass
+
+
+def test_a_raising_progress_drops_the_cells_not_yet_scanned(monkeypatch) -> None:
+    """A cancelled comparison or quality (its ``ctx.step`` raises in ``progress``) stops
+    after the cells being scanned, not after all of them."""
+    cells = CellIndex(ExactIndex(clustered(3000, 16)), cell_rows=64)  # 47 cells
+    scanned: list[int] = []
+    raised = threading.Event()
+    scan = cells._scan_cell
+
+    def held(found, full, cell, k):  # every cell after the first waits for the cancel
+        scanned.append(cell)
+        if cell:
+            raised.wait(60)
+        return scan(found, full, cell, k)
+
+    def progress(done: float) -> None:
+        if done > 0.2:  # the first cell scanned (the cells are made in [0, 0.2])
+            raised.set()
+            raise Cancelled
+
+    monkeypatch.setattr(cells, "_scan_cell", held)
+    with pytest.raises(Cancelled):
+        cells.build(10, "euclidean", progress=progress)
+    assert 0 in scanned and len(scanned) <= 4  # the first, the two held by the workers
 
 
 def test_cells_skip_non_finite_rows_and_compare_reports_recall() -> None:

@@ -68,7 +68,7 @@ def test_k_up_to_the_other_points_is_answered_and_beyond_is_422(base):
 @pytest.mark.parametrize(
     ("params", "status", "detail"),
     [
-        ({**DIGITS, "index": 1797}, 422, "out of range: the embedding has 1797 points"),
+        ({**DIGITS, "index": 1797}, 422, "index 1797 out of range: digits/digits has 1797 points"),
         ({**DIGITS, "index": -1}, 422, "index"),
         ({**DIGITS, "index": 0, "k": 0}, 422, "'k'"),
         ({**DIGITS, "index": 0, "metric": "manhattan"}, 422, "'metric'"),
@@ -126,7 +126,7 @@ def test_search_substring_and_regex(base):
     assert bad.status_code == 422 and "invalid regular expression" in bad.json()["detail"]
     unknown = search(column="colour", query="7")
     assert unknown.status_code == 422
-    assert unknown.json()["detail"] == "unknown metadata column 'colour': the columns are label, parity"
+    assert unknown.json()["detail"] == "unknown metadata column 'colour'; columns: label, parity"
 
 
 def test_search_without_metadata_uses_the_index_column(serve, tmp_path: Path):

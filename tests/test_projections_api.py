@@ -95,7 +95,8 @@ def test_tsne_streams_frames_while_running_then_the_final_one(client, digits):
     assert as_json["info"]["invalid_rows"] == 0 and as_json["info"]["perplexity"] == 30
     assert client.get(f"/api/jobs/{job}").json() == {
         "id": job, "status": "done", "progress": 1.0, "iteration": 400, "error": None,
-        "paused": False, "phase": "optimisation", "phase_progress": 1.0}
+        "paused": False, "phase": "optimisation", "phase_progress": 1.0,
+        "priority": "requested", "yielding": False}
 
 
 def test_health_and_neighbours_are_answered_while_tsne_runs(client):
@@ -150,29 +151,29 @@ def test_cancel_stops_the_computation_at_its_next_step(client):
 def test_cancel_during_the_neighbour_search_does_not_wait_for_its_end(serve, tmp_path):
     """On larger data the Annoy search takes many seconds; a cancel does not wait for its end.
 
-    The yardstick is the queued job's own search, timed in the same run: the cancelled jobs
-    free their workers in well under the time a search takes from start to end."""
+    Two identical searches start together; one is cancelled early in its search. Its worker
+    goes to the queued job while its twin, never cancelled, is still searching: the cancel
+    stopped the search, it did not wait for it (the twin's progress is the yardstick, in the
+    same run, whatever the machine's speed)."""
     data = np.random.default_rng(0).normal(size=(8000, 50)).astype("<f4")
     write_pbtxt_run(tmp_path / "logdir" / "big", 'embeddings {\n  tensor_name: "v"\n'
                     '  tensor_path: "v.bytes"\n  tensor_shape: 8000\n  tensor_shape: 50\n}\n',
                     {"v.bytes": data.tobytes()})
     with httpx.Client(base_url=serve(tmp_path / "logdir"), timeout=60) as http:
         body = {"run": "big", "embedding": "v", "method": "tsne"}
-        long = [_start(http, **body, params={"seed": s}) for s in (1, 2)]
+        cancelled, twin = (_start(http, **body, params={"seed": s}) for s in (1, 2))
         waiting = _start(http, **body, params={"seed": 3})
-        for job in long:
-            # Querying the neighbours (after the trees are built), well before the first step.
-            _until(lambda job=job: 0 < http.get(f"/api/jobs/{job}").json()["progress"] < 0.2)
-        cancelled = time.monotonic()
-        for job in long:
-            http.delete(f"/api/jobs/{job}")
+        # Querying the neighbours (after the trees are built), well before the first step.
+        _until(lambda: 0 < http.get(f"/api/jobs/{cancelled}").json()["progress"] < 0.2)
+        http.delete(f"/api/jobs/{cancelled}")
+        before = http.get(f"/api/jobs/{twin}").json()["phase_progress"] or 0.0
         _until(lambda: http.get(f"/api/jobs/{waiting}").json()["status"] == "running", 60)
-        freed = time.monotonic() - cancelled
-        # The queued job's own search, from its start to its first t-SNE step.
-        _until(lambda: (http.get(f"/api/jobs/{waiting}").json()["iteration"] or 0) > 0, 120)
-        search = time.monotonic() - cancelled - freed
-        http.delete(f"/api/jobs/{waiting}")
-        assert freed < search / 2, (freed, search)
+        searching = http.get(f"/api/jobs/{twin}").json()
+        for job in (twin, waiting):
+            http.delete(f"/api/jobs/{job}")
+        # Freed while the twin searched on, with less than half of its search behind it since.
+        assert searching["phase"] == "neighbours" and searching["iteration"] in (None, 0), searching
+        assert searching["phase_progress"] - before < (1 - before) / 2, (before, searching)
 
 
 def test_pause_and_resume(client):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Callable
 
 import pytest
 
@@ -24,17 +24,32 @@ def test_the_least_recently_used_goes_first_and_is_handed_to_on_drop() -> None:
 
 
 def test_racing_askers_of_one_key_compute_it_once() -> None:
-    recent: Recent[str, int] = Recent(4)
+    """Four threads ask at once; the first one's computation is held until every other one
+    has asked, so they race it, and it still runs once."""
     calls: list[int] = []
+    asked = threading.Semaphore(0)
+
+    class Counted(Recent[str, int]):  # each asker says so as it asks
+        def get_or_compute(self, key: str, compute: Callable[[], int]) -> int:
+            asked.release()
+            return super().get_or_compute(key, compute)
+
+    recent = Counted(4)
 
     def compute() -> int:
         calls.append(1)
-        time.sleep(0.2)  # long enough for every other thread to arrive while it runs
+        for _ in range(4):  # every asker, this one included, has asked
+            assert asked.acquire(timeout=30)
         return 42
 
     answers: list[int] = []
-    threads = [threading.Thread(target=lambda: answers.append(recent.get_or_compute("k", compute)))
-               for _ in range(4)]
+    start = threading.Barrier(4)
+
+    def ask() -> None:
+        start.wait(30)
+        answers.append(recent.get_or_compute("k", compute))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -58,6 +58,7 @@ def embedding_of(base: str, run: str) -> dict:
     return next(r for r in runs if r["name"] == run)["embeddings"][0]
 
 
+@pytest.mark.quiet_server  # the process's memory is measured: no warm-up, no view computed meanwhile
 def test_bomb_sprites_are_refused_from_their_headers(tmp_path: Path, serve) -> None:
     before_limit = Image.MAX_IMAGE_PIXELS
     sprite_run(tmp_path / "png", bomb_png(40000, 40000))

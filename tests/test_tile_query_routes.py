@@ -48,7 +48,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
                      "meta.tsv": "name\tgroup\n" + "".join(
                          f"{n}\t{g}\n" for n, g in zip(names, groups, strict=True))})
     app = create_app(folder / "logs", cache_dir=folder / "cache")
-    app.state.lod = LodStore(budget=BUDGET)  # small tiles: many levels
+    app.state.projection_service.lod = LodStore(budget=BUDGET)  # small tiles: many levels
     server = LiveServer(app)
     server.start()
     yield server.url, {"group": groups, "name": names}

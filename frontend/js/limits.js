@@ -18,6 +18,16 @@ export function methodInfo(dataset, method) {
   return dataset?.methods?.methods?.[method] ?? null;
 }
 
+/**
+ * The request a fresh view of `method` makes for this data (the table's `default_request`:
+ * its dims and the parameters a view sets, at this data's defaults), or null without a table.
+ * The server prepares its default view and exports with the same entry, so they share jobs.
+ * @returns {{ dims: number, params: Record<string, any> } | null}
+ */
+export function defaultRequest(dataset, method) {
+  return methodInfo(dataset, method)?.default_request ?? null;
+}
+
 /** The table's description of parameter `param` of `method`, or null. */
 export function paramInfo(dataset, method, param) {
   return methodInfo(dataset, method)?.params?.[param] ?? null;

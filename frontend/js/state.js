@@ -13,17 +13,25 @@ export const CUSTOM_SIDES = ['left', 'right', 'up', 'down'];
 export const URL_SELECTION_LIMIT = 2000;
 
 /**
- * The state a fresh view starts from. The projection parameters are the API's defaults; the
- * parameter table replaces them with the data set's own (defaultStateFor).
+ * The state a fresh view starts from. The projection parameters are null, "the parameter
+ * table's default": defaultStateFor fills in the data set's own, and a request is the table's
+ * default request with the state's values over it (projecting.js requestFor).
  */
 export function defaultState() {
   return {
     run: null,
     embedding: null,
     projection: 'pca',
-    pca: { x: 0, y: 1, z: 2, is3d: true, spherize: false },
-    tsne: { is3d: false, perplexity: 30, learningRate: null, nIter: 750, superviseColumn: null, superviseWeight: 0 },
-    umap: { is3d: false, nNeighbors: 15, minDist: 0.1 },
+    pca: { x: 0, y: 1, z: 2, is3d: true, spherize: /** @type {boolean | null} */ (null) },
+    tsne: {
+      is3d: false,
+      perplexity: /** @type {number | null} */ (null),
+      learningRate: /** @type {number | null} */ (null), // null: the table's choice ("auto")
+      nIter: /** @type {number | null} */ (null),
+      superviseColumn: /** @type {string | null} */ (null),
+      superviseWeight: /** @type {number | null} */ (null),
+    },
+    umap: { is3d: false, nNeighbors: /** @type {number | null} */ (null), minDist: /** @type {number | null} */ (null) },
     custom: { column: null, left: '', right: '', up: '', down: '', regex: false },
     labelBy: null,
     colorBy: null,

@@ -109,9 +109,10 @@ export class StaticApi extends Api {
     return (await this.loadManifest()).runs;
   }
 
-  /** The parameter table the site was exported with (an embedding's; none without one). */
+  /** The parameter table the site was exported with: an embedding's, or without one the plain table. */
   async methods(run = null, embedding = null) {
-    return run === null ? null : (await this._entry(run, embedding)).methods ?? null;
+    if (run === null) return (await this.loadManifest()).methods ?? null; // the table without data
+    return (await this._entry(run, embedding)).methods ?? null;
   }
 
   async metadata(run, embedding, onProgress) {
@@ -142,7 +143,7 @@ export class StaticApi extends Api {
     if (!files) {
       throw new ApiError(422, `neighbours by ${metric} distance were not exported with this site; it has ${Object.keys(metrics).join(', ')}`);
     }
-    if (!(index >= 0 && index < entry.n)) throw new ApiError(422, `index ${index} out of range: the embedding has ${entry.n} points`);
+    if (!(index >= 0 && index < entry.n)) throw new ApiError(422, `index ${index} out of range: ${run}/${embedding} has ${entry.n} points (0..${entry.n - 1})`);
     const chunk = Math.floor(index / chunkRows);
     const rows = Math.min(chunkRows, entry.n - chunk * chunkRows);
     const buffer = await this._file(`${files.folder}/${String(chunk).padStart(5, '0')}${files.suffix}`);

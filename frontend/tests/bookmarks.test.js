@@ -60,8 +60,9 @@ test('a TensorBoard bookmark without our field maps onto our state', () => {
   };
   const { state, coords } = fromTensorBoardState(tb, { n: 2, d: 3 });
   assert.equal(coords, null);
-  assert.deepEqual(state.pca, { x: 1, y: 3, z: 2, is3d: false, spherize: false });
-  assert.deepEqual(state.tsne, { is3d: true, perplexity: 18, learningRate: 10, nIter: 750, superviseColumn: null, superviseWeight: 0 });
+  // What TensorBoard's State leaves out is null, "the parameter table's" (none here).
+  assert.deepEqual(state.pca, { x: 1, y: 3, z: 2, is3d: false, spherize: null });
+  assert.deepEqual(state.tsne, { is3d: true, perplexity: 18, learningRate: 10, nIter: null, superviseColumn: null, superviseWeight: null });
   assert.deepEqual(state.umap, { is3d: true, nNeighbors: 20, minDist: 0.3 });
   assert.deepEqual(state.custom, { column: 'word', left: 'man', right: 'wom.n', up: '', down: '', regex: true });
   assert.deepEqual(state.selection, [1]);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 import { fromTensorBoardState, toTensorBoardState } from '../js/bookmarks.js';
+import { Projecting } from '../js/controller/projecting.js';
 import { clampNote, clampState, clampToLimit, isQuick, limitFor, paramInfo, startsFromLayout, tableDefaults, withinLimit } from '../js/limits.js';
 import { defaultState, defaultStateFor, sanitizeState } from '../js/state.js';
 
@@ -51,6 +52,23 @@ test('with a table, limits and capabilities are read from it', () => {
   assert.deepEqual(['pca', 'tsne', 'umap', 'custom'].filter((m) => isQuick(IRIS_TABLE, m)), ['pca', 'custom']);
   assert.deepEqual(['pca', 'tsne', 'umap'].filter((m) => startsFromLayout(TABLE, m)), ['tsne', 'umap']);
   assert.equal(isQuick({ methods: null }, 'pca'), false); // no table: followed, which always works
+});
+
+test('the page asks the table\'s default request, its state\'s values over it', () => {
+  /** @param {any} state */
+  const ask = (method, state) => {
+    const projecting = new Projecting(/** @type {any} */ ({ dataset: IRIS_TABLE, state }));
+    return projecting.requestFor(method);
+  };
+  const fresh = defaultStateFor(TABLE);
+  for (const method of ['pca', 'tsne', 'umap']) {
+    assert.deepEqual(ask(method, fresh), TABLE.methods[method].default_request, method);
+  }
+  // A value the user set replaces the table's; one past the data's limit is clamped to it.
+  const set = { ...fresh, tsne: { ...fresh.tsne, perplexity: 80, learningRate: 200, is3d: true } };
+  assert.deepEqual(ask('tsne', set), { dims: 3, params: { perplexity: 149 / 3, learning_rate: 200, n_iter: 750 } });
+  // A state that leaves a parameter to the table (null) asks the table's.
+  assert.deepEqual(ask('umap', defaultState()).params, TABLE.methods.umap.default_request.params);
 });
 
 test('the defaults are the table\'s: one set for the API, the page and exports', () => {

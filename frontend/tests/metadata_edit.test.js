@@ -67,7 +67,7 @@ test('supervision fields in an untrusted state fall back to their defaults', asy
   // table (limits.test.js).
   const bad = sanitizeState({ tsne: { superviseColumn: 5, superviseWeight: 'heavy' } }).tsne;
   assert.equal(bad.superviseColumn, null);
-  assert.equal(bad.superviseWeight, 0);
+  assert.equal(bad.superviseWeight, null); // the parameter table's default (no table here)
   const good = sanitizeState({ tsne: { superviseColumn: 'label', superviseWeight: 0.25 } }).tsne;
   assert.equal(good.superviseColumn, 'label');
   assert.equal(good.superviseWeight, 0.25);

@@ -102,13 +102,16 @@ class ProjectorClient:
         return self._json("GET", "/api/runs")
 
     def embedding(self, run: str, embedding: str) -> dict[str, Any]:
-        """One embedding's description, as :meth:`runs` lists it."""
+        """One embedding's description, as :meth:`runs` lists it; an unknown one is the
+        server's 404, in its words."""
         for found in self.runs():
             if found["name"] == run:
                 for item in found["embeddings"]:
                     if item["name"] == embedding:
-                        return item
-        raise ProjectorError(404, f"unknown embedding {embedding!r} in run {run!r}")
+                        item_found: dict[str, Any] = item
+                        return item_found
+        self.methods(run, embedding)  # the server's one sentence for an unknown name
+        raise ProjectorError(404, f"{run}/{embedding} is not listed")  # gone since
 
     def tensor(self, run: str, embedding: str) -> np.ndarray:
         body, headers = self._request("GET", "/api/tensor", names(run, embedding))
@@ -125,6 +128,16 @@ class ProjectorClient:
                                 accept="text/tab-separated-values")
         return pd.read_csv(io.BytesIO(body), sep="\t", quoting=csv.QUOTE_NONE, encoding="utf-8",
                            keep_default_na=False, na_values=[""])
+
+    def metadata_column(self, run: str, embedding: str,
+                        column: str) -> tuple[list[str], np.ndarray]:
+        """One metadata column as the server holds it: its values (strings, in order of first
+        appearance) and one int32 code per row into them, without a table to parse."""
+        body, headers = self._request("GET", "/api/metadata/column", {
+            **names(run, embedding), "column": column, "kind": "categorical"},
+            accept=OCTET_STREAM)
+        head = int(headers["x-dictionary-bytes"])
+        return json.loads(body[:head]), np.frombuffer(body[head:], "<i4").copy()
 
     def bookmarks(self, run: str, embedding: str) -> list[dict[str, Any]]:
         """The LOGDIR's bookmark file's states, then the saved ones (with ``saved``: id,
@@ -239,12 +252,16 @@ class ProjectorClient:
     # -- neighbours and search -----------------------------------------------------------------
     def neighbors(self, run: str, embedding: str, index: int | None = None,
                   vector: np.ndarray | list[float] | None = None, k: int = 10,
-                  metric: str = "cosine") -> tuple[np.ndarray, np.ndarray]:
-        """Nearest points to point ``index`` (itself excluded) or to ``vector``, ascending:
-        (indices, distances)."""
-        if (index is None) == (vector is None):
-            raise ValueError("give exactly one of index and vector")
-        if index is not None:
+                  metric: str = "cosine", *,
+                  rows: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Nearest points to point ``index`` (itself excluded), to ``vector``, or to the
+        centroid of ``rows`` (those rows left out), ascending: (indices, distances)."""
+        if sum(given is not None for given in (index, vector, rows)) != 1:
+            raise ValueError("give exactly one of index, vector and rows")
+        if rows is not None:
+            answer = self._json("POST", "/api/neighbors", body={
+                **names(run, embedding), "k": k, "metric": metric, "rows": list(rows)})
+        elif index is not None:
             answer = self._json("GET", "/api/neighbors", {**names(run, embedding),
                                                           "index": index, "k": k,
                                                           "metric": metric})

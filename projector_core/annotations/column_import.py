@@ -52,7 +52,7 @@ def read_column(raw: bytes, display: str, fmt: Format, column: str, n: int,
             row = int(np.flatnonzero(codes == code)[0])
             where = ({"line": first_line + row} if first_line is not None
                      else {"field": f"row {row}"})
-            raise DataError(str(error), file=display, **where) from None  # type: ignore[arg-type]
+            raise DataError(str(error), file=display, **where) from None
     return dictionary, codes
 
 

@@ -29,7 +29,7 @@ TSV_ROWS = 1 << 18  # rows joined into text at a time: memory stays bounded at 1
 def check_format(fmt: str) -> Format:
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}: one of {', '.join(FORMATS)}")
-    return fmt  # type: ignore[return-value]
+    return fmt
 
 
 def coded(dictionary: list[str], codes: np.ndarray, empty_is_null: bool = False) -> pa.Array:

@@ -33,7 +33,7 @@ Value = str | bool | int | None
 def check_kind(kind: str) -> Kind:
     if kind not in KINDS:
         raise ValueError(f"unknown annotation kind {kind!r}: one of {', '.join(KINDS)}")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 def kind_for(value: Value) -> Kind:

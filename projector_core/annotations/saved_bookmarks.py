@@ -51,7 +51,7 @@ class SavedBookmarks:
 
     def last_id(self) -> int:
         with self.file.reading() as db:
-            return db.execute("SELECT COALESCE(MAX(id), 0) FROM bookmarks").fetchone()[0]
+            return int(db.execute("SELECT COALESCE(MAX(id), 0) FROM bookmarks").fetchone()[0])
 
     def save(self, key: Key, state: dict[str, Any], author: str) -> SavedBookmark:
         text = json.dumps(state, ensure_ascii=False, allow_nan=False)

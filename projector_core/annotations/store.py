@@ -16,7 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -90,7 +90,7 @@ _EDIT = ("SELECT e.id, c.name, e.action, e.author, e.at, e.row_count, e.value, e
 _OF_KEY = "c.logdir = ? AND c.run = ? AND c.tag = ?"
 
 
-def _edit(row: tuple) -> Edit:
+def _edit(row: tuple[Any, ...]) -> Edit:
     id, column, action, author, at, rows, value, target, undone = row
     return Edit(id, column, action, author, at, rows, value, target, bool(undone))
 
@@ -149,7 +149,7 @@ class AnnotationStore:
 
     def last_edit(self) -> int:
         with self.file.reading() as db:
-            return db.execute("SELECT COALESCE(MAX(id), 0) FROM edits").fetchone()[0]
+            return int(db.execute("SELECT COALESCE(MAX(id), 0) FROM edits").fetchone()[0])
 
     def keys(self, logdir: str) -> list[Key]:
         """The embeddings of ``logdir`` that have annotation columns."""
@@ -282,8 +282,9 @@ def _dictionary(db: sqlite3.Connection, column_id: int) -> list[str]:
 
 def _size(db: sqlite3.Connection, column_id: int) -> int:
     """The column's number of values (codes are 0 to size - 1: read off the key's index)."""
-    return db.execute("SELECT MAX(code) + 1 FROM column_values WHERE column_id = ?",
-                      (column_id,)).fetchone()[0]
+    size: int = db.execute("SELECT MAX(code) + 1 FROM column_values WHERE column_id = ?",
+                           (column_id,)).fetchone()[0]
+    return size
 
 
 def _codes(db: sqlite3.Connection, column_id: int, values: list[str]) -> list[int]:

@@ -8,6 +8,8 @@ question again for each step it shows.
 
 from __future__ import annotations
 
+from typing import Any
+
 from projector_core.data.model import Embedding
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.cells import CellIndex
@@ -45,7 +47,7 @@ def _index(embedding: Embedding, backend: Backend, approximate: bool) -> Neighbo
     return CellIndex(exact)  # its cells are made inside compare, with progress
 
 
-_answers: Recent[tuple, Comparison] = Recent(KEPT)
+_answers: Recent[tuple[Any, ...], Comparison] = Recent(KEPT)
 
 
 def compare_embeddings(a: Embedding, b: Embedding, k: int, metric: Metric, backend: Backend,

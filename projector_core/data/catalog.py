@@ -37,7 +37,7 @@ from projector_core.data.embedding_files import EmbeddingFiles, PlainOptions, Pr
 from projector_core.data.loading import BackgroundLoader, LoadCancelled, Loading
 from projector_core.data.model import Embedding, Metadata, Run
 from projector_core.data.steps import unlisted_steps_warning
-from projector_core.errors import DataError
+from projector_core.errors import DataError, UnknownName, known
 from projector_core.events import EventHub
 from projector_core.formats.arrays import plain_array_files
 from projector_core.formats.chunked import is_zarr
@@ -122,10 +122,15 @@ class Catalog:
         return list(self._runs.values())
 
     def run(self, name: str) -> Run:
-        return self._runs[name]
+        """The run, or :class:`UnknownName` listing the known ones."""
+        try:
+            return self._runs[name]
+        except KeyError:
+            raise UnknownName(f"unknown run {name!r} (runs: {known(list(self._runs))})") from None
 
     def embedding(self, run: str, name: str) -> Embedding:
-        return self._runs[run].embedding(name)
+        """The embedding, or :class:`UnknownName` naming what is unknown (and what is known)."""
+        return self.run(run).embedding(name)
 
     def wait_loaded(self, timeout: float | None = None) -> bool:
         """Block until the background loads started so far are done; False on timeout."""

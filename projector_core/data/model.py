@@ -24,7 +24,7 @@ import numpy as np
 
 from projector_core.data.added_columns import AddedColumns, CodedColumn
 from projector_core.data.loading import Loading, StillLoading
-from projector_core.errors import DataError
+from projector_core.errors import DataError, UnknownName, known, unknown_column
 from projector_core.formats.code_columns import CodeColumn
 from projector_core.formats.metadata import Metadata
 from projector_core.formats.sprites.sprite import Sprite
@@ -256,8 +256,7 @@ class Embedding:
     def _file_column(self, column: str) -> Metadata:
         metadata = self.metadata()
         if metadata is None or column not in metadata.names:
-            raise KeyError(f"unknown metadata column {column!r}; columns: "
-                           f"{', '.join(self.metadata_columns()) or 'none'}")
+            raise unknown_column(column, self.metadata_columns())
         return metadata
 
     def bookmarks(self) -> list[dict[str, Any]]:
@@ -275,7 +274,8 @@ def _spelled(coded: CodedColumn) -> list[str]:
 
 def _map_again(path: str, source: str) -> np.ndarray:
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        mapped: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)  # a memmap
+        return mapped
     except (OSError, ValueError):
         raise DataError("its cached copy is gone; it is read again when the file changes or "
                         "the server restarts", file=source) from None
@@ -291,7 +291,9 @@ class Run:
     warnings: list[str] = field(default_factory=list)  # served all the same, said at start
 
     def embedding(self, name: str) -> Embedding:
+        """The embedding, or :class:`UnknownName` listing the run's."""
         for embedding in self.embeddings:
             if embedding.name == name:
                 return embedding
-        raise KeyError(name)
+        raise UnknownName(f"unknown embedding {name!r} in run {self.name!r} (embeddings: "
+                          f"{known([e.name for e in self.embeddings])})")

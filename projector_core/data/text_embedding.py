@@ -65,4 +65,4 @@ def text_table_catalog(table_path: Path, text_column: str, model: str,
 def _nested(kind: object) -> bool:
     import pyarrow as pa
 
-    return pa.types.is_nested(kind) or pa.types.is_binary(kind)
+    return bool(pa.types.is_nested(kind) or pa.types.is_binary(kind))

@@ -48,7 +48,7 @@ class Cluster:
         # Where the workers write results and tiles: storage they and the server share.
         self.store_dir = Path(store_dir) if store_dir else default_cache_dir() / "cluster"
         self._local: LocalCluster | None = None
-        self._held: Recent[str, list[Future]] = Recent(
+        self._held: Recent[str, list[Future[Any]]] = Recent(
             _HELD_EMBEDDINGS, on_drop=lambda futures: self.client.cancel(futures))
         try:
             if address.startswith(LOCAL_PREFIX):
@@ -71,7 +71,8 @@ class Cluster:
 
     @property
     def scheduler_address(self) -> str:
-        return self.client.scheduler.address
+        address: str = self.client.scheduler.address
+        return address
 
     def workers(self) -> list[str]:
         self.check()
@@ -90,7 +91,7 @@ class Cluster:
             self._local.close()
 
     # -- shards held by the workers ------------------------------------------------------------
-    def held(self, vectors: ChunkedVectors) -> list[Future]:
+    def held(self, vectors: ChunkedVectors) -> list[Future[Any]]:
         """One future per shard, its rows in a worker's memory (read there on first use)."""
         self.check()
         shards = vectors.shards()
@@ -100,12 +101,12 @@ class Cluster:
             for i, shard in enumerate(shards)])
 
     # -- running tasks -------------------------------------------------------------------------
-    def map(self, function: Callable[..., Any], held: list[Future], *args: Any) -> list[Any]:
+    def map(self, function: Callable[..., Any], held: list[Future[Any]], *args: Any) -> list[Any]:
         """``function(shard, *args)`` on every held shard, where it lies; results in order."""
         futures = self._submit(function, held, args)
         return self._gather(futures)
 
-    def map_by_worker(self, function: Callable[..., Any], held: list[Future],
+    def map_by_worker(self, function: Callable[..., Any], held: list[Future[Any]],
                       *args: Any) -> list[Any]:
         """``function([shards one worker holds], *args)`` once per worker, on that worker.
 
@@ -119,7 +120,7 @@ class Cluster:
                 with self.client.as_current():
                     wait(held, timeout=self.timeout)
             who = self.client.who_has(held)
-            groups: dict[str, list[Future]] = {}
+            groups: dict[str, list[Future[Any]]] = {}
             for future in held:
                 holders = who.get(future.key) or [""]
                 groups.setdefault(holders[0], []).append(future)
@@ -131,7 +132,7 @@ class Cluster:
             raise self._unavailable(error) from None
         return self._gather(futures)
 
-    def map_each(self, function: Callable[..., Any], held: list[Future],
+    def map_each(self, function: Callable[..., Any], held: list[Future[Any]],
                  per_shard: list[Any]) -> list[Any]:
         """``function(shard, argument)`` with each shard's own argument; results in order."""
         self.check()
@@ -142,7 +143,7 @@ class Cluster:
             raise self._unavailable(error) from None
         return self._gather(futures)
 
-    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
         """One task, its result left on the worker (pass the future to later tasks)."""
         self.check()
         try:
@@ -150,7 +151,7 @@ class Cluster:
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 
-    def run(self, function: Callable[..., Any], arguments: list[tuple]) -> list[Any]:
+    def run(self, function: Callable[..., Any], arguments: list[tuple[Any, ...]]) -> list[Any]:
         """``function(*args)`` once per argument tuple, anywhere; results in order."""
         self.check()
         try:
@@ -167,20 +168,20 @@ class Cluster:
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 
-    def submit_each(self, function: Callable[..., Any], held: list[Future],
-                    per_shard: list[Any]) -> list[Future]:
+    def submit_each(self, function: Callable[..., Any], held: list[Future[Any]],
+                    per_shard: list[Any]) -> list[Future[Any]]:
         """``function(shard, argument)`` per shard, results left on the workers."""
         return [self.submit(function, future, argument)
                 for future, argument in zip(held, per_shard, strict=True)]
 
-    def result(self, future: Future, timeout_factor: float = 1.0) -> Any:
+    def result(self, future: Future[Any], timeout_factor: float = 1.0) -> Any:
         """A task's result here, waiting at most ``timeout_factor`` x the timeout."""
         try:
             return future.result(timeout=self.timeout * timeout_factor)
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 
-    def each_unordered(self, function: Callable[..., Any], tasks: list[tuple], *,
+    def each_unordered(self, function: Callable[..., Any], tasks: list[tuple[Any, ...]], *,
                        timeout_factor: float = 1.0) -> Iterator[tuple[int, Any]]:
         """``function(*task)`` per task (a held shard among its arguments draws it to the
         worker holding it), yielding (task number, result) as each finishes; a long job
@@ -203,12 +204,14 @@ class Cluster:
         finally:
             self.client.cancel(futures)
 
-    def reduce(self, function: Callable[..., tuple], held: list[Future], *args: Any) -> tuple:
+    def reduce(self, function: Callable[..., tuple[Any, ...]], held: list[Future[Any]],
+               *args: Any) -> tuple[Any, ...]:
         """Sum of ``function(shard, *args)`` over the shards: each worker adds up its own
         shards, so one partial sum per worker (not per shard) crosses the network."""
         return add_parts(*self.map_by_worker(sum_over, held, function, *args))
 
-    def _submit(self, function: Callable[..., Any], held: list[Future], args: tuple) -> list[Future]:
+    def _submit(self, function: Callable[..., Any], held: list[Future[Any]],
+                args: tuple[Any, ...]) -> list[Future[Any]]:
         self.check()
         try:
             return [self.client.submit(function, future, *args, retries=_RETRIES, pure=False)
@@ -216,7 +219,7 @@ class Cluster:
         except _CLUSTER_ERRORS as error:
             raise self._unavailable(error) from None
 
-    def _gather(self, futures: list[Future]) -> list[Any]:
+    def _gather(self, futures: list[Future[Any]]) -> list[Any]:
         deadline = time.monotonic() + self.timeout
         try:
             return [future.result(timeout=max(0.01, deadline - time.monotonic()))

@@ -11,7 +11,8 @@ back. The D x D matrix bounds D (768: 4.7 MB; 4096: 134 MB).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from projector_core.distributed.cluster import Cluster
 
 
-def _reduce(vectors: ChunkedVectors, cluster: Cluster | None, function, *args) -> tuple:
+def _reduce(vectors: ChunkedVectors, cluster: Cluster | None,
+            function: Callable[..., tuple[Any, ...]], *args: Any) -> tuple[Any, ...]:
     if cluster is not None:
         return cluster.reduce(function, cluster.held(vectors), *args)
     return add_parts(*map_shards(vectors, None, function, *args))

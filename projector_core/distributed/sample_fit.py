@@ -52,7 +52,7 @@ PLACE_ROWS = 8 * PLACE_BATCH
 def take_rows(item: HeldShard | Shard, rows: np.ndarray) -> np.ndarray:
     """The shard's finite rows among ``rows`` (shard-local): its part of the sample."""
     x = held(item).index.host[rows]
-    return x[np.isfinite(x).all(axis=1)]
+    return np.asarray(x[np.isfinite(x).all(axis=1)])
 
 
 @dataclass

@@ -9,14 +9,16 @@ so the merged results equal theirs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from projector_core.formats.chunked import Shard
 from projector_core.kernels.ann import ApproximateIndex
-from projector_core.kernels.knn import ExactIndex, Metric, exact_distances
-from projector_core.kernels.neighbor_index import NeighborIndex
+from projector_core.kernels.knn import ExactIndex, exact_distances
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.storage.recent import Recent
 
 
@@ -36,7 +38,7 @@ def hold(shard: Shard) -> HeldShard:
 
 
 # HNSW graphs of the shards this worker process holds, built on first approximate query.
-_GRAPHS: Recent[tuple, ApproximateIndex] = Recent(512)
+_GRAPHS: Recent[tuple[Any, ...], ApproximateIndex] = Recent(512)
 
 
 def _graph(part: HeldShard, metric: Metric) -> NeighborIndex:
@@ -141,12 +143,13 @@ def shard_covariance(item: HeldShard | Shard, pivot: np.ndarray, spherize: bool
     return x.shape[0], x.sum(axis=0, dtype=np.float64), (x.T @ x).astype(np.float64)
 
 
-def add_parts(*parts: tuple) -> tuple:
+def add_parts(*parts: tuple[Any, ...]) -> tuple[Any, ...]:
     """Element-wise sum of equally shaped tuples (counts, sums, matrices)."""
     return tuple(sum(values) for values in zip(*parts, strict=True))
 
 
-def sum_over(items: list[HeldShard | Shard], function, *args) -> tuple:
+def sum_over(items: list[HeldShard | Shard], function: Callable[..., tuple[Any, ...]],
+             *args: Any) -> tuple[Any, ...]:
     """``function(shard, *args)`` added up over the shards one worker holds, there."""
     return add_parts(*[function(item, *args) for item in items])
 

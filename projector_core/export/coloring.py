@@ -7,6 +7,7 @@ colors.js and fails when the two differ."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ def default_color_column(metadata: Metadata | None) -> str | None:
     return None
 
 
-def _sort_key(item: tuple[str, int]) -> tuple:
+def _sort_key(item: tuple[str, int]) -> tuple[Any, ...]:
     value, count = item
     try:
         number = float(value)
@@ -83,7 +84,7 @@ def gradient(t: np.ndarray) -> np.ndarray:
     x = np.clip(np.nan_to_num(t), 0, 1) * (len(stops) - 1)
     i = np.minimum(len(stops) - 2, np.floor(x).astype(int))
     f = (x - i)[:, None]
-    return np.round(stops[i] + (stops[i + 1] - stops[i]) * f).astype(np.uint8)
+    return np.asarray(np.round(stops[i] + (stops[i + 1] - stops[i]) * f).astype(np.uint8))
 
 
 def numeric(numbers: np.ndarray, title: str) -> Coloring:

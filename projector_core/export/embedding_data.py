@@ -23,13 +23,17 @@ import numpy as np
 from projector_core.data.model import Embedding
 from projector_core.export.files import SiteFiles
 from projector_core.export.neighbors import CHUNK_ROWS, index_over, write_neighbors
-from projector_core.export.projections import Progress, run_projection
 from projector_core.export.sprite_pages import write_sprite
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.default_request import default_request
-from projector_core.projection.jobs import ProjectionJobs
 from projector_core.projection.methods import data_limits, parameter_table
 from projector_core.tiles.order import lod_order
+
+# (stage, fraction done or None); a CLI prints it as one line, a route may ignore it.
+Progress = Callable[[str, float | None], None]
+# The service's projection run to its end: (embedding, method, its dims and params as the
+# view asks them, progress) -> the result; ValueError when the data cannot satisfy it or it fails.
+Project = Callable[[Embedding, str, dict[str, Any], Progress], ProjectionResult]
 
 TSV_UP_TO = 100_000  # columns.js's COLUMNS_ABOVE: above it the page reads column files only
 SAMPLE_COLUMN = "original_row"
@@ -72,12 +76,12 @@ def _axes_sets(method: str, cols: int) -> list[list[int]]:
 
 
 def export_embedding(embedding: Embedding, files: SiteFiles, folder: str, what: EmbeddingExport,
-                     projections: ProjectionJobs, progress: Progress) -> dict[str, Any]:
+                     project: Project, progress: Progress) -> dict[str, Any]:
     """Writes the embedding's files under ``folder``; its manifest entry."""
     label = f"{embedding.run}/{embedding.name}"
     requests = {m: what.requests.get(m) or default_request(embedding, m) for m in what.methods}
-    results = {m: run_projection(projections, embedding, m, lambda s, f: progress(f"{label} {s}", f),
-                                 what.device, requests[m]) for m in what.methods}
+    results = {m: project(embedding, m, requests[m], lambda s, f: progress(f"{label} {s}", f))
+               for m in what.methods}
     rows = sample_rows(results[what.methods[0]], what.methods[0], what.max_points)
     n_all, d = embedding.shape or (0, 0)
     n = n_all if rows is None else int(rows.size)
@@ -169,7 +173,8 @@ def _categorical(values: list[str]) -> bytes:
     codes = np.fromiter((index.setdefault(v, len(index)) for v in values), np.int32, len(values))
     head = json.dumps(list(index), ensure_ascii=False).encode()
     head += b" " * (-len(head) % 4)
-    return np.uint32(len(head)).astype("<u4").tobytes() + head + codes.astype("<i4").tobytes()
+    return b"".join((np.uint32(len(head)).astype("<u4").tobytes(), head,
+                     codes.astype("<i4").tobytes()))
 
 
 def _write_all_neighbors(files: SiteFiles, folder: str, embedding: Embedding,

@@ -28,7 +28,7 @@ MAX_CANVAS_PIXELS = 100_000_000  # the supersampled canvas: 300 MB of RGB at mos
 
 def default_point_size(n: int) -> float:
     """plot.js's defaultPointSize: big discs for small sets, small for a million (CSS px)."""
-    return max(1.6, min(9.0, 26 / math.log10(max(10, n)) ** 1.25))
+    return float(max(1.6, min(9.0, 26 / math.log10(max(10, n)) ** 1.25)))
 
 
 def fit(coordinates: np.ndarray, width: int, height: int) -> np.ndarray:

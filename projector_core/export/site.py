@@ -18,8 +18,10 @@ Layout::
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +30,13 @@ from typing import Any
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.errors import DataError
-from projector_core.export.embedding_data import EmbeddingExport, export_embedding
+from projector_core.export.embedding_data import EmbeddingExport, Progress, Project, export_embedding
 from projector_core.export.files import SiteFiles
-from projector_core.export.projections import Progress
 from projector_core.projection.default_request import WITH_DEFAULTS
-from projector_core.projection.jobs import ProjectionJobs
+from projector_core.projection.methods import parameter_table
 
 MANIFEST = "static.json"
+SITE_ENTRIES = ("static", "data", "index.html", MANIFEST)  # what an export owns in its folder
 STATIC_TAG = f'<meta name="projector-static" content="{MANIFEST}">'
 VIEW = re.compile(r"#s=[A-Za-z0-9_-]{1,20000}")
 # Browsers refuse ES modules from file:// pages: say so instead of showing an empty app. A
@@ -121,19 +123,33 @@ def chosen_embeddings(catalog: Catalog, options: ExportOptions) -> list[Embeddin
     return readable
 
 
-def prepare_out(out: Path) -> None:
-    """An empty folder, or an earlier export's (replaced); never a folder of other files."""
+def check_out(out: Path) -> None:
+    """``out`` may be new, an empty folder or an earlier export's (replaced once the new one
+    is whole); never a file or a folder of other files."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out} is a file, not a folder for the site")
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / MANIFEST).is_file():
-            raise ValueError(f"{out} is not empty and holds no earlier export ({MANIFEST}); "
-                             "choose a new or empty folder")
-        for name in ("data", "static"):
-            shutil.rmtree(out / name, ignore_errors=True)
-        for name in (MANIFEST, "index.html"):
-            (out / name).unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise ValueError(f"{out} is not empty and holds no earlier export ({MANIFEST}); "
+                         "choose a new or empty folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+
+def publish(staged: Path, out: Path) -> None:
+    """The whole site written in ``staged`` becomes ``out``: a new or empty folder by one
+    rename; an earlier export's entries are replaced (folders moved aside first, files
+    renamed over, the manifest last, so ``out`` always holds one) and other files there (a
+    CNAME, a .git) are kept."""
+    if not out.exists() or not any(out.iterdir()):
+        os.replace(staged, out)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    try:
+        for name in SITE_ENTRIES:
+            if (out / name).is_dir():
+                os.replace(out / name, aside / name)
+            os.replace(staged / name, out / name)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def static_page(html: str, view: str | None = None) -> str:
@@ -152,42 +168,52 @@ def copy_front_end(frontend: Path, target: Path) -> None:
 
 
 def export_site(catalog: Catalog, out: Path, page: SitePage, options: ExportOptions,
-                projections: ProjectionJobs, progress: Progress) -> ExportSummary:
-    """Writes the site into ``out``; ValueError (or DataError) when it cannot."""
+                project: Project, progress: Progress) -> ExportSummary:
+    """Writes the site into ``out``, each projection asked of ``project`` (the service's);
+    ValueError (or DataError) when it cannot."""
     check_options(options)
     embeddings = chosen_embeddings(catalog, options)
     skipped = [f"{e.run}/{e.name} is left out: {e.error}" for r in catalog.runs()
                for e in r.embeddings if e.error and (options.run in (None, r.name))
                and (options.embedding in (None, e.name)) and e not in embeddings]
-    prepare_out(out)
-    progress("copying the front end", None)
-    copy_front_end(page.frontend, out / "static")
-    files = SiteFiles(out, options.gzip)
-    what = EmbeddingExport(tuple(options.projections), options.neighbors, options.metrics,
-                           options.max_points, options.device, options.cache_dir,
-                           dict(options.requests))
-    entries = []
-    for i, embedding in enumerate(embeddings):
-        try:
-            entries.append(export_embedding(embedding, files, f"data/{i}", what, projections,
-                                            progress))
-        except DataError:
-            raise
-        except ValueError as error:
-            raise ValueError(f"{embedding.run}/{embedding.name}: {error}") from None
-    files.json(MANIFEST, manifest(entries, options.gzip))
-    (out / "index.html").write_text(static_page(page.html, options.view), encoding="utf-8")
-    total = files.total_bytes + _size(out / "static") + (out / "index.html").stat().st_size
+    check_out(out)
+    # Written beside ``out`` and published whole: an export stopped half-way (Ctrl+C, an
+    # error) leaves ``out`` as it was, never a folder the next export refuses.
+    staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        progress("copying the front end", None)
+        copy_front_end(page.frontend, staged / "static")
+        files = SiteFiles(staged, options.gzip)
+        what = EmbeddingExport(tuple(options.projections), options.neighbors, options.metrics,
+                               options.max_points, options.device, options.cache_dir,
+                               dict(options.requests))
+        entries = []
+        for i, embedding in enumerate(embeddings):
+            try:
+                entries.append(export_embedding(embedding, files, f"data/{i}", what, project,
+                                                progress))
+            except DataError:
+                raise
+            except ValueError as error:
+                raise ValueError(f"{embedding.run}/{embedding.name}: {error}") from None
+        (staged / "index.html").write_text(static_page(page.html, options.view), encoding="utf-8")
+        files.json(MANIFEST, manifest(entries, options.gzip))
+        total = files.total_bytes + _size(staged / "static") + (staged / "index.html").stat().st_size
+        publish(staged, out)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
     return ExportSummary(out, files.count, total, [f"{e['run']}/{e['embedding']}" for e in entries],
                          skipped + what.notes)
 
 
 def manifest(entries: list[dict[str, Any]], gzip: bool) -> dict[str, Any]:
-    """``static.json``: runs as ``GET /api/runs`` answers them, and each embedding's files."""
+    """``static.json``: runs as ``GET /api/runs`` answers them, each embedding's files, and
+    the parameter table without data (``GET /api/projections/methods``: what data loaded in
+    the page asks its default requests of)."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         runs.setdefault(entry["run"], []).append(entry["info"])
-    return {"format": FORMAT, "version": VERSION, "gzip": gzip,
+    return {"format": FORMAT, "version": VERSION, "gzip": gzip, "methods": parameter_table(),
             "runs": [{"name": name, "error": None, "embeddings": infos}
                      for name, infos in runs.items()],
             "embeddings": [{k: v for k, v in e.items() if k != "info"} for e in entries]}

@@ -12,8 +12,8 @@ import numpy as np
 from PIL import Image
 
 from projector_core.export.files import SiteFiles
-from projector_core.formats.sprites.atlas import DEFAULT_MAX_PX, SpriteAtlas, SpriteImage, plan_atlas
-from projector_core.formats.sprites.sprite import Sprite
+from projector_core.formats.sprites.atlas import DEFAULT_MAX_PX, SpriteAtlas, plan_atlas
+from projector_core.formats.sprites.sprite import Sprite, SpriteImage
 
 ATLAS_MAX_PX = min(DEFAULT_MAX_PX, 4096)  # pages every WebGL2 device takes
 

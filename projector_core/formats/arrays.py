@@ -12,6 +12,7 @@ import struct
 import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -141,7 +142,8 @@ def _npz_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> 
         return np.lib.format.read_array(member, allow_pickle=False)
 
 
-def _read_header(member, version, path: Path, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+def _read_header(member: Any, version: tuple[int, int], path: Path,
+                 name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     try:
         if version == (1, 0):
             return np.lib.format.read_array_header_1_0(member)
@@ -180,7 +182,7 @@ def _read_parquet(path: Path, vector_column: str | None) -> PlainEmbedding:
     return replace(embedding_from_table(table, path.stem, vector_column, display), path=path)
 
 
-def embedding_from_table(table, name: str, vector_column: str | None, display: str) -> PlainEmbedding:
+def embedding_from_table(table: Any, name: str, vector_column: str | None, display: str) -> PlainEmbedding:
     """An Arrow table's list column of numbers as the vectors, its scalar columns as metadata
     (a parquet file, or a table handed over in Python)."""
     import pyarrow as pa
@@ -188,11 +190,10 @@ def embedding_from_table(table, name: str, vector_column: str | None, display: s
 
     def is_vector(field: pa.Field) -> bool:
         kind = field.type
-        return (
-            pa.types.is_list(kind)
-            or pa.types.is_large_list(kind)
-            or pa.types.is_fixed_size_list(kind)
-        ) and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type))
+        listed = (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+                  or pa.types.is_fixed_size_list(kind))
+        return bool(listed and (pa.types.is_floating(kind.value_type)
+                                or pa.types.is_integer(kind.value_type)))
 
     vector_fields = [field.name for field in table.schema if is_vector(field)]
     if vector_column is None:

@@ -39,7 +39,7 @@ def is_chunked(path: Path) -> bool:
 
 def _check_dtype(dtype: Any, display: str) -> np.dtype:
     try:
-        found = np.dtype(dtype)
+        found: np.dtype | None = np.dtype(dtype)
     except TypeError:
         found = None
     if found is None or found.kind not in _NUMERIC_KINDS:
@@ -173,7 +173,7 @@ class ChunkedVectors:
             index = int(key) + (self.shape[0] if key < 0 else 0)
             if not 0 <= index < self.shape[0]:
                 raise IndexError(f"row {key} out of range for {self.shape[0]} rows")
-            return self.source.read(index, index + 1)[0][columns]
+            return np.asarray(self.source.read(index, index + 1)[0][columns])
         else:
             rows = self._take(np.asarray(key))
         return rows if isinstance(columns, slice) and columns == slice(None) else rows[:, columns]

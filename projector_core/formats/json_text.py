@@ -41,7 +41,7 @@ def _escaped_quotes(data: np.ndarray) -> np.ndarray:
     first_of_run[1:] = np.diff(slashes) != 1
     run_start = slashes[np.maximum.accumulate(np.where(first_of_run, np.arange(slashes.size), 0))]
     run = after_slash - run_start[np.searchsorted(slashes, after_slash) - 1]
-    return after_slash[run % 2 == 1]
+    return np.asarray(after_slash[run % 2 == 1])
 
 
 def _steps(data: np.ndarray, brackets: np.ndarray) -> np.ndarray:

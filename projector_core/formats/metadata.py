@@ -81,7 +81,7 @@ def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    return _numpy(pc.cast(array, pa.uint8()), "u1").astype(bool) & _valid(array)
+    return np.asarray(_numpy(pc.cast(array, pa.uint8()), "u1").astype(bool) & _valid(array))
 
 
 def _bad_numbers(values: pa.Array | pa.ChunkedArray) -> int:
@@ -146,7 +146,8 @@ class Metadata:
         return len(self.arrays[self.names[0]]) if self.names else 0
 
     def column(self, name: str) -> list[str]:
-        return self.arrays[name].to_pylist()
+        values: list[str] = self.arrays[name].to_pylist()
+        return values
 
     def numeric(self, name: str) -> np.ndarray | None:
         """The column as float64 (NaN where missing), or None when it holds any non-number."""

@@ -183,7 +183,7 @@ def _parse_chunk_exactly(chunk: bytes, first_line: int, cols: int, display: str)
     if values.size != rows * cols:  # an empty cell: its line break was skipped as a blank line
         raise _diagnose(chunk, first_line, cols, display)
     with np.errstate(over="ignore"):  # beyond float32's range is inf, as numpy.loadtxt reads it
-        return values.reshape(rows, cols).astype(np.float32)
+        return np.asarray(values.reshape(rows, cols).astype(np.float32))
 
 
 def _line_chunks(handle: BinaryIO, display: str) -> Iterator[tuple[int, bytes, int, int]]:

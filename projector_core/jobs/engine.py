@@ -9,8 +9,14 @@ hold the GIL, but only for one epoch at a time.
 
 A job's work function receives a :class:`JobContext` and calls ``ctx.step(...)`` often (each
 iteration): that is where it pauses, notices a cancel (``JobCancelled`` is raised) and
-publishes a frame, at most every ``frame_interval`` seconds. Waiters are woken on every
-published change, threads through a condition and asyncio tasks through their own loop.
+publishes a frame, at most every ``frame_interval`` seconds; kernels without a context stop
+there too at their ``priority.yield_point()``. Waiters are woken on every published change,
+threads through a condition and asyncio tasks through their own loop.
+
+A job is *requested* (someone waits for it) or *background* (the server's own guess, as the
+default view prepared at start): background jobs run on a thread of their own, so they never
+take a requested job's worker, and hold at each checkpoint while a requested job runs
+(:mod:`priority`). A request for a background job's key makes it a requested job.
 """
 
 from __future__ import annotations
@@ -24,13 +30,19 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from projector_core.jobs.phases import phases_of
+from projector_core.jobs.priority import (
+    BackgroundScope,
+    Priority,
+    RequestedWork,
+    checkpoints_of,
+)
 
 FRAME_INTERVAL = 0.1  # seconds between published frames: smooth, yet cheap for large N
 NOTIFY_INTERVAL = 0.1  # seconds between progress notifications without a frame
@@ -66,9 +78,13 @@ class Frame:
 class Job:
     """One unit of work and everything a follower may ask about it. Thread-safe."""
 
-    def __init__(self, job_id: str, key: str | None) -> None:
+    def __init__(self, job_id: str, key: str | None, priority: Priority = Priority.REQUESTED,
+                 requested: RequestedWork | None = None) -> None:
         self.id = job_id
         self.key = key
+        self.priority = priority
+        self.yielding = False  # a background job held while requested work runs
+        self._requested = requested or RequestedWork()
         self.status = JobStatus.QUEUED
         self.progress = 0.0
         self.iteration: int | None = None
@@ -97,7 +113,17 @@ class Job:
         return {"id": self.id, "status": self.status.value, "progress": round(self.progress, 4),
                 "iteration": self.iteration, "error": self.error, "paused": self.paused,
                 "phase": self.phase, "phase_progress": None if self.phase_progress is None
-                else round(self.phase_progress, 4)}
+                else round(self.phase_progress, 4), "priority": self.priority.value,
+                "yielding": self.yielding}
+
+    @property
+    def active(self) -> bool:
+        """Running and not paused: holding cores (what background work yields to)."""
+        return self.status is JobStatus.RUNNING and not self.paused
+
+    @property
+    def ended(self) -> bool:
+        return self.status.finished
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the job has finished; False on timeout."""
@@ -146,26 +172,39 @@ class Job:
                 return
             self._resume.clear()
         self._notify(paused=True)
+        self._requested.changed()
 
     def resume(self) -> None:
         self._resume.set()
         if self.paused:
             self._notify(paused=False)
+            self._requested.changed()
 
     # -- running (worker thread) ----------------------------------------------------------------
     def start(self) -> bool:
-        """Queued -> running, unless cancelled meanwhile."""
+        """Queued -> running, unless cancelled meanwhile (or started by another worker: a
+        promoted background job is queued in both lanes)."""
         with self._lock:
-            if self.status.finished:
+            if self.status is not JobStatus.QUEUED:
                 return False
             waiters = self._apply({"status": JobStatus.RUNNING})
         self._wake(waiters)
         return True
 
     def checkpoint(self) -> None:
-        """Raise JobCancelled if cancelled; block here while paused."""
-        while not self._resume.is_set() and not self._cancel.is_set():
-            self._resume.wait(PAUSE_POLL)
+        """Raise JobCancelled if cancelled; block here while paused, and, for a background
+        job, while a requested job runs."""
+        while not self._cancel.is_set():
+            if not self._resume.is_set():
+                self._resume.wait(PAUSE_POLL)
+            elif self.priority is Priority.BACKGROUND and self._requested.busy():
+                if not self.yielding:
+                    self._notify(yielding=True)
+                self._requested.hold(PAUSE_POLL)
+            else:
+                break
+        if self.yielding:
+            self._notify(yielding=False)
         if self._cancel.is_set():
             raise JobCancelled(self.id)
 
@@ -207,7 +246,8 @@ class Job:
             if self.status.finished:
                 return False
             # The result (or nothing) replaces the intermediate frames from now on.
-            waiters = self._apply(dict(changes, status=status, paused=False, frame=None))
+            waiters = self._apply(dict(changes, status=status, paused=False, yielding=False,
+                                       frame=None))
         self._wake(waiters)
         return True
 
@@ -266,10 +306,13 @@ Work = Callable[[JobContext], Any]
 class JobManager:
     """Runs work functions on ``workers`` daemon threads and keeps recent jobs.
 
+    Background jobs (``priority=Priority.BACKGROUND``) run on one more thread of their own and
+    yield to requested ones (:mod:`priority`); so do threads in :meth:`background`.
     Finished jobs are forgotten oldest first when there are more than ``keep`` of them or
     their results (``result.nbytes`` where defined) hold more than ``keep_bytes``; queued and
     running jobs never are.
-    Submitting with a ``key`` that an active or done job already has returns that job.
+    Submitting with a ``key`` that an active or done job already has returns that job (made a
+    requested job when the new submission is one).
     """
 
     def __init__(self, workers: int = 2, keep: int = 100, keep_bytes: int = 2**30,
@@ -277,27 +320,59 @@ class JobManager:
         self.keep = keep
         self.keep_bytes = keep_bytes
         self.frame_interval = frame_interval
+        self.requested = RequestedWork()
         self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._works: dict[str, Work] = {}  # queued jobs' work, for a promotion to queue again
         self._lock = threading.Lock()
-        self._queue: queue.Queue[tuple[Job, Work] | None] = queue.Queue()
-        self._threads = [threading.Thread(target=self._worker, name=f"projector-job-{i}",
-                                          daemon=True) for i in range(workers)]
+        self._queues: dict[Priority, queue.Queue[tuple[Job, Work] | None]] = {
+            priority: queue.Queue() for priority in Priority}
+        lanes = [Priority.REQUESTED] * workers + [Priority.BACKGROUND]
+        self._threads = [threading.Thread(target=self._worker, args=(self._queues[lane],),
+                                          name=f"projector-job-{i}" if lane is Priority.REQUESTED
+                                          else "projector-background", daemon=True)
+                         for i, lane in enumerate(lanes)]
         for thread in self._threads:
             thread.start()
 
-    def submit(self, work: Work, *, key: str | None = None) -> Job:
+    def submit(self, work: Work, *, key: str | None = None,
+               priority: Priority = Priority.REQUESTED) -> Job:
         with self._lock:
             existing = self._reusable(key)
-            if existing is not None:
-                return existing
-            job = self._add(key)
-        self._queue.put((job, work))
+            if existing is None:
+                job = self._add(key, priority)
+                self._works[job.id] = work
+        if existing is not None:
+            if priority is Priority.REQUESTED:
+                self.promote(existing)
+            return existing
+        self._queues[priority].put((job, work))
         return job
+
+    def promote(self, job: Job) -> None:
+        """Someone now waits for ``job``: it stops yielding, and a queued one is queued for
+        the requested workers too (whichever lane reaches it first runs it)."""
+        if job.priority is Priority.REQUESTED:
+            return
+        job.priority = Priority.REQUESTED
+        if job.status is JobStatus.RUNNING:
+            self.requested.enter(job)
+        with self._lock:
+            work = self._works.get(job.id)
+        if work is not None and job.status is JobStatus.QUEUED:
+            self._queues[Priority.REQUESTED].put((job, work))
+
+    @contextlib.contextmanager
+    def background(self) -> Iterator[BackgroundScope]:
+        """This thread's work meanwhile is background work outside a job: its yield points
+        hold while a requested job runs (the default view's steps, the warm-up)."""
+        scope = BackgroundScope(self.requested)
+        with checkpoints_of(scope):
+            yield scope
 
     def completed(self, result: Any, *, key: str | None = None) -> Job:
         """A job that is already done (a cached result), so callers handle one kind of thing."""
         with self._lock:
-            job = self._add(key)
+            job = self._add(key, Priority.REQUESTED)
         job.succeed(result)
         return job
 
@@ -331,15 +406,26 @@ class JobManager:
         job.resume()
         return job
 
-    def shutdown(self) -> None:
-        """Cancel everything and stop the workers (they are daemons, so exit never waits)."""
+    def shutdown(self, wait: bool = False) -> None:
+        """Cancel everything and stop the workers (they are daemons, so exit never waits).
+
+        ``wait``: until each worker has left its work, at the work's next checkpoint. A
+        command line that exits next must wait: a daemon thread still inside a kernel's
+        native call when the interpreter finalizes is ended as it takes the GIL back, and
+        where that call released the GIL through pybind11 (torch, usearch) the process aborts
+        ("terminate called without an active exception").
+        """
         with self._lock:
             jobs = list(self._jobs.values())
         for job in jobs:
             if not job.status.finished:
                 self.cancel(job.id)
-        for _ in self._threads:
-            self._queue.put(None)
+        for thread in self._threads:
+            self._queues[Priority.BACKGROUND if thread.name == "projector-background"
+                         else Priority.REQUESTED].put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
 
     # -- internals -----------------------------------------------------------------------------
     def _reusable(self, key: str | None) -> Job | None:
@@ -351,8 +437,8 @@ class JobManager:
                 return job
         return None
 
-    def _add(self, key: str | None) -> Job:
-        job = Job(secrets.token_hex(8), key)
+    def _add(self, key: str | None, priority: Priority) -> Job:
+        job = Job(secrets.token_hex(8), key, priority, self.requested)
         self._jobs[job.id] = job
         self._forget_old()
         return job
@@ -368,16 +454,20 @@ class JobManager:
             count -= 1
             held -= getattr(old.result, "nbytes", 0)
 
-    def _worker(self) -> None:
+    def _worker(self, lane: queue.Queue[tuple[Job, Work] | None]) -> None:
         while True:
-            item = self._queue.get()
+            item = lane.get()
             if item is None:
                 return
             job, work = item
-            if not job.start():  # cancelled while queued
+            with self._lock:
+                self._works.pop(job.id, None)
+            if not job.start():  # cancelled while queued, or run by the other lane
                 continue
+            if job.priority is Priority.REQUESTED:
+                self.requested.enter(job)
             try:
-                with phases_of(job):
+                with phases_of(job), checkpoints_of(job):
                     result = work(JobContext(job, self.frame_interval))
             except JobCancelled:
                 job.cancel()
@@ -386,3 +476,5 @@ class JobManager:
                 job.fail(error)
             else:
                 job.succeed(result)
+            finally:
+                self.requested.leave(job)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -178,7 +179,7 @@ class _ApproximateIndexes:
 approximate_indexes = _ApproximateIndexes(capacity=2)
 
 
-def graph_search(graph, queries: np.ndarray, width: int
+def graph_search(graph: Any, queries: np.ndarray, width: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(keys int64 [Q, width], distances float32 [Q, width], counts [Q]) of a usearch search;
     entries past a row's count are padding. A batch of one query comes back as a single

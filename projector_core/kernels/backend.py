@@ -108,15 +108,15 @@ class Backend:
         if self.is_numpy:
             return np.asarray(array)
         if self.name == "cupy":
-            return array.get()
-        return array.detach().cpu().numpy()
+            return np.asarray(array.get())
+        return np.asarray(array.detach().cpu().numpy())
 
     def smallest_columns(self, scores: Array) -> np.ndarray:
         """Host int64 [R]: the column of each row's smallest value (on a CPU by numpy, whose
         vectorised argmin is ~6x torch's on a 536 x 977 block)."""
         if self.is_numpy or self.device == "cpu":
             host = scores if self.is_numpy else scores.numpy()  # torch on the CPU: shared
-            return np.argmin(host, axis=1).astype(np.int64, copy=False)
+            return np.asarray(np.argmin(host, axis=1).astype(np.int64, copy=False))
         return self.to_numpy(self.xp.argmin(scores, axis=1)).astype(np.int64, copy=False)
 
     def smallest_k(self, scores: Array, k: int) -> tuple[Array, Array]:
@@ -141,7 +141,8 @@ class Backend:
 def _cupy() -> ModuleType:
     import cupy
 
-    return cupy
+    module: ModuleType = cupy
+    return module
 
 
 def _torch_dtype(dtype: np.dtype) -> Any:

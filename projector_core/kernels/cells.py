@@ -204,15 +204,21 @@ class CellIndex:
     def _scan(self, cells: _Cells, k: int, metric: Metric, progress: Progress) -> np.ndarray:
         """Every cell's rows against the rows of its probe cells: the graph by sorted
         position, holding embedding rows. Cells go to ``_WORKERS`` threads (the products
-        release the GIL), so a core that the machine takes away stalls one cell, not all."""
+        release the GIL), so a core that the machine takes away stalls one cell, not all.
+        When ``progress`` raises (a cancelled job), the cells not started are dropped: the
+        pool then waits for the two being scanned only."""
         graph = np.full((cells.rows.size, k), -1, np.int64)
         full = _FullRows(self.exact, self.backend, metric)
         with self.backend.worker_pool(_WORKERS, "cells") as pool:
             done = pool.map(lambda cell: self._scan_cell(cells, full, cell, k),
                             range(len(cells.starts) - 1))
-            for first, last, found in done:
-                graph[first:last, :found.shape[1]] = found
-                progress(last / max(1, cells.rows.size))
+            try:
+                for first, last, found in done:
+                    graph[first:last, :found.shape[1]] = found
+                    progress(last / max(1, cells.rows.size))
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
         return graph
 
     def _scan_cell(self, cells: _Cells, full: _FullRows, cell: int, k: int
@@ -350,4 +356,4 @@ def _augmented(centres: np.ndarray) -> np.ndarray:
 def _centre_scores(rows: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Rank of each centre for each prepared row, smaller nearer: squared euclidean distance
     less |row|^2, k-means' own rule (rows are unit for cosine, so it ranks by angle there)."""
-    return np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (rows @ centres.T)
+    return np.asarray(np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (rows @ centres.T))

@@ -16,3 +16,8 @@ def finite_rows(data: np.ndarray) -> np.ndarray:
     for start in range(0, data.shape[0], step):
         out[start:start + step] = np.isfinite(data[start:start + step]).all(axis=1)
     return out
+
+
+def finite_or_none(values: np.ndarray) -> list[float | None]:
+    """Values as JSON sends them: a float each, None (null) for NaN or Inf."""
+    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, np.float64).tolist()]

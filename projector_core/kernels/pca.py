@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from projector_core.jobs.priority import yield_point
 from projector_core.kernels.backend import Array, Backend, get_backend
 
 _CHUNK_BYTES = 64 * 2**20
@@ -111,8 +112,11 @@ def _times(be: Backend, x: Array, v: Array) -> Array:
 
 
 def _row_chunks(data: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """Row blocks of ``_CHUNK_BYTES``; before each, background work may give way to a request
+    (and a job stop, cancelled): every pass over the data reads through here."""
     step = max(1, _CHUNK_BYTES // max(1, data.shape[1] * 4))
     for start in range(0, data.shape[0], step):
+        yield_point()
         yield start, data[start : start + step]
 
 
@@ -178,7 +182,7 @@ def _moved_chunks(
     be: Backend,
     shift: Array | None = None,
     with_rows: bool = False,
-) -> Iterator:
+) -> Iterator[Any]:
     """Finite rows per chunk on the device, centred and (if asked) scaled to unit
     length, then minus ``shift`` (the mean of the spherized rows) when given."""
     xp = be.xp
@@ -198,7 +202,7 @@ def _moved_chunks(
         yield (start, rows, x) if with_rows else x
 
 
-def _mean_of(chunks: Iterator, dim: int, count: int, be: Backend) -> Array:
+def _mean_of(chunks: Iterator[Any], dim: int, count: int, be: Backend) -> Array:
     xp = be.xp
     total = xp.zeros((dim,), dtype=xp.float64, device=be.device)
     for x in chunks:

@@ -19,11 +19,11 @@ def uniform(count: int, seed: int) -> np.ndarray:
     state = ((start + np.arange(1, count + 1, dtype=np.uint64) * _STEP) % 2**32).astype(np.uint32)
     t = (state ^ (state >> 15)) * (state | 1)  # uint32 products wrap as Math.imul does
     t ^= t + (t ^ (t >> 7)) * (t | 61)
-    return (t ^ (t >> 14)) / 2.0**32
+    return np.asarray((t ^ (t >> 14)) / 2.0**32)
 
 
 def standard_normal(count: int, seed: int) -> np.ndarray:
     """``count`` standard-normal float64 numbers: Box-Muller's cosine branch on uniform pairs."""
     pairs = uniform(2 * count, seed).reshape(count, 2)
     radius = np.sqrt(-2 * np.log(np.where(pairs[:, 0] == 0, 1e-12, pairs[:, 0])))
-    return radius * np.cos(2 * np.pi * pairs[:, 1])
+    return np.asarray(radius * np.cos(2 * np.pi * pairs[:, 1]))

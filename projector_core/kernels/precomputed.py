@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from projector_core.errors import unknown_column
 from projector_core.formats.metadata import Metadata
 
 
@@ -26,7 +27,7 @@ def check_columns(metadata: Metadata | None, columns: list[str], numeric: bool =
         raise ValueError("this embedding has no metadata, so it has no columns to plot")
     for name in columns:
         if name not in metadata.names:
-            raise ValueError(f"unknown metadata column {name!r}; columns: {', '.join(metadata.names)}")
+            raise unknown_column(name, metadata.names)
         if numeric and metadata.numeric(name) is None:
             raise ValueError(f"metadata column {name!r} is not numeric")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,30 +44,26 @@ PLACE_BATCH = 16_384  # points placed per batch: a frame every few seconds, boun
 # fit (tests/test_big_projection.py, bench/bench_big_projection.py).
 TSNE_PLACE_ITERATIONS = 100
 MIN_SAMPLE = 100
-# The sample's UMAP runs umap-learn's small-data epochs (500, not the 200 it gives more than
-# 10,000 points) unless the request says: every placed point lands on this map. On 293k word
-# embeddings (bench/bench_sampled_quality.py, one run) 500 raised the trustworthiness of a
-# 5k subset from 0.768 to 0.778 and the full-scale neighbour recall from 0.060 to 0.065, for
-# 155 s instead of 101 s in all. Measured and left out: 1,000 epochs (no more gain, 25k
-# sample), more placement epochs (100, 300: nothing), exact placement neighbours (+0.003),
-# and a whole-set refinement (10 epochs over all points with the placed-to-sample edges
-# placement found: -0.008; there are no placed-to-placed edges without searching all points).
-# Issue 25, same reference (0.810): a 25,000 sample (+0.003, a third of the fine-scale recall)
-# and starting the sample's fit from a 10,000-point fit instead of the spectral layout
-# (+0.001): both within the spread of five runs of the default (0.776-0.782): not kept.
-# Later, same bench (reference 0.810): a spread 100,000 sample (an equal share of each of
-# 2,000 k-means cells) 0.769, with a better full-scale recall (0.080 against 0.065), and
-# smaller random samples 0.750 (10,000) and 0.734 (5,000), and a sample fit started from a
-# smaller fit placed into it with few epochs (5,000 then 30: 0.748; 10,000 then 100: 0.776):
-# none closes the gap.
-SAMPLE_FIT_EPOCHS = 500
+# The sample's UMAP runs umap-learn's own epochs for its size (200 above 10,000 points, None
+# here) unless the request says. Issue 25 raised them to 500 to close a gap to a 5k subset's own fit (on 293k
+# word embeddings, bench/bench_sampled_quality.py: trustworthiness 0.768 -> 0.778 for 155 s
+# instead of 101 s in all), a gap no variant closed: not even a fit of all 293k points (0.754;
+# umap-learn's 0.739). Issue 38 holds a sampled fit to the full fit it replaces instead
+# (trustworthiness at least the full fit's, in at most half umap-learn's time: 198 s there),
+# which 200 epochs meet and 500 do not (the sample's epochs then cost as much as umap-learn's
+# epochs over all points). Measured for issue 25 and left out: 1,000 epochs, more placement
+# epochs (100, 300: nothing), exact placement neighbours (+0.003), a whole-set refinement
+# (-0.008), samples of 25,000 (+0.003), 10,000 (-0.018) and 5,000 (-0.034), a spread sample
+# (equal shares of 2,000 k-means cells: -0.009, better full-scale recall), and a sample fit
+# started from a smaller fit placed into it (+0.001 at best).
+SAMPLE_FIT_EPOCHS: int | None = None
 
 
 @dataclass(frozen=True)
 class SampledResult:
     coordinates: np.ndarray  # float32 [N, dims], every point placed
     sample_size: int
-    details: dict  # the method's own fields for the job's info
+    details: dict[str, Any]  # the method's own fields for the job's info
 
 
 def sample_size(n_points: int, mode: str, threshold: int, size: int | None) -> int | None:
@@ -138,12 +134,9 @@ def sampled_tsne(data: np.ndarray, m: int, dims: int, perplexity: float | None,
     """
     from openTSNE.initialization import pca as pca_layout
 
+    from projector_core.kernels.perplexity import default_perplexity
     from projector_core.kernels.sample_index import SampleIndex
-    from projector_core.kernels.tsne import (  # openTSNE: on first use
-        AFFINITY_SHARE,
-        default_perplexity,
-        tsne,
-    )
+    from projector_core.kernels.tsne import AFFINITY_SHARE, tsne  # openTSNE: on first use
 
     order = even_order(data.shape[0], seed)
     sample_rows = np.sort(order[:m])
@@ -207,6 +200,7 @@ class UmapMap:
     min_dist: float
     n_epochs: int | None  # the request's: placement runs a third of them, or umap-learn's 30
     seed: int
+    to_place: int | None = None  # points placed in all, in batches (None: each batch alone)
 
     def place(self, batch: np.ndarray) -> np.ndarray:
         """float32 positions of ``batch``'s rows among their nearest sample points."""
@@ -214,7 +208,7 @@ class UmapMap:
 
         indices, distances = self.index.query(batch, self.n_neighbors)
         placed = umap_place(self.layout, indices, distances, self.n_neighbors, self.min_dist,
-                            self.n_epochs, self.seed)
+                            self.n_epochs, self.seed, self.to_place)
         # umap-learn's transform starts a point with no surviving membership at NaN, and NaN
         # coordinates came out of 2 of about 6 sampled runs over the 293k words (bench):
         # such a point goes to its nearest sample point.
@@ -228,7 +222,8 @@ def fit_umap_map(sample: np.ndarray, dims: int, n_neighbors: int, min_dist: floa
                  on_step: StepCallback | None = None,
                  on_search: Callable[[float], None] | None = None) -> tuple[UmapMap, int]:
     """UMAP of ``sample`` over its :class:`SampleIndex` neighbours (never NN-descent), for
-    ``n_epochs`` or :data:`SAMPLE_FIT_EPOCHS`: the map, and the epochs the fit ran.
+    ``n_epochs`` (else :data:`SAMPLE_FIT_EPOCHS`, else umap-learn's for the sample's size): the
+    map, and the epochs the fit ran.
     ``on_search(fraction)`` follows the neighbour search."""
     from projector_core.kernels.sample_index import SampleIndex
     from projector_core.kernels.umap import umap
@@ -274,5 +269,6 @@ def sampled_umap(data: np.ndarray, m: int, dims: int, n_neighbors: int, min_dist
     enter_phase("neighbours")
     fitted, epochs = fit_umap_map(sample, dims, n_neighbors, min_dist, n_epochs, seed,
                                   on_sample_step, searched)
+    fitted.to_place = data.shape[0] - m  # every batch runs the epochs of one transform of all
     place_in_batches(data, order, m, canvas, fitted.place, epochs)
     return SampledResult(canvas.coordinates, m, {"n_epochs": epochs, "neighbors": "usearch"})

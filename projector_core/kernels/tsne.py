@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import openTSNE
@@ -157,7 +158,7 @@ class _Observed:
     """
 
     def __init__(
-        self, gradient: Callable, offset: int, total: int, length: int, on_step: StepCallback | None
+        self, gradient: Callable[..., Any], offset: int, total: int, length: int, on_step: StepCallback | None
     ) -> None:
         self.gradient = gradient
         self.offset = offset
@@ -166,7 +167,7 @@ class _Observed:
         self.on_step = on_step
         self.calls = 0
 
-    def __call__(self, embedding: np.ndarray, P, **kwargs):
+    def __call__(self, embedding: np.ndarray, P: Any, **kwargs: Any) -> Any:
         if self.on_step is not None:
             iteration = self.offset + min(self.calls, self.length)
             progress = AFFINITY_SHARE + (1 - AFFINITY_SHARE) * iteration / self.total
@@ -176,7 +177,7 @@ class _Observed:
         return self.gradient(embedding, P, **kwargs)
 
 
-class _ObservedAnnoy(Annoy):
+class _ObservedAnnoy(Annoy):  # type: ignore[misc]  # openTSNE is untyped: Annoy is Any
     """openTSNE's Annoy neighbour search, unchanged, reporting as it goes.
 
     ``Annoy.build`` adds each point to an index, builds the index's trees, then asks it for
@@ -186,21 +187,21 @@ class _ObservedAnnoy(Annoy):
     seconds on large data, goes by without a report.
     """
 
-    def __init__(self, *args, on_progress: Callable[[float], None], **kwargs) -> None:
+    def __init__(self, *args: Any, on_progress: Callable[[float], None], **kwargs: Any) -> None:
         self._on_progress = on_progress
         super().__init__(*args, **kwargs)
 
-    def build(self):
+    def build(self) -> Any:
         found = super().build()
         enter_phase("affinities")  # openTSNE calibrates the perplexity next
         return found
 
     @property
-    def index(self):
+    def index(self) -> Any:
         return self._index
 
     @index.setter
-    def index(self, value) -> None:
+    def index(self, value: Any) -> None:
         self._index = None if value is None else _CountedIndex(value, self.n_samples,
                                                                 self._on_progress)
 
@@ -208,23 +209,23 @@ class _ObservedAnnoy(Annoy):
 class _CountedIndex:
     """An Annoy index whose item additions and queries call back now and then."""
 
-    def __init__(self, index, n_points: int, on_progress: Callable[[float], None]) -> None:
+    def __init__(self, index: Any, n_points: int, on_progress: Callable[[float], None]) -> None:
         self._index = index
         self._n_points = n_points
         self._on_progress = on_progress
         self._added = self._queried = 0
 
-    def add_item(self, *args):
+    def add_item(self, *args: Any) -> Any:
         self._added += 1
         if self._added % REPORT_EVERY == 0:
             self._on_progress(0.0)
         return self._index.add_item(*args)
 
-    def get_nns_by_item(self, *args, **kwargs):
+    def get_nns_by_item(self, *args: Any, **kwargs: Any) -> Any:
         self._queried += 1
         if self._queried % REPORT_EVERY == 0:
             self._on_progress(min(1.0, self._queried / self._n_points))
         return self._index.get_nns_by_item(*args, **kwargs)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._index, name)

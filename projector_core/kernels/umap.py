@@ -180,8 +180,12 @@ def place(
     min_dist: float = 0.1,
     n_epochs: int | None = None,
     seed: int = 0,
+    n_new: int | None = None,
 ) -> np.ndarray:
     """New points placed into a fitted layout, as ``umap.UMAP.transform`` does.
+
+    ``n_new``: the points placed in all when these are one batch of them (umap-learn's epochs
+    depend on how many a transform places: a last, smaller batch would run 100, not 30).
 
     ``reference`` is the fitted layout; ``indices``/``distances`` give each new point's
     ``n_neighbors`` nearest fitted points. The steps are umap-learn's transform (euclidean):
@@ -213,7 +217,7 @@ def place(
     csr = graph.tocsr()
     csr.eliminate_zeros()
     layout = init_graph_transform(csr, reference)
-    epochs = transform_epochs(graph.shape[0], n_epochs)
+    epochs = transform_epochs(n_new or graph.shape[0], n_epochs)
     graph.data[graph.data < graph.data.max() / float(epochs)] = 0.0
     graph.eliminate_zeros()
     a, b = find_ab_params(1.0, min_dist)

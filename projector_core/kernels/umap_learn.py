@@ -31,7 +31,7 @@ def _real(module: str, name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-class _DeferredMapping(Mapping):
+class _DeferredMapping(Mapping[str, Any]):
     """pynndescent's table of distance names, read from pynndescent when first looked up."""
 
     def __init__(self, module: str, name: str) -> None:

@@ -1,7 +1,9 @@
-"""The request a fresh view of an embedding makes: the parameter table's defaults for its data.
+"""The request a fresh view of an embedding makes: the parameter table's ``default_request``
+for its data (each method class declares its dims and parameters: ``view_dims``,
+``view_params``).
 
-The page reads the same table (``GET /api/projections/methods``; ``projecting.js``
-``requestFor``), so the default view prepared ahead (``default_view.py``), an export and a
+The page reads the same entry of the same table (``GET /api/projections/methods``;
+``projecting.js`` ``requestFor``), so the default view prepared ahead, an export and a
 rendered picture ask what the page asks, and share its job and its cached result.
 """
 
@@ -12,10 +14,11 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from projector_core.data.model import Embedding
-from projector_core.projection.methods import parameter_table
+from projector_core.projection.methods import METHODS, parameter_table
 from projector_core.projection.params import ProjectionRequest
 
-WITH_DEFAULTS = ("pca", "tsne", "umap")  # methods a view opens with no parameter given
+# Methods a view opens with no parameter given (the others need the user's: custom, precomputed).
+WITH_DEFAULTS = tuple(name for name, method in METHODS.items() if method.view_dims is not None)
 
 _REQUEST: TypeAdapter[ProjectionRequest] = TypeAdapter(ProjectionRequest)
 
@@ -25,24 +28,9 @@ def default_request(embedding: Embedding, method: str) -> dict[str, Any]:
     defaults for its data, each within its bounds. ValueError for a method with none."""
     if method not in WITH_DEFAULTS:
         raise ValueError(f"unknown projection {method!r}: choose from {', '.join(WITH_DEFAULTS)}")
-    params = parameter_table(embedding.shape or (0, 0))["methods"][method]["params"]
-
-    def default(name: str) -> Any:
-        param = params[name]
-        value = param["default"]
-        for bound, pick in (("maximum", min), ("minimum", max)):
-            if param[bound] is not None and type(value) in (int, float):
-                value = pick(value, param[bound])
-        return value
-
-    if method == "pca":
-        return {"dims": 3, "params": {"spherize": default("spherize")}}
-    if method == "tsne":
-        return {"dims": 2, "params": {"perplexity": default("perplexity"),
-                                      "learning_rate": default("learning_rate"),
-                                      "n_iter": default("n_iter")}}
-    return {"dims": 2, "params": {"n_neighbors": default("n_neighbors"),
-                                  "min_dist": default("min_dist")}}
+    request: dict[str, Any] = parameter_table(embedding.shape or (0, 0))["methods"][method][
+        "default_request"]
+    return request
 
 
 def projection_request(embedding: Embedding, method: str,

@@ -16,6 +16,7 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
+from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import Backend
 from projector_core.projection.compute import ProjectionResult, check_reference, compute, request_key
 from projector_core.projection.params import ProjectionRequest
@@ -91,11 +92,14 @@ class ProjectionJobs:
 
     def start(self, request: ProjectionRequest, embedding: Embedding, backend: Backend,
               cluster: Cluster | None, reference: np.ndarray | None = None,
-              finish: Finish | None = None) -> Job:
-        """The job answering ``request``: an active or done one, a cached result, or new
-        (which computes it, then hands the result to ``finish``)."""
+              finish: Finish | None = None, priority: Priority = Priority.REQUESTED) -> Job:
+        """The job answering ``request``: an active or done one (a background one asked for
+        is made a requested one), a cached result, or new (which computes it, then hands the
+        result to ``finish``; ``priority``: who waits for it)."""
         key = request_key(request, embedding, backend)
         job = self.jobs.find(key)
+        if job is not None and priority is Priority.REQUESTED:
+            self.jobs.promote(job)
         if job is None:
             cached = self.results.load(key)
             if cached is not None:
@@ -109,7 +113,7 @@ class ProjectionJobs:
                         self.results.store(key, result.coordinates, result.info)
                     return result
 
-                job = self.jobs.submit(work, key=key)
+                job = self.jobs.submit(work, key=key, priority=priority)
         job.source = embedding  # clusters and quality read the original vectors and metadata
         # What GET /api/jobs lists: also for the default view's job, started by no request.
         job.about = {"kind": "projection", "method": request.method, "run": embedding.run,

@@ -16,13 +16,21 @@ own process held up a job asked at once: its first frame came after 5-7 s instea
 kept on disk, under the project's cache directory (never LOGDIR): umap-learn caches few of its
 kernels itself, so the others are marked for caching as it is imported (``umap_learn.py``),
 and a later server loads them instead.
+
+The warm-up is a guess, so it is background work (``jobs/priority.py``): before each of its
+steps it gives way to requested jobs (never while holding the import lock, which a requested
+UMAP takes too), and the compiling child process is stopped while one runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -30,11 +38,15 @@ from pathlib import Path
 
 import numpy as np
 
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.priority import RequestedWork, yield_point
 from projector_core.kernels.umap_learn import import_lock, umap_module
 
 log = logging.getLogger("projector")
 
 NUMBA_CACHE_SUBDIR = "numba"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+POLL_CHILD = 0.1  # seconds between looks at the compiling child and at requested work
 START_DELAY_SECONDS = 0.5  # uvicorn binds and answers the page's first requests first
 _started = threading.Event()
 ready = threading.Event()  # set once the warm-up has finished (or failed)
@@ -48,27 +60,34 @@ def use_numba_cache(cache_dir: Path | None) -> None:
 
 
 def start_warm_up(after: Callable[[], object] | None = None,
-                  delay: float = START_DELAY_SECONDS) -> None:
+                  delay: float = START_DELAY_SECONDS, jobs: JobManager | None = None) -> None:
     """Start the warm-up thread, once per process; it first waits ``delay`` and ``after()``
-    (the tensors loading in the background come first: on two cores they share the CPU)."""
+    (the tensors loading in the background come first: on two cores they share the CPU).
+    It gives way to ``jobs``' requested jobs."""
     if _started.is_set():
         return
     _started.set()
-    threading.Thread(target=_warm_up, args=(after, delay), name="warm-up", daemon=True).start()
+    threading.Thread(target=_warm_up, args=(after, delay, jobs), name="warm-up",
+                     daemon=True).start()
 
 
-def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
+def _warm_up(after: Callable[[], object] | None, delay: float, jobs: JobManager | None) -> None:
     time.sleep(delay)
     if after is not None:
         after()
     started = time.perf_counter()
     try:
-        _compile_in_child()
-        with import_lock:  # a job's thread may be importing them too
-            import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)
-
-            umap_module()
-        _tiny_umap()
+        with jobs.background() if jobs is not None else contextlib.nullcontext():
+            yield_point()
+            _compile_in_child(None if jobs is None else jobs.requested)
+            yield_point()
+            with import_lock:  # a job's thread may be importing them too
+                import projector_core.kernels.tsne  # noqa: F401  (openTSNE, scikit-learn)
+            yield_point()
+            with import_lock:
+                umap_module()
+            yield_point()
+            _tiny_umap()
     except Exception:  # the first projection then pays for it; nothing else is affected
         log.exception("warming up the compute libraries failed")
     finally:
@@ -77,18 +96,45 @@ def _warm_up(after: Callable[[], object] | None, delay: float) -> None:
 
 
 CHILD_PRIORITY = 10  # os.nice increment: the server's own work (a job asked now) comes first
+CHILD_TIMEOUT = 600.0  # seconds the child may compute (time it spends stopped not counted)
 
 
-def _compile_in_child() -> None:
+def _compile_in_child(requested: RequestedWork | None) -> None:
     """Run :func:`_tiny_umap` in a child process that fills numba's disk cache (the cache
-    directory is in the environment it inherits, ``use_numba_cache``)."""
-    import subprocess
+    directory is in the environment it inherits, ``use_numba_cache``). The child is stopped
+    (SIGSTOP) while ``requested`` work runs and continued after: niced, it would still take
+    a share of a core from the request. It dies with this thread (``_die_with_parent``)."""
+    with tempfile.TemporaryFile("w+") as errors:
+        child = subprocess.Popen([sys.executable, "-m", "projector_core.projection.warmup"],
+                                 stdout=subprocess.DEVNULL, stderr=errors)
+        computing, stopped = 0.0, False
+        while child.poll() is None and computing < CHILD_TIMEOUT:
+            busy = requested is not None and requested.busy()
+            if busy != stopped:
+                with contextlib.suppress(ProcessLookupError):  # it may have just ended
+                    child.send_signal(signal.SIGSTOP if busy else signal.SIGCONT)
+                stopped = busy
+            if requested is not None and busy:
+                requested.hold(POLL_CHILD)
+            else:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(POLL_CHILD)
+                computing += POLL_CHILD
+        if child.poll() is None:
+            child.kill()
+        if child.wait() != 0:  # this process then compiles for itself
+            errors.seek(0)
+            log.warning("compiling the projection kernels in a child process failed: %s",
+                        errors.read().strip().splitlines()[-1:] or child.returncode)
 
-    child = subprocess.run([sys.executable, "-m", "projector_core.projection.warmup"], capture_output=True,
-                           text=True, timeout=600, check=False)
-    if child.returncode != 0:  # this process then compiles for itself
-        log.warning("compiling the projection kernels in a child process failed: %s",
-                    child.stderr.strip().splitlines()[-1:] or child.returncode)
+
+def _die_with_parent() -> None:
+    """Linux: the child is killed when the thread that started it ends (the server stopped),
+    even while it is stopped; elsewhere it ends on its own, as before."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _tiny_umap() -> None:
@@ -101,5 +147,6 @@ def _tiny_umap() -> None:
 
 
 if __name__ == "__main__":  # the child of _compile_in_child
+    _die_with_parent()
     os.nice(CHILD_PRIORITY)
     _tiny_umap()

@@ -48,7 +48,7 @@ class LinearMap:
     center: np.ndarray | None
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
-        return _moved(np.asarray(vectors, np.float64), self.center) @ self.weights + self.offset
+        return np.asarray(_moved(np.asarray(vectors, np.float64), self.center) @ self.weights + self.offset)
 
 
 _maps: Recent[str, LinearMap | None] = Recent(KEEP_MAPS)
@@ -132,7 +132,7 @@ def neighbour_position(coordinates: Any, rows: np.ndarray,
     if not placed.any():
         return None
     weights = membership_weights(distances[placed])
-    return weights @ positions[placed] / weights.sum()
+    return np.asarray(weights @ positions[placed] / weights.sum())
 
 
 def _moved(x: np.ndarray, center: np.ndarray | None) -> np.ndarray:
@@ -141,7 +141,7 @@ def _moved(x: np.ndarray, center: np.ndarray | None) -> np.ndarray:
         return x
     moved = x - center
     lengths = np.linalg.norm(moved, axis=1, keepdims=True)
-    return moved / np.where(lengths > 0, lengths, 1.0)
+    return np.asarray(moved / np.where(lengths > 0, lengths, 1.0))
 
 
 def _finite_mean(vectors: Any) -> np.ndarray:

@@ -89,7 +89,8 @@ class TensorCache:
         if path is None or not path.is_file():
             return None
         try:
-            return np.load(path, mmap_mode="r", allow_pickle=False)
+            mapped: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)
+            return mapped
         except (OSError, ValueError):
             return None  # a damaged cache entry is simply rebuilt
 

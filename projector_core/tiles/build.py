@@ -18,6 +18,7 @@ docs/ARCHITECTURE.md, "Tiles").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class TileSet:
         t = int(hits[0])
         return slice(int(self.offsets[t]), int(self.offsets[t] + self.counts[t]))
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         """The tile index: what a front end needs to choose the tiles of a view."""
         return {"budget": self.budget, "box": {"lo": list(self.lo), "hi": list(self.hi)},
                 "total": int(self.rows.size),
@@ -176,4 +177,4 @@ def early_tile(coordinates: np.ndarray, axes: list[int], lo: np.ndarray, hi: np.
         wanted = sum((((x >> bit) & 1) << (2 * bit)) | (((y >> bit) & 1) << (2 * bit + 1))
                      for bit in range(z))
         keep &= (_morton(sample, lo, hi) >> (2 * (MAX_LEVEL - z))) == wanted
-    return rows[keep].astype(np.uint32)
+    return np.asarray(rows[keep].astype(np.uint32))

@@ -13,10 +13,11 @@ one tile, so those tiles hold every point of that part.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector_core.errors import UnknownColumn
 from projector_core.kernels.search import search
 from projector_core.tiles.build import MAX_LEVEL
 
@@ -29,10 +30,6 @@ POLYGON_MAX = 10_000  # vertices of a selection polygon
 LIMIT_MAX = 1_000_000  # row ids one answer lists at most
 CODES_MAX = 10_000  # matching dictionary codes a search lists (more: highlight by rows)
 COUNTS_MAX = 1_000  # values a region's counts list, most frequent first
-
-
-class UnknownColumn(ValueError):
-    """A metadata column the tiles do not carry."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +79,11 @@ class Region:
 
     @property
     def lo(self) -> np.ndarray:
-        return self.polygon.min(axis=0)
+        return np.asarray(self.polygon.min(axis=0))
 
     @property
     def hi(self) -> np.ndarray:
-        return self.polygon.max(axis=0)
+        return np.asarray(self.polygon.max(axis=0))
 
     def contains(self, xy: np.ndarray) -> np.ndarray:
         """Which points (float [n, 2]) lie inside; NaN never does."""
@@ -94,7 +91,7 @@ class Region:
         lo, hi = self.lo, self.hi
         inside = (x >= lo[0]) & (x <= hi[0]) & (y >= lo[1]) & (y <= hi[1])
         if self.is_box or not inside.any():
-            return inside
+            return np.asarray(inside)
         at = np.flatnonzero(inside)
         px, py = x[at], y[at]
         odd = np.zeros(at.size, bool)
@@ -106,10 +103,10 @@ class Region:
             crosses = (yi > py) != (yj > py)
             odd ^= crosses & (px < (xj - xi) * (py - yi) / (yj - yi) + xi)
         inside[at] = odd
-        return inside
+        return np.asarray(inside)
 
 
-def to_dict(region: Region) -> dict:
+def to_dict(region: Region) -> dict[str, Any]:
     """The region as an answer states it: a polygon (a box as its corners)."""
     return {"kind": "region", "polygon": region.polygon.tolist()}
 
@@ -124,7 +121,7 @@ class _Cells:
     hi: np.ndarray
 
     @classmethod
-    def of(cls, manifest: dict) -> _Cells:
+    def of(cls, manifest: dict[str, Any]) -> _Cells:
         table = np.asarray(manifest["tiles"], np.int64).reshape(-1, 4)
         keys = table[:, :3]
         box_lo = np.asarray(manifest["box"]["lo"], np.float64)[:2]
@@ -139,7 +136,7 @@ class _Cells:
         """Squared distance from (x, y) to each cell (0 inside)."""
         d = np.maximum(np.maximum(self.lo - [x, y], 0), [x, y] - self.hi)
         with np.errstate(over="ignore"):  # far away is inf, as far as a pick is concerned
-            return (d * d).sum(axis=1)
+            return np.asarray((d * d).sum(axis=1))
 
     def meeting(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Indices of the cells that meet the box ``lo``-``hi``."""
@@ -210,7 +207,8 @@ class _Smallest:
         return rows
 
     def rows(self) -> list[int]:
-        return np.sort(self._cut()).tolist()
+        rows: list[int] = np.sort(self._cut()).tolist()
+        return rows
 
 
 def _dictionary(source: TileSource, column: str) -> list[str]:

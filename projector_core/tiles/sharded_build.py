@@ -48,12 +48,12 @@ class Runner:
     def __init__(self, cluster: Cluster | None) -> None:
         self.cluster = cluster
 
-    def each(self, function: Callable[..., Any], arguments: list[tuple]) -> list[Any]:
+    def each(self, function: Callable[..., Any], arguments: list[tuple[Any, ...]]) -> list[Any]:
         if self.cluster is None:
             return [function(*args) for args in arguments]
         return self.cluster.run(function, arguments)
 
-    def gathered(self, function: Callable[..., Any], arguments: list[tuple],
+    def gathered(self, function: Callable[..., Any], arguments: list[tuple[Any, ...]],
                  then: Callable[..., Any], *more: Any) -> Any:
         """``then([function(*a) for a in arguments], *more)`` on one worker: the parts never
         reach this process."""
@@ -80,7 +80,7 @@ def _ceilings(counts: np.ndarray, floors: np.ndarray, budget: int) -> np.ndarray
     return out
 
 
-def thresholds(runner: Runner, plans: list[ShardPlan], leads: tuple, budget: int
+def thresholds(runner: Runner, plans: list[ShardPlan], leads: tuple[Any, ...], budget: int
                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Per level: (open cells, floors, thresholds, tile counts) of the cells holding points."""
     levels = []
@@ -114,7 +114,7 @@ def thresholds(runner: Runner, plans: list[ShardPlan], leads: tuple, budget: int
     return levels
 
 
-def _tile_of(state: shard_keys.ShardKeys, levels: list) -> np.ndarray:
+def _tile_of(state: shard_keys.ShardKeys, levels: list[Any]) -> np.ndarray:
     """Each point's tile number (tiles in level order, cells ascending inside a level)."""
     tile = np.full(state.key.size, -1, np.int64)
     base = 0
@@ -126,7 +126,7 @@ def _tile_of(state: shard_keys.ShardKeys, levels: list) -> np.ndarray:
     return tile
 
 
-def place_shard(plan: ShardPlan, leads: tuple, levels: list, offsets: np.ndarray,
+def place_shard(plan: ShardPlan, leads: tuple[Any, ...], levels: list[Any], offsets: np.ndarray,
                 counts: np.ndarray, group_rows: int, parts: str,
                 columns: dict[str, str]) -> None:
     """Write the shard's points, with their tile and key, into one part file per output

@@ -10,10 +10,11 @@ docs/ARCHITECTURE.md ("Tiles") describes.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from projector_core.errors import unknown_column
 from projector_core.jobs.engine import Job
 from projector_core.projection.jobs import projection_result
 from projector_core.tiles.build import early_tile
@@ -26,7 +27,7 @@ Tile = tuple[np.ndarray, np.ndarray, np.ndarray | None]  # rows uint32, coords f
 class TileSource(Protocol):
     """A done projection's tiles over chosen axes."""
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         """The tile index: ``{budget, total, axes, box: {lo, hi}, bounds: {lo, hi}, tiles:
         [[z, x, y, count], ...]}`` (what ``GET /api/jobs/ID/tiles`` answers)."""
         ...
@@ -53,7 +54,7 @@ class MemoryTiles:
         self.axes = list(axes)
         self.coordinates = projection_result(job).coordinates
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         tiles = self.store.tiles(self.job, self.axes)
         return {**tiles.manifest(), "axes": self.axes, "bounds": self.bounds()}
 
@@ -90,8 +91,9 @@ class MemoryTiles:
 
     def _categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         if self.job.source is None:
-            raise KeyError(f"unknown metadata column {column!r} (columns: none)")
-        return self.job.source.categorical(column)  # the metadata file's, or stored codes
+            raise unknown_column(column, [])
+        found: tuple[list[str], np.ndarray] = self.job.source.categorical(column)  # the
+        return found  # metadata file's, or stored codes
 
     def _tile(self, rows: np.ndarray, column: str | None) -> Tile:
         codes = self._categorical(column)[1][rows] if column is not None else None

@@ -11,12 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from projector_core.jobs.engine import Job
+from projector_core.jobs.priority import yield_point
 from projector_core.projection.jobs import projection_result
 from projector_core.storage.recent import Recent
 from projector_core.tiles.build import TILE_BUDGET, TileSet, build_tiles
 from projector_core.tiles.order import lod_order
 
 CACHED = 4  # answers of each kind kept
+Key = tuple[str, tuple[int, ...]]  # (job id, axes)
 
 
 class LodStore:
@@ -24,9 +26,9 @@ class LodStore:
 
     def __init__(self, budget: int = TILE_BUDGET) -> None:
         self.budget = budget  # points a tile holds at most
-        self._orders: Recent[tuple, np.ndarray] = Recent(CACHED)
-        self._bounds: Recent[tuple, dict[str, list[float]]] = Recent(CACHED)
-        self._tiles: Recent[tuple, TileSet] = Recent(CACHED)
+        self._orders: Recent[Key, np.ndarray] = Recent(CACHED)
+        self._bounds: Recent[Key, dict[str, list[float]]] = Recent(CACHED)
+        self._tiles: Recent[Key, TileSet] = Recent(CACHED)
 
     def peek_order(self, job: Job, axes: list[int]) -> np.ndarray | None:
         return self._orders.peek((job.id, tuple(axes)))
@@ -57,8 +59,9 @@ class LodStore:
         the bounds (the early tiles a page draws while the rest is still to come), then the
         order (a page showing the whole set draws in it) and, with ``tiles``, the tiles
         (about 3 s of one core at 10M points, done before a page that opens after the
-        tensor loaded asks for them)."""
+        tensor loaded asks for them). Background work gives way between the steps."""
         self.bounds(job, axes)
+        yield_point()
         if tiles:
             self.tiles(job, axes)
         else:

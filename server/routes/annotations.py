@@ -32,8 +32,8 @@ import numpy as np
 from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
-from projector.server.deps import JobsDep, ServiceDep
-from projector.server.routes.tile_queries import Finite, _job_axes
+from projector.server.deps import ServiceDep
+from projector.server.routes.tile_queries import Finite
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.annotations import AnnotationService, ColumnInfo, Committed, Edit
@@ -159,29 +159,27 @@ def _service(service: ServiceDep) -> AnnotationService:
 
 
 @router.post("", responses=ERRORS)
-def annotate(body: AnnotateIn, service: ServiceDep, jobs: JobsDep,
-             author: Author = None) -> CommittedOut:
+def annotate(body: AnnotateIn, service: ServiceDep, author: Author = None) -> CommittedOut:
     """Set ``column`` to ``value`` on ``rows`` or inside ``selection``, in one edit."""
     if (body.rows is None) == (body.selection is None):
         raise HTTPException(422, "give exactly one of 'rows' (row numbers) or 'selection' "
                                  "(a region of a done projection's map)")
     rows = (body.rows if body.selection is None
-            else _region_rows(body.selection, body.run, body.embedding, service, jobs))
+            else _region_rows(body.selection, body.run, body.embedding, service))
     assert rows is not None
     committed = _service(service).annotate(body.run, body.embedding, body.column, body.value,
                                            rows, author, body.kind)
     return CommittedOut.of(committed)
 
 
-def _region_rows(selection: SelectionIn, run: str, embedding: str, service: ServiceDep,
-                 jobs: JobsDep) -> np.ndarray:
+def _region_rows(selection: SelectionIn, run: str, embedding: str, service: ServiceDep) -> np.ndarray:
     if (selection.box is None) == (selection.polygon is None):
         raise HTTPException(422, "a selection gives exactly one of 'box' [x0, y0, x1, y1] or "
                                  "'polygon' [[x, y], ...]")
     region = (Region.box(selection.box) if selection.box is not None
               else Region.of_polygon(selection.polygon or []))
-    job, axes = _job_axes(jobs, selection.job, selection.axes)
-    return service.rows_inside(job, axes, region, service.embedding(run, embedding))
+    return service.rows_inside(service.job(selection.job), selection.axes, region,
+                               service.embedding(run, embedding))
 
 
 @router.get("", responses=ERRORS)

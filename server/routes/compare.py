@@ -7,18 +7,15 @@ blocks the event loop.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
-import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
-from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
+from projector.server.deps import EmbeddingDep, ServiceDep
 from projector.server.job_responses import JobCreated
 from pydantic import BaseModel, Field
 
-from projector_core.comparison.pairs import comparable_pairs
-from projector_core.kernels.knn import Metric
+from projector_core.kernels.neighbor_index import Metric
 
 router = APIRouter(prefix="/api", tags=["compare"])
 
@@ -57,11 +54,6 @@ class PairsOut(BaseModel):
 
 
 
-
-def _floats(values) -> list[float | None]:
-    return [float(v) if math.isfinite(v) else None for v in values.tolist()]
-
-
 @router.get("/compare", response_model=CompareOut, responses={
     202: {"model": JobCreated, "description": "With background=true: the job computing it"},
     404: {"description": "Unknown run or embedding"},
@@ -69,7 +61,6 @@ def _floats(values) -> list[float | None]:
                          "or an unreadable tensor"}})
 def compare(
     embedding: EmbeddingDep,
-    catalog: CatalogDep,
     service: ServiceDep,
     other_run: Annotated[str, Query(description="Run of embedding B")],
     other_embedding: Annotated[str, Query(description="Embedding B (same number of rows)")],
@@ -81,28 +72,17 @@ def compare(
                                                   "request without it answers at once")] = False,
 ) -> CompareOut | JSONResponse:
     """How much each point's k-neighbourhood changed from embedding A to embedding B."""
-    other = lookup_embedding(catalog, other_run, other_embedding)
+    other = service.embedding(other_run, other_embedding)
     if background:
         job = service.compare_job(embedding, other, k, metric, top)
         return JSONResponse({"job": job.id}, status_code=202)
-    result = service.compare(embedding, other, k, metric, top)  # ValueError: 422
-    usable = result.per_point[np.isfinite(result.per_point)]
-    return CompareOut(
-        per_point=_floats(result.per_point),
-        mean=float(usable.mean()) if usable.size else None,
-        k=result.k,
-        most_changed=result.most_changed.tolist(),
-        rank_displacement=_floats(result.rank_displacement),
-        neighbors=result.neighbors,
-        recall=result.recall,
-        rows=int(result.per_point.shape[0]),
-    )
+    return CompareOut(**service.compare(embedding, other, k, metric, top))
 
 
 @router.get("/compare/pairs")
-def pairs(catalog: CatalogDep) -> PairsOut:
+def pairs(service: ServiceDep) -> PairsOut:
     """Pairs worth comparing: consecutive steps of each tag, and one tensor name in two runs."""
     return PairsOut(pairs=[
         PairOut(kind=p.kind, a=SideOut(run=p.a.run, embedding=p.a.embedding),
                 b=SideOut(run=p.b.run, embedding=p.b.embedding), rows=p.rows)
-        for p in comparable_pairs(catalog.runs())])
+        for p in service.comparable_pairs()])

@@ -30,16 +30,16 @@ from typing import Annotated, Literal
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
-from projector.server.deps import CatalogDep, EmbeddingDep
+from projector.server.deps import EmbeddingDep, ServiceDep
 from projector.server.error_responses import EMBEDDING_ERRORS, ProgressOut
 from projector.server.limits_models import DataLimitsOut
 from pydantic import BaseModel, Field
 
 from projector_core.data.model import Embedding
 from projector_core.data.steps import timelines
-from projector_core.kernels.search import search
+from projector_core.errors import unknown_column
 from projector_core.projection.methods import data_limits
-from projector_core.service import label_column
+from projector_core.service.names import label_column
 from projector_core.storage.fingerprint import fingerprint
 from projector_core.tiles.view import shown_from_tiles, tsne_umap_from_tiles
 
@@ -138,7 +138,7 @@ def health() -> Health:
 
 
 @router.get("/runs")
-def list_runs(catalog: CatalogDep) -> list[RunOut]:
+def list_runs(service: ServiceDep) -> list[RunOut]:
     """Every run and its embeddings. Per embedding, ``tiles`` and ``tsne_umap_tiles`` tell the
     page what comes as level-of-detail tiles instead of whole (``tiles/view.py``
     decides both): 2-D PCA and custom views above 2M points; 2-D t-SNE and UMAP once their
@@ -146,7 +146,7 @@ def list_runs(catalog: CatalogDep) -> list[RunOut]:
     return [
         RunOut(name=run.name, error=run.error,
                embeddings=[EmbeddingOut.of(e) for e in run.embeddings])
-        for run in catalog.runs()
+        for run in service.runs()
     ]
 
 
@@ -211,7 +211,7 @@ def get_metadata_column(
     stored = embedding.code_column(column)  # codes stored beside chunked data: categorical
     metadata = embedding.metadata() if stored is None else None  # DataError: a 422
     if stored is None and (metadata is None or column not in metadata.names):
-        raise HTTPException(422, _unknown(embedding, column))
+        raise unknown_column(column, embedding.metadata_columns())
     digest = stored.digest if stored is not None else metadata.digest  # type: ignore[union-attr]
     tag = '"' + fingerprint(digest, column, kind) + '"'
     cached = {"ETag": tag, "Cache-Control": "no-cache"}  # revalidated: the file may change
@@ -219,7 +219,7 @@ def get_metadata_column(
         return Response(status_code=304, headers=cached)
     numbers = metadata.numeric(column) if metadata is not None and kind != "categorical" else None
     if kind == "numeric" and numbers is None:
-        raise HTTPException(422, f"metadata column {column!r} is not numeric")
+        raise ValueError(f"metadata column {column!r} is not numeric")
     if numbers is not None:
         return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
                         headers={"X-Kind": "numeric", **cached})
@@ -236,11 +236,6 @@ def get_metadata_column(
     codes = embedding.categorical(column)[1]  # encoded once, kept with the metadata
     body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
     return Response(body, media_type="application/octet-stream", headers=headers)
-
-
-def _unknown(embedding: Embedding, column: str) -> str:
-    return (f"unknown metadata column {column!r}; columns: "
-            f"{', '.join(embedding.metadata_columns()) or 'none'}")
 
 
 class ColumnCountsOut(BaseModel):
@@ -260,10 +255,9 @@ def get_metadata_column_counts(
                                 description="Most distinct values answered")] = 100_000,
 ) -> ColumnCountsOut:
     """A column's dictionary and the rows holding each value (one pass over its codes)."""
-    try:  # stored codes: counted a chunk at a time, once; DataError: a 422 naming the file
-        dictionary, counts = embedding.column_counts(column)
-    except KeyError:
-        raise HTTPException(422, _unknown(embedding, column)) from None
+    # Stored codes: counted a chunk at a time, once; DataError: a 422 naming the file;
+    # UnknownColumn: a 422 naming the columns.
+    dictionary, counts = embedding.column_counts(column)
     if len(dictionary) > limit:
         return ColumnCountsOut(column=column, values=len(dictionary), dictionary=None, counts=None)
     return ColumnCountsOut(column=column, values=len(dictionary), dictionary=list(dictionary),
@@ -282,6 +276,7 @@ def get_metadata_column_counts(
 )
 def search_metadata(
     embedding: EmbeddingDep,
+    service: ServiceDep,
     column: Annotated[str, Query(description="Metadata column to search")],
     query: Annotated[str, Query(description="Substring, or regular expression with regex=true")],
     regex: Annotated[bool, Query(description="Treat the query as a regular expression")] = False,
@@ -291,26 +286,13 @@ def search_metadata(
     An embedding without a metadata file has one column, ``index``, as /api/metadata
     serves it.
     """
-    stored = embedding.code_column(column)
-    if stored is not None:  # stored codes: the dictionary searched, the codes read by chunks
-        wanted = np.zeros(len(stored.dictionary), bool)
-        wanted[search(stored.dictionary, query, regex)] = True
-        return SearchOut(indices=stored.rows_with(wanted).tolist())
-    metadata = embedding.metadata_or_index()  # DataError: the app answers 422
-    if column not in metadata.names:
-        raise HTTPException(422, f"unknown metadata column {column!r}: the columns are "
-                                 f"{', '.join(metadata.names)}")
-    values = metadata.column(column)
-    return SearchOut(indices=search(values, query, regex))  # a bad regex: ValueError, 422
+    return SearchOut(indices=service.search_metadata(embedding, column, query, regex))
 
 
 @router.get("/steps", responses={404: {"description": "Unknown run"}})
-def steps(catalog: CatalogDep, run: Annotated[str, Query(description="Run name")]) -> StepsOut:
+def steps(service: ServiceDep, run: Annotated[str, Query(description="Run name")]) -> StepsOut:
     """The run's tags, each with the steps written for it (``TAG:STEP`` tensor names)."""
-    try:
-        found = catalog.run(run)
-    except KeyError:
-        raise HTTPException(404, f"unknown run {run!r}") from None
+    found = service.run(run)
     return StepsOut(run=run, timelines=[
         TimelineOut(tag=t.tag, steps=[StepOut(step=s.step, embedding=s.embedding, rows=s.rows)
                                       for s in t.steps])

@@ -23,11 +23,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
-from projector.server.deps import CatalogDep, EventsDep
+from projector.server.deps import EventsDep, ServiceDep
 from projector.server.routes.data import EmbeddingOut
 
-from projector_core.data.catalog import Catalog
 from projector_core.events import Event, Subscription
+from projector_core.service import ProjectionService
 
 router = APIRouter(prefix="/api", tags=["events"])
 
@@ -44,19 +44,19 @@ RETRY_MS = 1000  # how soon a browser's EventSource reconnects after the stream 
                        "retry": {"type": "integer"},
                        "data": {"type": "string", "description": "JSON: action, the kind's "
                                                                  "fields, time"}}}}}}})
-async def events(request: Request, hub: EventsDep, catalog: CatalogDep,
+async def events(request: Request, hub: EventsDep, service: ServiceDep,
                  last_event_id: Annotated[str | None, Header(
                      description="The last event id seen: the stream resumes after it")] = None,
                  ) -> StreamingResponse:
     """Follow every change on the server (see the module's docstring for the messages)."""
     subscription = hub.subscribe(last_event_id)
     heartbeat: float = request.app.state.heartbeat_seconds
-    return StreamingResponse(_stream(subscription, catalog, heartbeat),
+    return StreamingResponse(_stream(subscription, service, heartbeat),
                              media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-async def _stream(subscription: Subscription, catalog: Catalog,
+async def _stream(subscription: Subscription, service: ProjectionService,
                   heartbeat: float) -> AsyncIterator[str]:
     try:
         yield (f"retry: {RETRY_MS}\nid: {subscription.start_id}\nevent: open\n"
@@ -68,17 +68,15 @@ async def _stream(subscription: Subscription, catalog: Catalog,
             if not batch:
                 yield ": keep-alive\n\n"
             for event in batch:
-                yield _message(event, catalog)
+                yield _message(event, service)
     finally:
         subscription.close()
 
 
-def _message(event: Event, catalog: Catalog) -> str:
+def _message(event: Event, service: ProjectionService) -> str:
     data: dict[str, Any] = {"action": event.action, **event.data, "time": event.time}
     if event.kind == "embedding" and event.action != "removed":
-        try:
-            listed = catalog.embedding(data["run"], data["embedding"])
+        listed = service.listed_embedding(data["run"], data["embedding"])
+        if listed is not None:  # else gone since: its removal follows
             data["entry"] = EmbeddingOut.of(listed).model_dump(mode="json")
-        except KeyError:  # gone since: its removal follows
-            pass
     return f"id: {event.id}\nevent: {event.kind}\ndata: {json.dumps(data)}\n\n"

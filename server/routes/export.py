@@ -1,6 +1,6 @@
 """``GET /api/export/site``: the UI's "Export site", one embedding's view as a static site in a
-zip, built by ``projector_core.export`` (what ``projector export`` writes) with this server's
-projection jobs, so projections already computed here are reused, not computed again."""
+zip, built by this server's service (what ``projector export`` writes), so projections already
+computed here are reused, not computed again."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
-from projector.server.deps import CatalogDep, lookup_embedding
+from projector.server.deps import ServiceDep
 from projector.server.routes.ui import site_page
 from starlette.background import BackgroundTask
 
+from projector_core.export.site import ExportOptions
 from projector_core.formats import json_text
 from projector_core.projection.default_request import WITH_DEFAULTS
 
@@ -33,7 +34,7 @@ def _zip(folder: Path, target: Path) -> None:
                               zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
 
 
-def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict]:
+def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """The ``requests`` parameter: per exported method, its dims and params (checked by the
     projection's own parameter model when it runs: a bad value is a 422 then)."""
     if not text:
@@ -41,12 +42,12 @@ def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict]:
     try:
         value = json_text.loads(text, "requests")  # too deep: a DataError, so a 422
     except json.JSONDecodeError as error:
-        raise HTTPException(422, f"requests is not JSON: {error}") from None
+        raise ValueError(f"requests is not JSON: {error}") from None
     if not isinstance(value, dict) or not all(
             k in methods and isinstance(v, dict) and set(v) <= {"dims", "params"}
             for k, v in value.items()):
-        raise HTTPException(422, 'requests: {method: {"dims": ..., "params": {...}}} for the '
-                                 "exported projections")
+        raise ValueError('requests: {method: {"dims": ..., "params": {...}}} for the '
+                         "exported projections")
     return value
 
 
@@ -60,7 +61,7 @@ def _requests(text: str | None, methods: tuple[str, ...]) -> dict[str, dict]:
                                     "projection cannot use"}},
 )
 async def export_site_zip(
-    request: Request, catalog: CatalogDep,
+    service: ServiceDep,
     run: Annotated[str, Query(description="Run name as listed by /api/runs")],
     embedding: Annotated[str, Query(description="Embedding (tensor) name within the run")],
     projection: Annotated[str, Query(description="Projections to include, comma-separated "
@@ -77,23 +78,18 @@ async def export_site_zip(
                                                                     "(#s=...) the site opens "
                                                                     "in")] = None,
 ) -> FileResponse:
-    from projector_core.export.site import ExportOptions, export_site  # its kernels on first use
-
-    lookup_embedding(catalog, run, embedding)  # 404 naming what is unknown
+    service.embedding(run, embedding)  # 404 naming what is unknown
     methods = tuple(m.strip() for m in projection.split(",") if m.strip())
     if not methods or any(m not in WITH_DEFAULTS for m in methods):
-        raise HTTPException(422, f"projection {projection!r}: choose from {', '.join(WITH_DEFAULTS)}")
+        raise ValueError(f"projection {projection!r}: choose from {', '.join(WITH_DEFAULTS)}")
     asked = _requests(requests, methods)
-    state = request.app.state
     options = ExportOptions(run=run, embedding=embedding, projections=methods,
                             neighbors=neighbors, max_points=max_points, gzip=gzip,
-                            device=state.device, cache_dir=catalog.cache.directory,
                             requests=asked, view=view)
     work = Path(tempfile.mkdtemp(prefix="projector-site-"))
 
     def build() -> Path:
-        export_site(catalog, work / "site", site_page(), options, state.projection_jobs,
-                    lambda stage, fraction: None)
+        service.export_site(work / "site", site_page(), options, lambda stage, fraction: None)
         target = work / "site.zip"
         _zip(work / "site", target)
         return target

@@ -38,21 +38,18 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
-from projector.server.deps import FollowersDep, JobsDep, ServiceDep
+from projector.server.deps import FollowersDep, ServiceDep
 from projector.server.job_responses import (
     ProjectionOut,
-    find_job,
-    not_done,
     result_response,
     text_response,
     wants_binary,
 )
-from projector.server.routes.lod import parse_axes
 from pydantic import BaseModel, Field
 
-from projector_core.jobs.engine import Job, JobManager, JobStatus
-from projector_core.kernels.quality import EXACT_LIMIT, SAMPLE_SIZE
-from projector_core.projection.jobs import projection_result
+from projector_core.jobs.engine import Job, JobStatus
+from projector_core.kernels.quality import SAMPLE_SIZE
+from projector_core.service import ProjectionService, UnknownName
 
 router = APIRouter(prefix="/api", tags=["jobs"],
                    responses={404: {"description": "Unknown job (finished jobs are kept for a "
@@ -75,6 +72,10 @@ class JobOut(BaseModel):
                               "affinities, initial layout, optimisation, placement")
     phase_progress: float | None = Field(None, ge=0, le=1,
                                          description="How far through that phase, when known")
+    priority: Literal["requested", "background"] = Field(
+        "requested", description="background: the server's own guess (the default view "
+        "prepared at start), which gives way to requested jobs")
+    yielding: bool = Field(False, description="A background job held while a requested job runs")
 
 
 class JobAboutOut(JobOut):
@@ -127,32 +128,32 @@ def list_jobs(service: ServiceDep) -> JobsOut:
 
 
 @router.get("/jobs/{job_id}")
-def get_job(job_id: str, jobs: JobsDep, followers: FollowersDep) -> JobOut:
+def get_job(job_id: str, service: ServiceDep, followers: FollowersDep) -> JobOut:
     """The status; a poll also counts as following a job a page started (``cancel_unfollowed``)."""
-    job = find_job(jobs, job_id)
+    job = service.job(job_id)
     followers.seen(job)
     return JobOut(**job.snapshot())
 
 
 @router.delete("/jobs/{job_id}")
-def cancel_job(job_id: str, jobs: JobsDep) -> JobOut:
+def cancel_job(job_id: str, service: ServiceDep) -> JobOut:
     """Cancel: the status is "cancelled" at once (unless already finished)."""
-    job = find_job(jobs, job_id)
+    job = service.job(job_id)
     job.cancel()
     return JobOut(**job.snapshot())
 
 
 @router.post("/jobs/{job_id}/pause")
-def pause_job(job_id: str, jobs: JobsDep) -> JobOut:
+def pause_job(job_id: str, service: ServiceDep) -> JobOut:
     """Hold a running t-SNE/UMAP at its next step (its status stays "running", paused true)."""
-    job = find_job(jobs, job_id)
+    job = service.job(job_id)
     job.pause()
     return JobOut(**job.snapshot())
 
 
 @router.post("/jobs/{job_id}/resume")
-def resume_job(job_id: str, jobs: JobsDep) -> JobOut:
-    job = find_job(jobs, job_id)
+def resume_job(job_id: str, service: ServiceDep) -> JobOut:
+    job = service.job(job_id)
     job.resume()
     return JobOut(**job.snapshot())
 
@@ -173,7 +174,7 @@ def resume_job(job_id: str, jobs: JobsDep) -> JobOut:
     },
 )
 def get_result(
-    job_id: str, request: Request, jobs: JobsDep,
+    job_id: str, request: Request, service: ServiceDep,
     format: Annotated[Literal["csv", "tsv"] | None, Query(
         description="csv or tsv: the coordinates as text, streamed, a file to save; "
                     "omitted: JSON or float32 bytes by the Accept header")] = None,
@@ -181,20 +182,21 @@ def get_result(
         description="With format: the coordinate columns, e.g. 0,1,2 (default the first "
                     "two, three for a result of three or more)")] = None,
 ) -> Response:
-    job = _done_job(jobs, job_id)
+    job = service.job(job_id)
+    result = service.result(job)  # NotDone: a 409
     if format is None:
-        return result_response(job, wants_binary(request))
-    chosen = parse_axes(axes, projection_result(job).coordinates.shape[1])
+        return result_response(job.id, result, wants_binary(request))
     name = f"{job.about.get('embedding') or 'projection'}-{job.about.get('method') or job.id}"
-    return text_response(job, "," if format == "csv" else "\t", chosen,
+    return text_response(job.id, result.coordinates, "," if format == "csv" else "\t",
+                         service.axes(job, axes),
                          f"{''.join(c if c.isalnum() or c in '-_.' else '_' for c in name)}"
                          f".{format}")
 
 
-def _done_job(jobs: JobManager, job_id: str) -> Job:
-    job = find_job(jobs, job_id)
-    if job.status is not JobStatus.DONE:
-        raise not_done(job)
+def _done_job(service: ProjectionService, job_id: str) -> Job:
+    """The job, done: a 404 when unknown, a 409 (NotDone) before it is done."""
+    job = service.job(job_id)
+    service.result(job)
     return job
 
 
@@ -240,7 +242,16 @@ class QualityOut(BaseModel):
     k: int
     metric: Literal["cosine", "euclidean"]
     excluded_rows: int
-    sample_size: int | None
+    sample_size: int | None = Field(description="Rows trustworthiness and continuity (and the "
+                                    "error below) were measured on; null: all, exactly")
+    neighbors: Literal["exact", "approximate"] = Field(
+        description="Where each point's original-space neighbours come from: exact, or the "
+                    "k-means cells of a comparison above the exact budget")
+    recall: float | None = Field(description="Approximate: mean recall@k of those neighbours "
+                                             "on the sample, against exact ones")
+    per_point_error: float | None = Field(
+        description="Approximate: mean absolute difference of per_point from its exact value "
+                    "on the sample (whose rows hold their exact values)")
 
 
 def _json(payload: dict[str, Any]) -> Response:
@@ -255,7 +266,6 @@ def _json(payload: dict[str, Any]) -> Response:
     **_STRUCTURE_ERRORS})
 def get_clusters(
     job_id: str,
-    jobs: JobsDep,
     service: ServiceDep,
     min_cluster_size: Annotated[int | None, Query(
         ge=2, description="HDBSCAN's smallest cluster (default about sqrt(N) / 2)")] = None,
@@ -264,43 +274,45 @@ def get_clusters(
     space: Annotated[Literal["projection", "original"], Query(
         description="Cluster the projected coordinates or the original vectors")] = "projection",
 ) -> Response:
-    job = _done_job(jobs, job_id)
-    return _json(service.clusters(job, min_cluster_size, label_column, space))  # ValueError: 422
+    job = _done_job(service, job_id)
+    return _json(service.clusters(job, min_cluster_size, label_column, space))
 
 
 @router.get("/jobs/{job_id}/quality", response_model=QualityOut, responses={
-    200: {"description": f"Exact up to {EXACT_LIMIT} points; above, an even sample of "
-                         f"{SAMPLE_SIZE} points (null elsewhere)."},
+    200: {"description": "A value for every point. Exact while an all-points kNN fits the "
+                         "exact budget; above, approximate neighbours with their error, and "
+                         f"trustworthiness/continuity from {SAMPLE_SIZE} exact rows."},
     **_STRUCTURE_ERRORS})
 def get_quality(
     job_id: str,
-    jobs: JobsDep,
     service: ServiceDep,
     k: Annotated[int, Query(ge=1, le=1000, description="Neighbours per point")] = 10,
     metric: Annotated[Literal["cosine", "euclidean"], Query(
         description="Distance in the original space")] = "cosine",
 ) -> Response:
-    job = _done_job(jobs, job_id)
+    job = _done_job(service, job_id)
     return _json(service.quality(job, k, metric))
 
 
 @router.websocket("/jobs/{job_id}/stream")
 async def stream_job(websocket: WebSocket, job_id: str) -> None:
     await websocket.accept()
+    service: ProjectionService = websocket.app.state.projection_service
     try:
-        job = websocket.app.state.jobs.get(job_id)
-    except KeyError:
-        await websocket.close(code=UNKNOWN_JOB, reason=f"unknown job {job_id}")
+        job = service.job(job_id)
+    except UnknownName as error:
+        await websocket.close(code=UNKNOWN_JOB, reason=str(error)[:120])  # at most 123 bytes
         return
     frames = websocket.query_params.get("frames", "true").lower() != "false"
     try:
         with websocket.app.state.followers.following(job):
-            await _follow(websocket, job, frames)
+            await _follow(websocket, service, job, frames)
     except (WebSocketDisconnect, OSError):
         return  # the follower left; the job goes on unless a page started it and none is back
 
 
-async def _follow(websocket: WebSocket, job: Job, frames: bool) -> None:
+async def _follow(websocket: WebSocket, service: ProjectionService, job: Job,
+                  frames: bool) -> None:
     seen = -1
     sent_seq = 0
     sent_at = -float("inf")
@@ -319,7 +331,7 @@ async def _follow(websocket: WebSocket, job: Job, frames: bool) -> None:
             sent_seq, sent_at = frame.seq, now
     final: dict[str, Any] = {"type": "status", **job.snapshot()}
     if job.status is JobStatus.DONE:
-        result = projection_result(job)
+        result = service.result(job)
         if frames:
             await _send_frame(websocket, job, result.coordinates, final=True)
         final["info"] = result.info

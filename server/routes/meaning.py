@@ -14,9 +14,8 @@ import time
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
-from projector.server.deps import EmbeddingDep, JobsDep, ServiceDep
+from projector.server.deps import EmbeddingDep, ServiceDep
 from projector.server.error_responses import EMBEDDING_ERRORS, ErrorOut
-from projector.server.job_responses import find_job
 from pydantic import BaseModel, Field
 
 from projector_core.semantic.search import MAX_PHRASES
@@ -65,7 +64,6 @@ def search_by_meaning(
     response: Response,
     service: ServiceDep,
     embedding: EmbeddingDep,
-    jobs: JobsDep,
     text: Annotated[list[str], Query(description=f"A phrase; repeat for several (at most "
                                                  f"{MAX_PHRASES}), each answered on its own")],
     k: Annotated[int, Query(gt=0, description="Nearest points per phrase")] = K_DEFAULT,
@@ -75,7 +73,7 @@ def search_by_meaning(
     """The points nearest in meaning to each phrase, embedded by the model that made the
     embedding's vectors; with ``job``, where the phrase lies on that projection's map."""
     started = time.perf_counter()
-    found = service.search_meaning(embedding, text, k, find_job(jobs, job) if job else None)
+    found = service.search_meaning(embedding, text, k, service.job(job) if job else None)
     answer = found.as_dict()
     answer["timing_ms"]["total"] = round(1000 * (time.perf_counter() - started), 2)
     response.headers["Server-Timing"] = ", ".join(

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, Query
-from projector.server.deps import CatalogDep, EmbeddingDep, ServiceDep, lookup_embedding
+from projector.server.deps import EmbeddingDep, ServiceDep
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.data.model import Embedding
@@ -24,7 +24,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "Unknown run or embedding"},
     422: {
         "description": "Bad parameter (index out of range, k <= 0, k more than the other points, "
-        "unknown metric, wrong vector length, NaN/Inf values) or an unreadable tensor"
+        "unknown metric, wrong vector length, NaN/Inf values, both or neither of vector and "
+        "rows) or an unreadable tensor"
     },
 }
 
@@ -43,16 +44,18 @@ class VectorQuery(BaseModel):
 
     run: str = Field(description="Run name as listed by /api/runs")
     embedding: str = Field(description="Embedding (tensor) name within the run")
-    vector: list[float] = Field(min_length=1, description="D finite values")
+    vector: list[float] | None = Field(None, min_length=1, description="D finite values")
+    rows: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, min_length=1, max_length=10_000,
+        description="Instead of vector: rows whose centroid is the query (search by example "
+                    "of a selection), those rows left out of the answer")
     k: int = Field(K_DEFAULT, gt=0, description="Number of neighbours, at most N")
     metric: Metric = "cosine"
 
 
-
-
 def _answer(service: ProjectionService, embedding: Embedding, k: int, metric: Metric,
             **where: Any) -> NeighborsOut:
-    """The service's neighbours (of ``index=`` or ``vector=``); ValueError -> 422."""
+    """The service's neighbours (of ``index=``, ``vector=`` or ``rows=``)."""
     indices, distances = service.neighbors(embedding, k, metric, **where)
     return NeighborsOut(
         neighbors=[
@@ -79,9 +82,9 @@ def neighbors_of_point(
 
 
 @router.post("/neighbors", responses=_ERRORS)
-def neighbors_of_vector(body: VectorQuery, service: ServiceDep,
-                        catalog: CatalogDep) -> NeighborsOut:
-    """The ``k`` nearest points to an arbitrary vector of the embedding's dimension."""
-    embedding = lookup_embedding(catalog, body.run, body.embedding)
-    vector = np.asarray(body.vector, np.float64)
-    return _answer(service, embedding, body.k, body.metric, vector=vector)
+def neighbors_of_vector(body: VectorQuery, service: ServiceDep) -> NeighborsOut:
+    """The ``k`` nearest points to an arbitrary vector of the embedding's dimension, or to
+    the centroid of ``rows`` (those rows left out)."""
+    embedding = service.embedding(body.run, body.embedding)
+    vector = None if body.vector is None else np.asarray(body.vector, np.float64)
+    return _answer(service, embedding, body.k, body.metric, vector=vector, rows=body.rows)

@@ -16,30 +16,24 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from projector.server.deps import CatalogDep, ServiceDep, lookup_embedding
+from projector.server.deps import FollowersDep, ServiceDep
 from projector.server.job_responses import (
     JobCreated,
     ProjectionOut,
     failure_status,
-    not_done,
     result_response,
     wants_binary,
 )
 from projector.server.limits_models import MethodTableOut
-from pydantic import TypeAdapter, ValidationError
 
-from projector_core.errors import DataError
 from projector_core.jobs.engine import JobStatus
-from projector_core.projection.methods import METHODS, parameter_table
-from projector_core.projection.methods.table import data_range_problems
 from projector_core.projection.params import ProjectionRequest
-
-_REQUEST = TypeAdapter(ProjectionRequest)
+from projector_core.service import NotDone
 
 router = APIRouter(prefix="/api", tags=["projections"])
 
 
-async def every_bound_at_once(request: Request, catalog: CatalogDep) -> None:
+async def every_bound_at_once(request: Request, service: ServiceDep) -> None:
     """A body that breaks a model's fixed bound *and* a data limit is refused once, naming
     both (FastAPI would refuse the first alone, and the route the second on the next try).
 
@@ -48,26 +42,9 @@ async def every_bound_at_once(request: Request, catalog: CatalogDep) -> None:
         raw = await request.json()
     except ValueError:
         return  # not JSON: FastAPI's documented 400
-    method = METHODS.get(str(raw.get("method"))) if isinstance(raw, dict) else None
-    if method is None or not isinstance(raw.get("run"), str) or not isinstance(
-            raw.get("embedding"), str):
-        return
-    try:
-        shape = catalog.embedding(raw["run"], raw["embedding"]).shape
-    except KeyError:
-        return  # the route's 404
-    problems = {} if shape is None else data_range_problems(method, raw.get("params"), shape)
-    if not problems:
-        return
-    try:
-        _REQUEST.validate_python(raw)
-        return  # only data problems: the route's check says them
-    except ValidationError as error:
-        fixed = [{**e, "loc": ("body", *e["loc"])} for e in error.errors()
-                 if e["loc"][1:3] not in [("params", name) for name in problems]]
-    data = [{"loc": ("body", method.name, "params", name), "msg": message,
-             "type": "data_limit"} for name, message in problems.items()]
-    raise RequestValidationError(fixed + data)
+    problems = service.request_problems(raw)
+    if problems is not None:
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in problems])
 
 
 @router.post(
@@ -88,23 +65,17 @@ async def every_bound_at_once(request: Request, catalog: CatalogDep) -> None:
 async def create_projection(
     body: Annotated[ProjectionRequest, Body()],
     request: Request,
-    catalog: CatalogDep,
     service: ServiceDep,
+    followers: FollowersDep,
     wait: Annotated[bool, Query(description="Block until done and answer the result")] = False,
     cancel_unfollowed: Annotated[bool, Query(
         description="Cancel the job once nothing has followed it (its WebSocket stream or "
                     "status polls) for a grace period: what the page asks, so a closed tab "
                     "stops its t-SNE. Without it a job runs to its end")] = False,
 ) -> Response:
-    embedding = lookup_embedding(catalog, body.run, body.embedding)
-    try:
-        reference = await run_in_threadpool(service.check, body, embedding)  # may import openTSNE
-    except DataError:
-        raise  # the app's handler answers it: a 422 naming the file
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
+    embedding = service.embedding(body.run, body.embedding)
+    reference = await run_in_threadpool(service.check, body, embedding)  # may import openTSNE
     job = await run_in_threadpool(service.start, body, embedding, reference)
-    followers = request.app.state.followers
     if cancel_unfollowed and not wait:
         followers.watch(job)
     else:
@@ -113,17 +84,18 @@ async def create_projection(
         return JSONResponse({"job": job.id}, status_code=202)
     await job.finished()
     if job.status is JobStatus.DONE:
-        return await run_in_threadpool(result_response, job, wants_binary(request))
+        return await run_in_threadpool(result_response, job.id, service.result(job),
+                                       wants_binary(request))
     if job.status is JobStatus.FAILED:
         raise HTTPException(failure_status(job), job.error)
-    raise not_done(job)
+    raise NotDone(job)
 
 
 @router.get("/projections/methods", responses={
     404: {"description": "Unknown run or embedding"},
     422: {"description": "Only one of run and embedding given"}})
 def projection_methods(
-    catalog: CatalogDep,
+    service: ServiceDep,
     run: Annotated[str | None, Query(description="With embedding: apply its data's limits "
                                                  "and defaults")] = None,
     embedding: Annotated[str | None, Query(description="An embedding of run")] = None,
@@ -132,10 +104,6 @@ def projection_methods(
     description) and its capabilities (quick, starts from a layout, streams frames, 3-D).
     With ``run`` and ``embedding``, bounds and defaults are this data's (perplexity at most
     (N - 1) / 3, and its default for N), and the data limits (``limits`` in ``GET
-    /api/runs``) come beside them."""
-    if (run is None) != (embedding is None):
-        raise HTTPException(422, "give both run and embedding, or neither")
-    shape = None  # an embedding whose shape is not known yet (loading) gets the plain table
-    if run is not None and embedding is not None:
-        shape = lookup_embedding(catalog, run, embedding).shape
-    return MethodTableOut(**parameter_table(shape))
+    /api/runs``) come beside them. Each method's ``default_request`` is what a fresh view
+    of it asks (the page's request, the default view prepared ahead)."""
+    return MethodTableOut(**service.parameter_table(run, embedding))

@@ -11,10 +11,8 @@ import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from projector.server.deps import CatalogDep, SessionDep
+from projector.server.deps import ServiceDep, SessionDep
 from pydantic import BaseModel, ConfigDict, Field
-
-from projector_core.session import check_view
 
 router = APIRouter(prefix="/api/session", tags=["session"])
 POLL_STEP = 0.05
@@ -59,8 +57,8 @@ async def get_state(
 
 @router.post("/state", responses={422: {"description": "An unknown run, embedding or colour "
                                                          "column, or a selected index past N"}})
-def post_state(body: SessionPatch, session: SessionDep, catalog: CatalogDep) -> SessionOut:
+def post_state(body: SessionPatch, session: SessionDep, service: ServiceDep) -> SessionOut:
     """The page's view changed: only the fields sent are set, once they exist."""
     changes: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
-    check_view(catalog, session.snapshot(), changes)  # ValueError: 422
+    service.check_view(session.snapshot(), changes)  # ValueError: 422
     return SessionOut(**session.update("page", **changes))

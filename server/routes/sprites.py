@@ -50,7 +50,7 @@ class AtlasOut(BaseModel):
 
 def _sprite(embedding: Embedding) -> Sprite:
     if "sprite" in embedding.errors:
-        raise HTTPException(422, embedding.errors["sprite"])
+        raise ValueError(embedding.errors["sprite"])
     if embedding.sprite is None:
         raise HTTPException(404, f"embedding {embedding.name!r} has no sprite")
     return embedding.sprite

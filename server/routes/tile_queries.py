@@ -18,14 +18,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query
-from projector.server.deps import JobsDep, ServiceDep
-from projector.server.job_responses import find_job
-from projector.server.routes.lod import parse_axes
+from fastapi import APIRouter, Query
+from projector.server.deps import ServiceDep
 from pydantic import BaseModel, ConfigDict, Field
 
-from projector_core.jobs.engine import Job
-from projector_core.projection.jobs import NotDone, layout_of
 from projector_core.tiles.queries import LIMIT_MAX, POLYGON_MAX, Region, to_dict
 
 router = APIRouter(prefix="/api", tags=["level of detail"])
@@ -92,28 +88,9 @@ class SearchOut(BaseModel):
                                                 "null when over 10,000 values match")
 
 
-def _job_axes(jobs: JobsDep, job_id: str, axes: str | list[int] | None) -> tuple[Job, list[int]]:
-    """The done projection job and its chosen axes, or the 4xx saying why not."""
-    job = find_job(jobs, job_id)
-    try:
-        cols = layout_of(job, "tiles").coordinates.shape[1]
-    except NotDone as error:
-        raise HTTPException(409, str(error)) from None
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
-    return job, parse_axes(axes, cols, tiles=True, as_shown=True)
-
-
-def _answer(ask: Any, *args: Any) -> Any:
-    try:
-        return ask(*args)
-    except ValueError as error:  # UnknownColumn, bad region or regex
-        raise HTTPException(422, str(error)) from None
-
-
 @router.get("/jobs/{job_id}/pick", responses=ERRORS)
 def pick_point(
-    job_id: str, jobs: JobsDep, service: ServiceDep,
+    job_id: str, service: ServiceDep,
     x: Annotated[float, Query(allow_inf_nan=False, description="Projection units")],
     y: Annotated[float, Query(allow_inf_nan=False, description="Projection units")],
     radius: Annotated[float, Query(ge=0, allow_inf_nan=False,
@@ -121,24 +98,18 @@ def pick_point(
     axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")] = None,
 ) -> PickOut:
     """The nearest point to (x, y) within ``radius`` over all points (ties: the lowest row)."""
-    job, chosen = _job_axes(jobs, job_id, axes)
-    found = _answer(service.pick, job, chosen, x, y, radius)
+    found = service.pick(service.job(job_id), axes, x, y, radius)
     return PickOut(row=found.row, distance=found.distance, coords=found.coords)
 
 
 @router.post("/jobs/{job_id}/select", responses=ERRORS)
-def select_region(job_id: str, body: SelectIn, jobs: JobsDep, service: ServiceDep) -> SelectOut:
+def select_region(job_id: str, body: SelectIn, service: ServiceDep) -> SelectOut:
     """The points inside a box or polygon: count, first rows, the region, counts of a column."""
     if (body.box is None) == (body.polygon is None):
-        raise HTTPException(422, "give exactly one of 'box' [x0, y0, x1, y1] or 'polygon' "
-                                 "[[x, y], ...]")
-    try:
-        region = (Region.box(body.box) if body.box is not None
-                  else Region.of_polygon(body.polygon or []))
-    except ValueError as error:
-        raise HTTPException(422, str(error)) from None
-    job, chosen = _job_axes(jobs, job_id, body.axes)
-    found = _answer(service.select, job, chosen, region, body.limit, body.column)
+        raise ValueError("give exactly one of 'box' [x0, y0, x1, y1] or 'polygon' [[x, y], ...]")
+    region = (Region.box(body.box) if body.box is not None
+              else Region.of_polygon(body.polygon or []))
+    found = service.select(service.job(job_id), body.axes, region, body.limit, body.column)
     counts = None if found.counts is None else [
         ValueCount(value=value, code=code, count=count) for value, code, count in found.counts]
     return SelectOut(count=found.count, rows=found.rows, truncated=found.truncated,
@@ -147,7 +118,7 @@ def select_region(job_id: str, body: SelectIn, jobs: JobsDep, service: ServiceDe
 
 @router.get("/jobs/{job_id}/search", responses=ERRORS)
 def search_points(
-    job_id: str, jobs: JobsDep, service: ServiceDep,
+    job_id: str, service: ServiceDep,
     column: Annotated[str, Query(description="Metadata column to search")],
     query: Annotated[str, Query(max_length=QUERY_MAX,
                                 description="Substring, or regular expression with regex=true")],
@@ -157,7 +128,6 @@ def search_points(
     axes: Annotated[str | None, Query(description="Coordinate columns, e.g. 0,1")] = None,
 ) -> SearchOut:
     """Points whose ``column`` matches (case-insensitive; a blank query matches none)."""
-    job, chosen = _job_axes(jobs, job_id, axes)
-    found = _answer(service.search_points, job, chosen, column, query, regex, limit)
+    found = service.search_points(service.job(job_id), axes, column, query, regex, limit)
     return SearchOut(count=found.count, rows=found.rows, truncated=found.truncated,
                      codes=found.codes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from projector.server.body_limit import BodyLimit
 from projector.server.deps import UploadsDep
@@ -56,7 +56,7 @@ async def upload(
         form = await request.form(max_files=2, max_fields=2)
         tensor_file, metadata_file = form.get("tensor"), form.get("metadata")
         if not isinstance(tensor_file, UploadFile):
-            raise HTTPException(422, "multipart field 'tensor' (a file) is missing")
+            raise ValueError("multipart field 'tensor' (a file) is missing")
         name = Path(tensor_file.filename or "tensor.tsv").name[-200:]  # a label, never a path
         tensor = await tensor_file.read()
         if isinstance(metadata_file, UploadFile):

@@ -16,33 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, Frame, Page, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.page_policy import waits_under_the_page_policy  # noqa: F401 (an autouse fixture)
 
 CHROMIUM = os.environ.get("PROJECTOR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1280, "height": 800}
-
-
-def as_function(expression: str) -> str:
-    """A ``wait_for_function`` expression as a function string. Playwright polls an expression
-    string with ``eval`` inside the page, which the app's Content-Security-Policy refuses (no
-    'unsafe-eval'), and hands a function to the page whole; a function string stays one,
-    called with ``arg``. So every test runs under the policy a user's browser enforces."""
-    return (f"(arg) => {{ const found = ({expression}\n); "
-            "return typeof found === 'function' ? found(arg) : found; }")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _waits_under_the_page_policy() -> Iterator[None]:
-    originals = {kind: kind.wait_for_function for kind in (Page, Frame)}
-    for kind, original in originals.items():
-        def wait_for_function(self, expression: str, *, original=original, **options: Any):
-            return original(self, as_function(expression), **options)
-
-        kind.wait_for_function = wait_for_function  # type: ignore[method-assign]
-    yield
-    for kind, original in originals.items():
-        kind.wait_for_function = original  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="module")  # not session: its event loop would outlive the browser tests
@@ -150,18 +130,20 @@ def projector(browser: Browser) -> Iterator[ProjectorPage]:
 
 
 @pytest.fixture(scope="session")
-def million(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, np.ndarray]]:
+def million(tmp_path_factory: pytest.TempPathFactory,
+            _compute_warmed_up: None) -> Iterator[tuple[str, np.ndarray]]:
     """``(url, labels)``: one 1M-point log dir (``test_ui_scale.write_million``) served once,
     with the view prepared as ``projector serve`` does, for every 1M browser test of the
     session (test_ui_scale, test_tiles): none writes and loads its own million again."""
-    from projector.server.app import create_app
+    from projector.server.cli import build_parser, serve_app
 
     from tests.browser.test_ui_scale import write_million
     from tests.conftest import LiveServer
 
     root = tmp_path_factory.mktemp("million")
     labels = write_million(root / "logs")
-    server = LiveServer(create_app(root / "logs", cache_dir=root / "cache", prepare_view=True))
+    argv = ["serve", str(root / "logs"), "--cache-dir", str(root / "cache")]
+    server = LiveServer(serve_app(build_parser().parse_args(argv)))
     server.start()
     yield server.url, labels
     server.stop()

@@ -41,7 +41,7 @@ def write_plane(folder: Path, n: int) -> None:
 
 def test_two_column_embedding_opens_in_2d_from_its_tiles(serve, tmp_path, projector):
     write_plane(tmp_path / "logs" / "plane", 300_000)
-    url = serve(tmp_path / "logs", prepare_view=True)
+    url = serve(tmp_path / "logs")
     projector.open(url)  # the default view, no state in the URL
     page = projector.page
     assert page.evaluate("window.__projector.app.plot.threeD") is False
@@ -59,7 +59,7 @@ def test_while_the_whole_set_streams_the_tiles_show_and_search_is_exact(serve, t
     first picture shows from the tiles; the page answers meanwhile (a search selects exactly
     the matching points of the million), and once the whole set is in, hover is exact."""
     labels = write_million(tmp_path / "logs")
-    url = serve(tmp_path / "logs", prepare_view=True)
+    url = serve(tmp_path / "logs")
     held = []
     page = projector.page
     page.route("**/api/projections?wait=true", lambda route: held.append(route))

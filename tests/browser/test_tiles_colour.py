@@ -49,7 +49,7 @@ def resident(page) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_tiles_colour_and_highlight_by_rules_without_per_point_arrays(serve, tmp_path, projector):
     labels = write_set(tmp_path / "logs")
-    url = serve(tmp_path / "logs", prepare_view=True)
+    url = serve(tmp_path / "logs")
     page = projector.page
     page.goto(url + f"/?tiles=always&tilePoints={RESIDENT}" + state_hash(VIEW))
     projector.wait_ready()

@@ -44,7 +44,7 @@ def served(tmp_path) -> Iterator[str]:
         {"t.bytes": tensor.tobytes(),
          "meta.tsv": "name\tblob\n" + "".join(f"p{i}\tb{b}\n" for i, b in enumerate(blob))})
     app = create_app(tmp_path / "logs", cache_dir=tmp_path / "cache")
-    app.state.lod = LodStore(budget=BUDGET)
+    app.state.projection_service.lod = LodStore(budget=BUDGET)
     server = LiveServer(app)
     server.start()
     yield server.url

@@ -4,7 +4,7 @@
 // it to start, stop or show. How its points reach the page is chosen here once per
 // projection (points/point_source.js deliveryFor).
 
-import { clampToLimit, isQuick, limitFor } from '../limits.js';
+import { clampToLimit, defaultRequest, isQuick, limitFor, STATE_PARAMS } from '../limits.js';
 import { deliveryFor } from '../points/point_source.js';
 import { methodName, Projection, progressText, projectionKey } from '../projection/projection.js';
 import { is3d } from '../state.js';
@@ -30,32 +30,36 @@ export class Projecting {
   }
 
   /**
-   * The request parameters and dimensions of a method under a state.
+   * The request parameters and dimensions of a method under a state: the parameter table's
+   * default request for this data (what the server's default view and exports ask too), the
+   * state's values over it. Nothing here restates a default.
    * @param {string} method
    * @param {import('../store.js').State} [state]
+   * @returns {{ params: Record<string, any>, dims: number }}
    */
   requestFor(method, state = this.app.state) {
     const ds = this.app.dataset;
-    switch (method) {
-      case 'pca':
-        return { params: { spherize: state.pca.spherize }, dims: 3 };
-      case 'tsne': {
-        // The parameter table's limit for this data (perplexity <= (N - 1) / 3).
-        const perplexity = clampToLimit(state.tsne.perplexity, limitFor(ds, 'tsne', 'perplexity'));
-        const params = { perplexity, learning_rate: state.tsne.learningRate ?? 'auto', n_iter: state.tsne.nIter };
-        const supervise = superviseColumn(state.tsne, ds);
-        if (supervise) Object.assign(params, { supervise_column: supervise, supervise_weight: state.tsne.superviseWeight });
-        return { params, dims: state.tsne.is3d ? 3 : 2 };
-      }
-      case 'umap': {
-        const nNeighbors = clampToLimit(state.umap.nNeighbors, limitFor(ds, 'umap', 'n_neighbors'));
-        return { params: { n_neighbors: nNeighbors, min_dist: state.umap.minDist }, dims: state.umap.is3d ? 3 : 2 };
-      }
-      default: {
-        const { column, left, right, up, down, regex } = state.custom;
-        return { params: { column, left, right, up, down, regex }, dims: 2 };
-      }
+    if (method === 'custom') {
+      const { column, left, right, up, down, regex } = state.custom;
+      return { params: { column, left, right, up, down, regex }, dims: 2 };
     }
+    const base = defaultRequest(ds, method);
+    const params = { ...base?.params };
+    /** @type {Record<string, any>} */
+    const values = state[method];
+    for (const [field, name] of Object.entries(STATE_PARAMS[method])) {
+      if (name in params && values[field] != null) params[name] = values[field]; // null: the table's
+    }
+    // Within the table's limits for this data (perplexity <= (N - 1) / 3, n_neighbors < N).
+    for (const name of ['perplexity', 'n_neighbors']) {
+      if (typeof params[name] === 'number') params[name] = clampToLimit(params[name], limitFor(ds, method, name));
+    }
+    const supervise = method === 'tsne' ? superviseColumn(state.tsne, ds) : null;
+    if (supervise) Object.assign(params, { supervise_column: supervise, supervise_weight: state.tsne.superviseWeight });
+    // PCA asks the table's components (the view picks its axes among them); t-SNE and UMAP
+    // as many as the view shows.
+    const shown = values.is3d ? 3 : 2;
+    return { params, dims: method === 'pca' ? base?.dims ?? shown : shown };
   }
 
   /** How a projection of `method` reaches the page under the state now. */

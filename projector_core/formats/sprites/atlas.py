@@ -19,6 +19,7 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -49,7 +50,7 @@ class AtlasLayout:
     thumb_dim: tuple[int, int]
     pages: tuple[AtlasPage, ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

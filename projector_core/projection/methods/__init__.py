@@ -18,11 +18,11 @@ from projector_core.projection.methods.table import method_entry
 from projector_core.projection.methods.tsne import Tsne
 from projector_core.projection.methods.umap import Umap
 
-METHODS: dict[str, type[ProjectionMethod]] = {
+METHODS: dict[str, type[ProjectionMethod[Any]]] = {
     method.name: method for method in (Pca, Tsne, Umap, Custom, Precomputed)}
 
 
-def method_for(request: Any) -> ProjectionMethod:
+def method_for(request: Any) -> ProjectionMethod[Any]:
     """The method object for a validated request (its ``method`` names the class)."""
     return METHODS[request.method](request)
 

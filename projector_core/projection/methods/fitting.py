@@ -91,7 +91,7 @@ def streamed(valid: np.ndarray, reporter: Reporter
 
 
 def sampled(valid: np.ndarray, reporter: Reporter,
-            run: Callable[[Callable], SampledResult]) -> tuple[np.ndarray, dict[str, Any]]:
+            run: Callable[[Callable[..., Any]], SampledResult]) -> tuple[np.ndarray, dict[str, Any]]:
     """A sampled fit (:mod:`kernels.sampling`) streaming its frames to ``reporter``."""
     result = run(streamed(valid, reporter))
     return result.coordinates, {**result.details, "mode": "sample",

@@ -23,6 +23,8 @@ class Pca(ProjectionMethod[PcaParams]):
     name = "pca"
     title = "PCA"
     params_model = PcaParams
+    view_dims = 3  # three components: the page picks its axes among them
+    view_params = ("spherize",)
 
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
         result = pca(ctx.data, self.params.components, self.params.spherize, ctx.backend)

@@ -18,8 +18,10 @@ from projector_core.projection.limits import field_bounds
 from projector_core.projection.methods.base import ProjectionMethod
 
 
-def method_entry(method: type[ProjectionMethod], shape: tuple[int, int] | None) -> dict[str, Any]:
-    """``method``'s table entry; with ``shape`` (N, D) its data limits and defaults applied.
+def method_entry(method: type[ProjectionMethod[Any]], shape: tuple[int, int] | None) -> dict[str, Any]:
+    """``method``'s table entry; with ``shape`` (N, D) its data limits and defaults applied,
+    and the request a fresh view makes (``default_request``: ``view_dims`` and
+    ``view_params`` at those defaults).
 
     ``limits`` keeps the data limits that bound no parameter (t-SNE's ``points``, the
     precomputed method's ``dimensions``).
@@ -41,7 +43,20 @@ def method_entry(method: type[ProjectionMethod], shape: tuple[int, int] | None) 
         "dims": list(method.output_dims),
         "params": params,
         "limits": {name: limit.to_json() for name, limit in limits.items() if name not in params},
+        "default_request": None if method.view_dims is None else {
+            "dims": method.view_dims,
+            "params": {name: _within_bounds(params[name]) for name in method.view_params}},
     }
+
+
+def _within_bounds(param: dict[str, Any]) -> Any:
+    """A parameter's default moved inside its bounds (the data's: a perplexity default of 30
+    is 16 for 50 points)."""
+    value = param["default"]
+    for bound, pick in (("maximum", min), ("minimum", max)):
+        if param[bound] is not None and type(value) in (int, float):
+            value = pick(value, param[bound])
+    return value
 
 
 @functools.cache
@@ -77,7 +92,7 @@ def _parameter(prop: dict[str, Any], required: bool) -> dict[str, Any]:
     return entry
 
 
-def data_range_problems(method: type[ProjectionMethod], params: Any,
+def data_range_problems(method: type[ProjectionMethod[Any]], params: Any,
                         shape: tuple[int, int]) -> dict[str, str]:
     """What ``params`` (a request's raw, unvalidated ``params``) breaks of the data's limits
     on ``method``'s parameters, by name: only where the data bound is tighter than the

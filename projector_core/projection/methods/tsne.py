@@ -33,6 +33,8 @@ class Tsne(LayoutFit[TsneParams]):
     name = "tsne"
     title = "t-SNE"
     params_model = TsneParams
+    view_dims = 2
+    view_params = ("perplexity", "learning_rate", "n_iter")
     keeps_start_scale = True
 
     @classmethod
@@ -104,4 +106,4 @@ class Tsne(LayoutFit[TsneParams]):
         if codes.shape[0] != valid.shape[0]:
             raise ValueError(f"metadata has {codes.shape[0]} rows for {valid.shape[0]} points: "
                              "supervision needs one label per point")
-        return codes[valid]
+        return np.asarray(codes[valid])

@@ -19,6 +19,8 @@ class Umap(LayoutFit[UmapParams]):
     name = "umap"
     title = "UMAP"
     params_model = UmapParams
+    view_dims = 2
+    view_params = ("n_neighbors", "min_dist")
 
     @classmethod
     def fit_limits(cls, n_points: int, points: str = "points") -> dict[str, Limit]:

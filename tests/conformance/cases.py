@@ -1,0 +1,117 @@
+"""The requests the suite asks each door, per operation of the registry, and the cells known
+to disagree today.
+
+A case is one request of an operation; it is asked of every door that offers the operation
+(``projector_core.operations``), or of the ``doors`` named where a door cannot put it (the
+page has no dims 4). Refusals are cases too: the same wrong request must be refused with the
+same sentence everywhere. ``KNOWN`` marks the cells that disagree today, each with the item of
+issue 33 that fixes it: strict xfails, so a fix turns them into failures until its mark goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.conformance.dataset import EMBEDDING, LATER, OTHER_EMBEDDING, OTHER_RUN, RUN, N
+
+PCA_2D = {"method": "pca", "dims": 2}
+
+
+@dataclass(frozen=True)
+class Case:
+    operation: str
+    name: str
+    request: Mapping[str, Any] = field(default_factory=dict)
+    doors: tuple[str, ...] | None = None  # None: every door that offers the operation
+
+    @property
+    def id(self) -> str:
+        return f"{self.operation}-{self.name}"
+
+
+UNKNOWN = {"run": RUN, "embedding": "nope"}
+ANOTHER = {"named": {"run": OTHER_RUN, "embedding": OTHER_EMBEDDING}}  # a job asked under it
+CASES: tuple[Case, ...] = (
+    Case("load", "array_and_table"),
+    Case("load", "one_column", {"columns": ["group"]}, doors=("client", "widget")),
+    Case("load", "quoted_cells", {"quoted": True}, doors=("client", "widget")),
+    Case("pca_2d", "answer", {"params": {"spherize": False}}),
+    Case("pca_2d", "unknown_embedding", {**UNKNOWN}, doors=("rest", "client", "mcp")),
+    Case("pca_3d", "answer", {"params": {"spherize": False}}),
+    Case("pca_3d", "dims_4", {"dims": 4}, doors=("rest", "client", "mcp")),
+    Case("tsne", "answer", {"params": {"perplexity": 20, "learning_rate": "auto", "n_iter": 300}}),
+    Case("umap", "answer", {"params": {"n_neighbors": 10, "min_dist": 0.1}}),
+    Case("neighbors_of_row", "answer", {"index": 5, "k": 10, "metric": "cosine"}),
+    Case("neighbors_of_row", "k_out_of_range", {"index": 5, "k": N, "metric": "cosine"},
+         doors=("rest", "client", "mcp")),
+    Case("neighbors_of_row", "unknown_embedding", {**UNKNOWN, "index": 5, "k": 10, "metric": "cosine"},
+         doors=("rest", "client", "mcp")),
+    Case("neighbors_of_label", "answer", {"query": "g3", "column": "group", "k": 10, "metric": "cosine"}),
+    Case("search", "answer", {"column": "group", "query": "g3"}),
+    Case("clusters", "answer", {"of": PCA_2D, "label_column": "group", "min_cluster_size": 10}),
+    Case("clusters", "of_the_job_alone", {"of": PCA_2D}, doors=("mcp",)),
+    Case("clusters", "asked_under_another_embedding", {"of": PCA_2D, **ANOTHER}, doors=("mcp",)),
+    Case("quality", "answer", {"of": PCA_2D, "k": 10, "metric": "cosine"}),
+    Case("quality", "asked_under_another_embedding",
+         {"of": PCA_2D, "k": 10, "metric": "cosine", **ANOTHER}, doors=("mcp",)),
+    Case("compare", "answer", {"other_run": RUN, "other_embedding": LATER, "k": 10,
+                               "metric": "cosine", "top": 50}),  # the Compare page's top
+    Case("export", "pca", {"projection": ["pca"], "neighbors": 30}),
+    Case("export", "tsne_and_umap", {"projection": ["pca", "tsne", "umap"], "neighbors": 10},
+         doors=("rest", "cli")),
+    Case("render", "pca", {"projection": "pca", "width": 480}),
+    Case("render", "unknown_embedding", {**UNKNOWN, "projection": "pca", "width": 480}),
+)
+
+# (operation, door, case name) -> why the cell disagrees today (and which item fixes it).
+_DIMS = "#33 item 1: dims is ignored by PCA, N x 10 comes back (params.components decides)"
+_UNKNOWN = ("#33 one error sentence per refusal (#34: unknown names from one place): the routes "
+            "say \"unknown embedding 'nope' in run 'blobs'\" (deps.lookup_embedding), the "
+            "service \"unknown embedding blobs/nope; known: ...\"")
+_FIELD = ("#33 one error sentence per refusal: REST says \"body field 'pca.dims': Input should "
+          "be 2 or 3\", the parameter model \"pca.dims: Input should be 2 or 3\"")
+_ANOTHER = ("#33 item 3: a job asked for under another embedding's name is answered (the job's "
+            "own, under that name) instead of refused")
+KNOWN: dict[tuple[str, str, str], str] = {
+    ("load", "widget", "array_and_table"): "#33 item 5: selected_frame() gives integer metadata "
+                                           "as floats (15.0) where Client.metadata gives int64",
+    ("load", "client", "one_column"): "#33 item 2: Client.upload writes a header line for a "
+                                      "one-column DataFrame, which the one-column rule reads "
+                                      "as a row (a 422)",
+    ("load", "client", "quoted_cells"): "#33 item 2: Client.upload's quotes come back doubled "
+                                        "('\"say \"\"g0\"\"\"')",
+    ("load", "widget", "quoted_cells"): "#33 item 5: selected_frame() gives integer metadata "
+                                        "as floats",
+    ("load", "cli", "array_and_table"): "#33 item 4: `projector export` has no --metadata",
+    ("load", "mcp", "array_and_table"): "#33 item 4: `projector mcp` has no --metadata (and "
+                                        "item 3: numeric metadata arrives as strings)",
+    **{(op, door, "answer"): _DIMS for op in ("pca_2d", "pca_3d") for door in ("rest", "client", "mcp")},
+    **{(op, door, "unknown_embedding"): _UNKNOWN for op in ("pca_2d", "neighbors_of_row")
+       for door in ("rest", "client")},
+    ("pca_3d", "rest", "dims_4"): _FIELD,
+    ("pca_3d", "client", "dims_4"): _FIELD,
+    ("pca_3d", "mcp", "dims_4"): "#33 item 3: the SDK's raw pydantic dump of the tool's "
+                                 "arguments (\"1 validation error for projectArguments ...\")",
+    ("clusters", "mcp", "of_the_job_alone"): "#33 item 3: clusters({job}), as `project` says to "
+                                             "ask it, is a raw pydantic dump (run, embedding "
+                                             "required)",
+    ("clusters", "mcp", "asked_under_another_embedding"): _ANOTHER,
+    ("quality", "mcp", "asked_under_another_embedding"): _ANOTHER,
+    ("render", "cli", "unknown_embedding"): "#33 one error sentence per refusal: `projector "
+                                            "render` says \"--embedding 'nope': not in the "
+                                            "chosen runs (...)\"",
+    ("render", "widget", "unknown_embedding"): "#33 item 5: `w.embedding = 'nope'` is accepted "
+                                               "silently; save_image then fails with a bare "
+                                               "KeyError ('nope')",
+}
+
+
+def cases_of(operation: str) -> list[Case]:
+    return [case for case in CASES if case.operation == operation]
+
+
+def request_of(case: Case) -> dict[str, Any]:
+    """The case's request with the names filled in (the blobs' first step unless it says)."""
+    return {"run": RUN, "embedding": EMBEDDING, **case.request}
