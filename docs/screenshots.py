@@ -1,6 +1,7 @@
 """Regenerates the screenshots in docs/img/ (README and the docs site) from the bundled sample data.
 
-    python docs/screenshots.py
+    python docs/screenshots.py             # every one
+    python docs/screenshots.py labelling   # docs/LABELLING.md's only
 
 Runs the real app under uvicorn and drives Debian's headless Chromium (software WebGL).
 """
@@ -34,12 +35,13 @@ def state_url(base: str, state: dict) -> str:
 
 
 def ready(page: Page) -> None:
-    page.wait_for_function("window.__projector && window.__projector.ready", timeout=120000)
+    page.wait_for_function("() => window.__projector && window.__projector.ready", timeout=120000)
 
 
 def settle(page: Page) -> None:
-    page.wait_for_function("!window.__projector.app.plot.fromPositions")
-    page.wait_for_function("document.querySelector('[data-testid=progress]').hidden", timeout=120000)
+    page.wait_for_function("() => !window.__projector.app.plot.fromPositions")
+    page.wait_for_function("() => document.querySelector('[data-testid=progress]').hidden",
+                           timeout=120000)
     time.sleep(0.5)
 
 
@@ -49,12 +51,42 @@ def click_point(page: Page, index: int) -> None:
     settle(page)
 
 
-def main() -> None:
+def labelling(page: Page, base: str) -> None:
+    """docs/LABELLING.md's picture: a lasso of digits labelled in one step, the map coloured by
+    the new column, the Inspector saying it is saved."""
+    page.goto(state_url(base, {"run": "digits", "embedding": "digits", "sprites": False,
+                               "pca": {"is3d": False}, "colorBy": "label", "labelBy": "label"}))
+    ready(page)
+    settle(page)
+    box = page.get_by_test_id("plot").bounding_box()
+    page.get_by_test_id("tool-lasso").click()
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    path = [(0.62, 0.18), (0.9, 0.22), (0.93, 0.55), (0.7, 0.62), (0.58, 0.4), (0.62, 0.19)]
+    page.mouse.move(left + path[0][0] * width, top + path[0][1] * height)
+    page.mouse.down()
+    for fx, fy in path[1:]:
+        page.mouse.move(left + fx * width, top + fy * height, steps=6)
+    page.mouse.up()
+    page.wait_for_function("() => window.__projector.state().selection.length > 0")
+    page.get_by_test_id("edit-column").fill("label_fixed")
+    page.get_by_test_id("edit-value").fill("to review")
+    page.get_by_test_id("tag-selection").click()
+    page.wait_for_function("() => document.querySelector('[data-testid=edit-status]')"
+                           ".textContent.startsWith('Saved')")
+    page.get_by_test_id("color-by").select_option("label_fixed")
+    page.get_by_test_id("edit-value").fill("")
+    settle(page)
+    page.screenshot(path=OUT / "labelling.png")
+
+
+def main(only: str | None = None) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     cache = Path(tempfile.mkdtemp())
-    server = uvicorn.Server(uvicorn.Config(create_app(SAMPLE_DATA, cache_dir=cache, refresh_seconds=0),
+    store = cache / "annotations.sqlite"  # labels made for the pictures: never the user's
+    server = uvicorn.Server(uvicorn.Config(create_app(SAMPLE_DATA, cache_dir=cache, refresh_seconds=0,
+                                                      annotations=store),
                                            host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
@@ -67,6 +99,11 @@ def main() -> None:
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         page = browser.new_page(viewport=VIEWPORT, device_scale_factor=1)
         page.add_init_script("localStorage.setItem('projector-theme', 'light')")
+        if only == "labelling":
+            labelling(page, base)
+            browser.close()
+            server.should_exit = True
+            return
         digits = {"run": "digits", "embedding": "digits", "colorBy": "label", "labelBy": "label"}
 
         page.goto(state_url(base, {**digits, "sprites": False, "pca": {"is3d": True},
@@ -105,9 +142,10 @@ def main() -> None:
         page.wait_for_function("window.__compare && window.__compare.shown", timeout=300000)
         time.sleep(1.0)
         page.screenshot(path=OUT / "compare-steps.png")
+        labelling(page, base)
         browser.close()
     server.should_exit = True
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from projector.client.api import ProjectorClient, ProjectorError
+from projector_core.annotations import Edit
 from projector_core.data.catalog import Catalog
 from projector_core.data.steps import timelines
 from projector_core.projection.params import ProjectionRequest
@@ -26,6 +27,7 @@ from projector_core.semantic.models import ModelLoading
 from projector_core.service import ProjectionService
 from projector_core.service.names import describe, label_column
 
+ASSISTANT = "assistant"  # the author of an assistant's edits in the history
 Column = tuple[list[str], np.ndarray]  # a column's values and one int32 code per row into them
 Neighbors = list[tuple[int, float]]  # (row, distance), nearest first
 Loading = Callable[[float], None]  # hears a model's loading progress, 0..1
@@ -83,6 +85,22 @@ class Answers(Protocol):
     def steps(self, run: str) -> list[dict[str, Any]]:
         """A training run's tags, each with its ``steps`` (``step``, ``embedding``, ``rows``,
         ``written``) ascending: GET /api/steps's ``timelines``."""
+        ...
+
+    def annotate(self, run: str, name: str, column: str, value: str | bool | None,
+                 rows: list[int], kind: str | None) -> dict[str, Any]:
+        """One edit by the assistant, as ``POST /api/annotations`` answers it: ``edit``
+        (``id``, ``rows``), ``changed``, ``rule``."""
+        ...
+
+    def annotation_columns(self, run: str, name: str) -> dict[str, Any]:
+        """``enabled``, ``reason``, ``rule`` and the embedding's ``columns`` (``name``,
+        ``kind``, ``shown``, ``reason``, ``edits``)."""
+        ...
+
+    def annotation_history(self, run: str, name: str, limit: int) -> list[dict[str, Any]]:
+        """Everyone's latest edits, newest first (``id``, ``column``, ``action``, ``author``,
+        ``rows``, ``value``, ``undone``)."""
         ...
 
 
@@ -177,6 +195,32 @@ class OwnService:
              "written": catalog.written(run, s.embedding)} for s in t.steps]}
             for t in timelines(self.service.run(run))]
 
+    def annotate(self, run: str, name: str, column: str, value: str | bool | None,
+                 rows: list[int], kind: str | None) -> dict[str, Any]:
+        committed = self.service.annotations.annotate(run, name, column, value,
+                                                      np.asarray(rows, np.int64), ASSISTANT,
+                                                      kind)
+        return {"edit": _edit(committed.edit), "changed": committed.changed,
+                "rule": committed.rule}
+
+    def annotation_columns(self, run: str, name: str) -> dict[str, Any]:
+        notes = self.service.annotations
+        status = notes.status()
+        return {"enabled": status["enabled"], "reason": status["reason"],
+                "rule": status["rule"],
+                "columns": [{"name": c.name, "kind": c.kind, "shown": c.shown,
+                             "reason": c.reason, "edits": c.edits}
+                            for c in notes.columns(run, name)]}
+
+    def annotation_history(self, run: str, name: str, limit: int) -> list[dict[str, Any]]:
+        return [_edit(e) for e in self.service.annotations.history(run, name, limit=limit)]
+
+
+def _edit(edit: Edit) -> dict[str, Any]:
+    return {"id": edit.id, "column": edit.column, "action": edit.action,
+            "author": edit.author, "rows": edit.rows, "value": edit.value,
+            "undone": edit.undone}
+
 
 class ServerRefused(Exception):
     """A running server's refusal: its detail, the service's sentence, said as it is."""
@@ -188,7 +232,7 @@ class RunningServer:
     WAIT = 3600.0  # seconds one request may take: clusters and quality answer when computed
 
     def __init__(self, url: str, token: str | None = None) -> None:
-        self.client = ProjectorClient(url, timeout=self.WAIT, token=token)
+        self.client = ProjectorClient(url, timeout=self.WAIT, token=token, user=ASSISTANT)
         self.description = (
             f"Answers through the projector server at {self.client.base_url}: its jobs are "
             "the page's jobs (an identical request shares one), listed in its job list.")
@@ -278,4 +322,19 @@ class RunningServer:
 
     def steps(self, run: str) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = self._ask(self.client.steps, run)
+        return found
+
+    def annotate(self, run: str, name: str, column: str, value: str | bool | None,
+                 rows: list[int], kind: str | None) -> dict[str, Any]:
+        found: dict[str, Any] = self._ask(self.client.annotate, run, name, rows, column, value,
+                                          kind=kind)
+        return found
+
+    def annotation_columns(self, run: str, name: str) -> dict[str, Any]:
+        found: dict[str, Any] = self._ask(self.client.annotation_columns, run, name)
+        return found
+
+    def annotation_history(self, run: str, name: str, limit: int) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self._ask(self.client.annotation_history, run, name,
+                                                limit=limit)
         return found

@@ -7,8 +7,9 @@ are the page's. The server info and the tools' descriptions say which. Either wa
 projection jobs and result cache, the same limits (``k`` of a neighbour query), the same
 HDBSCAN clusters as ``GET /api/jobs/ID/clusters``, the same error sentences. What is its own
 is the size of the answers: compact JSON once, rows capped by bounds every schema states,
-points named by the label column the page picks, and every failure a sentence. Nothing is
-written; stdout belongs to the protocol, so nothing else prints there.
+points named by the label column the page picks, and every failure a sentence. The only
+writes are labels (``annotate``, ``mcp_annotations.py``), into the annotation store, never
+the LOGDIR; stdout belongs to the protocol, so nothing else prints there.
 """
 
 from __future__ import annotations
@@ -366,6 +367,9 @@ def build_server(ask: Answers) -> MCPServer:
         return {"tag": timeline.tag, "from": {"step": before.step, "embedding": before.embedding},
                 "to": {"step": after.step, "embedding": after.embedding}, **answer}
 
+    from projector.mcp_annotations import add_annotation_tools  # it builds on this module
+
+    add_annotation_tools(tool, ask, tools)
     return mcp
 
 

@@ -177,7 +177,7 @@ class Projector(anywidget.AnyWidget):
         import pandas as pd
 
         embedding = self._shown_embedding()
-        metadata = embedding.metadata()
+        metadata = embedding.metadata_with_added()  # the annotation columns too
         rows = list(self.selection)
         if metadata is None:
             return pd.DataFrame(index=pd.Index(rows, name="index"))
@@ -188,6 +188,46 @@ class Projector(anywidget.AnyWidget):
             if numbers is not None:
                 frame[name] = numbers[rows]
         return frame
+
+    # -- annotations: labels kept by the server's store, shown in the page at once ----------------
+    def annotate(self, column: str, value: Any, rows: Any = None, *, kind: str | None = None,
+                 user: str | None = None) -> dict[str, Any]:
+        """Set ``column`` (new or existing) to ``value`` on ``rows`` (default: the selection)
+        of the shown embedding, in one edit the page shows without reload: what changed
+        (``edit`` id, rows ``changed``, ``rule``). A boolean makes a flag; ``kind``: label,
+        flag or note; ``user``: the author (default "local")."""
+        embedding = self._shown_embedding()
+        chosen = list(self.selection) if rows is None else rows
+        committed = self._annotations.annotate(embedding.run, embedding.name, column, value,
+                                               chosen, user, kind)
+        return {"edit": committed.edit.id, "column": column, "changed": committed.changed,
+                "rows": committed.edit.rows, "rule": committed.rule}
+
+    def undo(self, user: str | None = None) -> dict[str, Any]:
+        """Undo ``user``'s (default "local") last edit of the shown embedding."""
+        embedding = self._shown_embedding()
+        committed = self._annotations.undo(embedding.run, embedding.name, user)
+        return {"edit": committed.edit.id, "undid": committed.edit.target,
+                "column": committed.edit.column, "changed": committed.changed}
+
+    @property
+    def annotations(self) -> Any:
+        """The shown embedding's annotation columns as a pandas DataFrame indexed by point
+        (categoricals; NaN where no value is set)."""
+        import pandas as pd
+
+        embedding = self._shown_embedding()
+        frame = pd.DataFrame(index=pd.RangeIndex((embedding.shape or (0, 0))[0], name="index"))
+        for column in self._annotations.columns(embedding.run, embedding.name):
+            if column.shown:
+                found = self._annotations.values(embedding.run, embedding.name, column.name)
+                frame[column.name] = pd.Categorical.from_codes(found.codes - 1,
+                                                               found.dictionary[1:])
+        return frame
+
+    @property
+    def _annotations(self) -> Any:
+        return self._server.app.state.projection_service.annotations
 
     def close(self) -> None:
         """Close the widget and stop its server."""

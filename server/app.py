@@ -14,6 +14,10 @@ from projector.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from projector.server.error_responses import add_error_handlers
 from projector.server.openapi_docs import document
 from projector.server.routes import (
+    annotations as annotation_routes,
+)
+from projector.server.routes import (
+    bookmarks,
     compare,
     data,
     docs,
@@ -33,6 +37,7 @@ from projector.server.routes import (
 )
 from projector.server.security_headers import SecurityHeaders
 
+from projector_core.annotations.serving import watch_elsewhere
 from projector_core.data.catalog import Catalog
 from projector_core.data.uploads import Uploads
 from projector_core.data.watching import LogdirWatcher, WatchMode
@@ -78,6 +83,7 @@ def create_app(
     heartbeat_seconds: float = events.HEARTBEAT_SECONDS,
     models: Mapping[tuple[str, str], str] | None = None,
     load_models: bool = False,
+    annotations: str | Path | None = None,
 ) -> FastAPI:
     """Build the app. ``catalog`` may be passed already loaded (the CLI loads it with progress).
 
@@ -102,6 +108,9 @@ def create_app(
     ``models``: (run, embedding or tag) -> the model that made it (``projector serve
     --model``); ``load_models``: make every declared model ready in the background at start
     (``projector_core/semantic/models.py``), so no phrase search waits for a load.
+    ``annotations``: the annotation store (``projector serve --annotations PATH|off``; None:
+    ``$PROJECTOR_ANNOTATIONS`` or the user's data directory), held by the projection service
+    (``projector_core/annotations/serving.py``); routes in ``routes/annotations.py``.
     """
     if catalog is None:
         catalog = Catalog(Path(logdir) if logdir is not None else SAMPLE_DATA, cache_dir=cache_dir,
@@ -122,7 +131,10 @@ def create_app(
             start_warm_up(after=catalog.wait_loaded, jobs=service.jobs)
         if prepare_view and cluster is None:
             service.start_preparing()
+        elsewhere = watch_elsewhere(service.annotations)
         yield
+        if elsewhere is not None:
+            elsewhere.stop()
         app.state.events.close()
         if watcher is not None:
             watcher.stop()
@@ -137,7 +149,8 @@ def create_app(
         docs_url=None,  # routes/docs.py serves /docs with its own copy of Swagger UI (offline)
     )
     # The one service every route asks (its own job engine, the catalogue's result cache).
-    service = ProjectionService.standalone(catalog, device, cluster=cluster, models=models)
+    service = ProjectionService.standalone(catalog, device, cluster=cluster, models=models,
+                                           annotations=annotations)
     app.state.projection_service = service
     app.state.events = catalog.events
     app.state.heartbeat_seconds = heartbeat_seconds
@@ -169,6 +182,8 @@ def create_app(
     app.include_router(session.router)
     app.include_router(events.router)  # GET /api/events: what changes, as server-sent events
     app.include_router(uploads.router)
+    app.include_router(annotation_routes.router)  # labels kept in the store (issue 35)
+    app.include_router(bookmarks.router)
     app.include_router(ui.router)
     app.include_router(docs.router)
     return app

@@ -201,6 +201,7 @@ def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
         print(f"projector: warning: serving {args.host} without a token (--no-token): anyone "
               "who can reach this port can read every tensor and upload data", file=sys.stderr)
     app = serve_app(args, catalog=catalog, cluster=cluster, token=token, models=models)
+    say_annotations(app.state.projection_service.annotations.status(), args.annotations)
     for run, embedding, model in app.state.projection_service.models.declared_in(runs):
         print(f"search by meaning: {run}/{embedding} by model {model} (loading in the background)")
     host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
@@ -236,6 +237,19 @@ def installed_models(models: dict[tuple[str, str], str]) -> dict[tuple[str, str]
     return found
 
 
+def say_annotations(status: dict, option: str | None) -> None:
+    """Where labels are kept, or why this server keeps none (a store that could not be
+    opened: the data is served all the same, read-only)."""
+    from projector_core.annotations.location import store_path
+
+    if status["enabled"]:
+        print(f"annotations: kept in {status['store']}", flush=True)
+    elif store_path(option) is None:  # off by choice
+        print(status["reason"], flush=True)
+    else:
+        print(f"projector: warning: {status['reason']}", file=sys.stderr, flush=True)
+
+
 def serve_app(args: argparse.Namespace, *, catalog: Catalog | None = None,
               cluster: Cluster | None = None, token: str | None = None, **options: Any) -> FastAPI:
     """The app ``projector serve`` serves for its parsed ``args``: the compute libraries warmed
@@ -251,7 +265,7 @@ def serve_app(args: argparse.Namespace, *, catalog: Catalog | None = None,
         "cache_dir": Path(args.cache_dir) if args.cache_dir else None, "device": args.device,
         "allowed_hosts": None if loopback else ["*"], "warm_up": not args.no_warm_up,
         "prepare_view": True, "cluster": cluster, "token": token, "watch": args.watch,
-        "load_models": True}
+        "load_models": True, "annotations": args.annotations}
     return create_app(args.logdir if catalog is None else None, catalog=catalog,
                       **{**settings, **options})
 
@@ -361,6 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "folder or an installed model package, never downloaded), so they can "
                        "be searched by a phrase; loaded in the background at start. "
                        "RUN/EMBEDDING=MODEL (repeatable) when LOGDIR holds several embeddings")
+    serve.add_argument("--annotations", metavar="PATH|off",
+                       help="the SQLite file keeping labels, notes and saved bookmarks (never "
+                       "in LOGDIR; one store serves every LOGDIR): default "
+                       "$PROJECTOR_ANNOTATIONS or the user data directory; off: a read-only "
+                       "server")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     access = serve.add_mutually_exclusive_group()
     access.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
@@ -386,9 +405,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the model that made the vectors, as for serve: `neighbors` then "
                      "takes text= (a phrase searched by meaning); loaded in the background")
     mcp.set_defaults(handler=_mcp)
+    from projector.server.annotations_cli import add_commands as add_annotation_commands
     from projector.server.export_cli import add_commands as add_export_commands
 
     add_export_commands(commands)
+    add_annotation_commands(commands)
     return parser
 
 

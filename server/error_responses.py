@@ -12,6 +12,14 @@ through REST, the HTTP client and MCP). The core raises, the web layer maps:
 - ``NotDone``: a job asked for its result before it has one, 409;
 - ``ClusterUnavailable`` (``--dask``): 503; ``TooLarge`` (a whole array of a result kept on
   disk by the cluster: use tiles): 413;
+- the annotation store (``projector_core/annotations/errors.py``): ``AnnotationsOff`` 409
+  (the server is read-only by choice or because its store could not be opened: a state of
+  the server the request conflicts with, said with the reason; not 403, which is the access
+  checks' answer to a request that lacks the right to ask), ``StoreBusy`` 503 with
+  Retry-After (another program held the write lock: nothing written, ask again),
+  ``StoreWriteFailed`` 507 (the disk refused the write: nothing written), ``StoreUnavailable``
+  503; an unknown annotation column, saved bookmark, run or embedding (``UnknownColumn``,
+  ``UnknownBookmark``, ``UnknownName``) 404;
 - anything else is ours: 500.
 
 Routes raise and never catch to answer: a ``ValueError``, ``UnknownName`` or ``NotDone`` is
@@ -28,6 +36,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from projector_core.annotations.errors import (
+    AnnotationsOff,
+    StoreBusy,
+    StoreUnavailable,
+    StoreWriteFailed,
+)
+from projector_core.annotations.saved_bookmarks import UnknownBookmark
+from projector_core.annotations.store import UnknownColumn
 from projector_core.data.loading import StillLoading
 from projector_core.distributed.errors import ClusterUnavailable, TooLarge
 from projector_core.projection.methods import METHODS
@@ -113,6 +129,24 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ClusterUnavailable)
     async def cluster_unavailable(request: Request, exc: ClusterUnavailable) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    add_store_handlers(app)
+
+
+STORE_STATUSES: dict[type[Exception], int] = {
+    AnnotationsOff: 409, StoreBusy: 503, StoreWriteFailed: 507, StoreUnavailable: 503,
+    UnknownColumn: 404, UnknownBookmark: 404, UnknownName: 404}
+
+
+def add_store_handlers(app: FastAPI) -> None:
+    """The annotation store's errors and unknown names (the module docstring's statuses)."""
+    async def store_error(request: Request, exc: Exception) -> JSONResponse:
+        status = STORE_STATUSES[type(exc)]
+        retry = {"Retry-After": str(RETRY_AFTER_SECONDS)} if isinstance(exc, StoreBusy) else {}
+        return JSONResponse({"detail": str(exc)}, status_code=status, headers=retry)
+
+    for error in STORE_STATUSES:
+        app.add_exception_handler(error, store_error)
 
 
 def _validation_message(exc: RequestValidationError) -> str:

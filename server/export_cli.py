@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from projector_core.projection.default_request import WITH_DEFAULTS
 
 if TYPE_CHECKING:
+    from projector_core.data.catalog import Catalog
     from projector_core.service import ProjectionService
 
 
@@ -43,12 +44,12 @@ class StageLine:
         sys.stderr.flush()
 
 
-def _service(logdir: str | None, cache_dir: str | None, device: str) -> ProjectionService:
-    """The LOGDIR (default: the samples) loaded, under a service of its own with one worker."""
+def read_catalog(logdir: str | None, cache_dir: str | None) -> Catalog:
+    """The LOGDIR's catalogue (default: the samples), read (ValueError when there is nothing
+    in it)."""
     from projector.server.app import SAMPLE_DATA
 
     from projector_core.data.catalog import Catalog
-    from projector_core.service import ProjectionService
 
     root = Path(logdir) if logdir else SAMPLE_DATA
     if not root.exists():
@@ -57,7 +58,15 @@ def _service(logdir: str | None, cache_dir: str | None, device: str) -> Projecti
     catalog.refresh()
     if not catalog.runs():
         raise ValueError(f"no projector_config.pbtxt or projector_config.json found under {root}")
-    return ProjectionService.standalone(catalog, device, workers=1)
+    return catalog
+
+
+def _service(logdir: str | None, cache_dir: str | None, device: str) -> ProjectionService:
+    """The LOGDIR loaded, under a service of its own with one worker (its embeddings showing
+    the annotation columns of ``projector serve``'s store)."""
+    from projector_core.service import ProjectionService
+
+    return ProjectionService.standalone(read_catalog(logdir, cache_dir), device, workers=1)
 
 
 def _export(args: argparse.Namespace) -> int:

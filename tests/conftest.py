@@ -74,6 +74,16 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("PROJECTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _isolated_annotations(tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test keeps its labels and saved bookmarks in its own store, never in the user's
+    data directory (``projector_core/annotations/location.py``); servers started as
+    subprocesses inherit it."""
+    store = tmp_path_factory.mktemp("annotations") / "annotations.sqlite"
+    monkeypatch.setenv("PROJECTOR_ANNOTATIONS", str(store))
+
+
 @pytest.fixture(scope="session")
 def _compute_warmed_up() -> None:
     """The warm-up ``projector serve`` starts (once a process), over before the session's first

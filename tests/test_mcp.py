@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _env(cache: Path) -> dict[str, str]:
-    return {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"]}
+    return {"PYTHONPATH": str(ROOT), "PROJECTOR_CACHE_DIR": str(cache), "PATH": os.environ["PATH"],
+            "PROJECTOR_ANNOTATIONS": os.environ["PROJECTOR_ANNOTATIONS"]}  # conftest's store
 
 
 def _server(logdir: Path | None, cache: Path, *options: str) -> StdioServerParameters:
@@ -278,6 +279,9 @@ def test_with_server_the_assistants_jobs_are_the_pages(sample_logdir, tmp_path, 
             "run": "words", "embedding": "words", "query": "blue", "k": 5}))
         answers["nowhere"] = _error(await session.call_tool("metadata", {"run": "nope",
                                                                         "embedding": "x"}))
+        answers["annotate"] = _payload(await session.call_tool("annotate", {
+            "run": "iris", "embedding": "iris", "column": "checked", "value": "yes",
+            "rows": [0, 1, 2]}))
 
     began = _session(None, tmp_path / "mcp-cache", body, "--server", base)
     assert began.server_info.description is not None and base in began.server_info.description
@@ -295,6 +299,12 @@ def test_with_server_the_assistants_jobs_are_the_pages(sample_logdir, tmp_path, 
     unknown = httpx.get(f"{base}/api/neighbors", params={"run": "nope", "embedding": "x",
                                                          "index": 0}).json()["detail"]
     assert str(answers["nowhere"]).endswith(unknown), "the server's sentence, as REST says it"
+    labelled = answers["annotate"]
+    assert isinstance(labelled, dict) and labelled["changed"] == 3
+    history = httpx.get(f"{base}/api/annotations/history",
+                        params={"run": "iris", "embedding": "iris"}).json()
+    assert [(e["id"], e["author"]) for e in history] == [(labelled["edit"], "assistant")], \
+        "the server's store holds the assistant's edit"
 
     async def alone(session: ClientSession) -> None:
         runs = _payload(await session.call_tool("list_runs", {}))

@@ -290,6 +290,40 @@ export class Api {
     });
   }
 
+  // ---- annotations and saved bookmarks (the server's store; labelling/) ---------------------
+
+  /** Who edits: `?user=NAME` in the page's address (X-Projector-User), else the server's "local". */
+  _author() {
+    const user = new URLSearchParams(globalThis.location?.search ?? '').get('user');
+    return user ? { 'X-Projector-User': user } : {};
+  }
+
+  /** The embedding's annotation columns and whether the server keeps any: { enabled, reason, rule, columns }. */
+  annotationColumns(run, embedding) {
+    return this._json('annotations', { params: { run, embedding } });
+  }
+
+  /**
+   * Sets `column` to `value` on `rows` (row numbers) or inside `selection` (a region of a done
+   * job's map: { job, polygon | box, axes }), in one edit: the committed edit, its value's code.
+   */
+  annotate(body) {
+    return this._json('annotations', { method: 'POST', body, headers: this._author() });
+  }
+
+  /** `undo` or `redo` this page's author's last edit of the embedding. */
+  undoAnnotation(run, embedding, redo = false) {
+    return this._json(`annotations/${redo ? 'redo' : 'undo'}`, { method: 'POST', body: { run, embedding }, headers: this._author() });
+  }
+
+  saveBookmark(run, embedding, state) {
+    return this._json('bookmarks', { method: 'POST', body: { run, embedding, state }, headers: this._author() });
+  }
+
+  deleteBookmark(run, embedding, id) {
+    return this._json('bookmarks', { method: 'DELETE', params: { run, embedding, id }, headers: this._author() });
+  }
+
   async _poll(id, onStatus) {
     for (;;) {
       const status = await this.job(id);

@@ -5,7 +5,8 @@
 // (controller/loading.js: opening data sets), `projecting` (controller/projecting.js: which
 // projection is shown), `highlight` (controller/highlighting.js: colours, marks, labels,
 // selection, neighbours, search), `saving` (controller/saving.js: bookmarks, downloads) and
-// `status` (controller/status.js: status bar, plot messages, progress). No part writes
+// `status` (controller/status.js: status bar, plot messages, progress), `events` (events.js:
+// the server's stream of changes, by kind). No part writes
 // another's fields, nor the state: the App writes it (update, replaceState). Features added
 // later hook in through the App's members: state, update(patch, opts), dataset, shown, plot,
 // api, events (the server's one event stream, events.js: subscribe by kind), panels,
@@ -26,7 +27,7 @@ import { installEmbed } from './embed.js';
 import { installExports } from './export/install.js';
 import { clampNote, clampState } from './limits.js';
 import { installMeaning } from './meaning/install.js';
-import { installMetadataEdit } from './metadata_edit.js';
+import { installLabelling } from './labelling/install.js';
 import { createBookmarksPanel } from './panels/bookmarks.js';
 import { createDataPanel } from './panels/data.js';
 import { createInspectorPanel } from './panels/inspector.js';
@@ -273,7 +274,7 @@ if (app.api.isStatic) installStaticMode(app);
 else installStructure(app); // its analyses run on the server
 installTraining(app);
 installEmbed(app);
-installMetadataEdit(app);
+installLabelling(app);
 installExports(app);
 installMeaning(app);
 installLabelsAndSequences(app);

@@ -27,7 +27,7 @@
  * @property {boolean} [tsne_umap_tiles]  t-SNE and UMAP too
  */
 /** @typedef {{ name: string, error?: string, embeddings: EmbeddingEntry[], folder?: string | null }} Run  folder: the LOGDIR's name, for the run "." */
-/** @typedef {{ label: string, projector?: State, isSelected?: boolean, tSNEIteration?: number }} Bookmark  a TensorBoard State (bookmarks.js), ours inside */
+/** @typedef {{ label: string, projector?: State, isSelected?: boolean, tSNEIteration?: number, saved?: { id: number, author: string, at: number } }} Bookmark  a TensorBoard State (bookmarks.js), ours inside; `saved`: kept in the server's store */
 /** @typedef {{ index: number, distance: number }} Neighbor */
 /**
  * What made the selection when it lists fewer rows than it holds (tiles: a region's or a

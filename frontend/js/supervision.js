@@ -1,6 +1,7 @@
 // t-SNE supervision (TensorBoard's "supervise with" and slider): which metadata column the
-// server may fit with. Only columns the server holds: a column tagged in this browser
-// session (metadata_edit.js) exists only here, so it is not offered.
+// server may fit with. Only columns the server holds (annotation columns included: a label
+// fixed a moment ago supervises the next fit): a column tagged in this browser session
+// (metadata_edit.js) exists only here, so it is not offered.
 
 /** Columns a t-SNE request may name in `supervise_column`. */
 export function superviseChoices(dataset) {

@@ -36,8 +36,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector.client.annotations import annotate_body, annotation_frame
 from projector.client.events import SILENCE, EventReader, in_thread, landing_steps
 from projector.client.wire import (
+    USER_HEADER,
     detail,
     float32,
     given,
@@ -86,14 +88,18 @@ class ProjectorClient:
     projection calls take their own ``timeout`` for the whole wait).
 
     ``token``: the server's (``projector serve --token``), default ``$PROJECTOR_TOKEN``;
-    sent as ``Authorization: Bearer`` with every request and stream."""
+    sent as ``Authorization: Bearer`` with every request and stream. ``user``: who edits
+    annotations (``X-Projector-User``; the server records "local" without one)."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:6006", timeout: float = 60.0,
-                 token: str | None = None) -> None:
+                 token: str | None = None, user: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.user = user
         token = token if token is not None else os.environ.get("PROJECTOR_TOKEN")
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        if user:
+            self._auth[USER_HEADER] = user
 
     # -- data ----------------------------------------------------------------------------------
     def health(self) -> bool:
@@ -144,8 +150,63 @@ class ProjectorClient:
         return json.loads(body[:head]), np.frombuffer(body[head:], "<i4").copy()
 
     def bookmarks(self, run: str, embedding: str) -> list[dict[str, Any]]:
-        """The run's bookmarks, TensorBoard's State list."""
+        """The LOGDIR's bookmark file's states, then the saved ones (with ``saved``: id,
+        author, time)."""
         return self._json("GET", "/api/bookmarks", names(run, embedding))
+
+    def save_bookmark(self, run: str, embedding: str, state: dict[str, Any]) -> dict[str, Any]:
+        """Save a TensorBoard State in the server's store: it as listed (with ``saved``)."""
+        return self._json("POST", "/api/bookmarks", body={**names(run, embedding), "state": state})
+
+    def delete_bookmark(self, run: str, embedding: str, id: int) -> None:
+        """Delete the saved bookmark ``id`` from the server's store."""
+        self._json("DELETE", "/api/bookmarks", {**names(run, embedding), "id": id})
+
+    # -- annotations: labels, flags and notes the server keeps (every edit undoable) ------------
+    def annotate(self, run: str, embedding: str, rows: Any, column: str, value: Any, *,
+                 kind: str | None = None, selection: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Set ``column`` to ``value`` on ``rows``, or inside ``selection`` (a region of a done
+        projection's map, ``rows`` None), in one edit: see :func:`annotate_body`."""
+        return self._json("POST", "/api/annotations", body=annotate_body(
+            run, embedding, rows, column, value, kind, selection))
+
+    def annotation_columns(self, run: str, embedding: str) -> dict[str, Any]:
+        """``enabled`` (else ``reason``) and the embedding's ``columns`` (kind, shown...)."""
+        return self._json("GET", "/api/annotations", names(run, embedding))
+
+    def annotations(self, run: str, embedding: str) -> pd.DataFrame:
+        """The shown annotation columns, a row per point (categoricals, NaN where unset)."""
+        listed = self.annotation_columns(run, embedding)["columns"]
+        return annotation_frame({c["name"]: self._request(
+            "GET", "/api/metadata/column", {**names(run, embedding), "column": c["name"],
+                                            "kind": "categorical"}, accept=OCTET_STREAM)
+            for c in listed if c["shown"]})
+
+    def annotation_history(self, run: str, embedding: str, column: str | None = None,
+                           limit: int = 100) -> list[dict[str, Any]]:
+        """Everyone's edits of the embedding, newest first."""
+        return self._json("GET", "/api/annotations/history",
+                          {**names(run, embedding), **given(column=column), "limit": limit})
+
+    def undo(self, run: str, embedding: str) -> dict[str, Any]:
+        """Undo this user's last edit of the embedding (others' edits stay)."""
+        return self._json("POST", "/api/annotations/undo", body=names(run, embedding))
+
+    def redo(self, run: str, embedding: str) -> dict[str, Any]:
+        """Redo this user's last undone edit of the embedding."""
+        return self._json("POST", "/api/annotations/redo", body=names(run, embedding))
+
+    def export_annotations(self, run: str, embedding: str, format: str = "tsv") -> bytes:
+        """The metadata with the annotation columns beside it (tsv, csv or parquet bytes)."""
+        return self._request("GET", "/api/annotations/export",
+                             {**names(run, embedding), "format": format}, accept="*/*")[0]
+
+    def import_annotations(self, run: str, embedding: str, column: str, path: str | Path,
+                           **options: str) -> dict[str, Any]:
+        """Set every row of ``column`` from a file's column; ``options``: format, kind."""
+        return json.loads(self._request("POST", "/api/annotations/import", {
+            **names(run, embedding), "column": column, "name": Path(path).name, **options},
+            raw=Path(path).read_bytes())[0])
 
     def sprite(self, run: str, embedding: str) -> bytes:
         """The sprite image's own bytes (PNG or JPEG)."""

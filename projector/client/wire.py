@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+USER_HEADER = "X-Projector-User"  # who edits annotations
+
 
 def projection_body(run: str, embedding: str, method: str, dims: int, device: str | None,
                     params: dict[str, Any]) -> dict[str, Any]:

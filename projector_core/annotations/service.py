@@ -65,6 +65,9 @@ class Change:
     edit: int  # the history entry (a bookmark's id for a bookmark)
     author: str
     action: str  # set, import, undo, redo, bookmark-saved, bookmark-deleted
+    changed: int | None = None  # rows that hold another value now (an edit's)
+    code: int | None = None  # a set's value's code in the column
+    values: int | None = None  # the column's dictionary's length now
 
 
 Subscriber = Callable[[Change], None]
@@ -125,6 +128,9 @@ class AnnotationService:
         self.saved = SavedBookmarks(store.file) if store is not None else None
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
+        # Held from a commit until its subscribers are told: a look for edits made elsewhere
+        # (``elsewhere.py``) never takes one of ours for another process's.
+        self.committing = threading.RLock()
 
     @classmethod
     def open(cls, option: str | Path | None, logdir: Path | None, lookup: Lookup,
@@ -194,20 +200,22 @@ class AnnotationService:
         found, key = self._key(run, embedding, loaded=True)
         store = self._writable()
         self._check_new_name(found, column)
-        n = _rows_of(found)
-        committed = store.set_value(key, column, value, RowSet.of(rows, n), check_author(author),
-                                    check_kind(kind) if kind is not None else None)
-        return self._told(key, committed)
+        row_set, who = RowSet.of(rows, _rows_of(found)), check_author(author)
+        chosen = check_kind(kind) if kind is not None else None
+        with self.committing:
+            return self._told(key, store.set_value(key, column, value, row_set, who, chosen))
 
     def undo(self, run: str, embedding: str, author: str | None = None) -> Committed:
         """Undo the author's own last edit of the embedding (others' edits stay)."""
         _, key = self._key(run, embedding)
-        return self._told(key, self._writable().undo(key, check_author(author)))
+        with self.committing:
+            return self._told(key, self._writable().undo(key, check_author(author)))
 
     def redo(self, run: str, embedding: str, author: str | None = None) -> Committed:
         """Redo the edit the author undid last (unless they edited the embedding since)."""
         _, key = self._key(run, embedding)
-        return self._told(key, self._writable().redo(key, check_author(author)))
+        with self.committing:
+            return self._told(key, self._writable().redo(key, check_author(author)))
 
     def import_column(self, run: str, embedding: str, column: str, raw: bytes, display: str,
                       fmt: str | None = None, author: str | None = None,
@@ -221,8 +229,9 @@ class AnnotationService:
         chosen = check_kind(kind) if kind is not None else existing or kind_for(None)
         dictionary, codes = read_column(raw, display, format_of(display, fmt), column,
                                         _rows_of(found), chosen)
-        return self._told(key, store.import_codes(key, column, chosen, dictionary, codes,
-                                                  check_author(author)))
+        with self.committing:
+            return self._told(key, store.import_codes(key, column, chosen, dictionary, codes,
+                                                      check_author(author)))
 
     # -- export ---------------------------------------------------------------------------------
     def export(self, run: str, embedding: str, fmt: str, sink: BinaryIO,
@@ -271,9 +280,10 @@ class AnnotationService:
         self._writable()
         assert self.saved is not None
         parse_bookmarks(json.dumps([state]).encode(), "bookmark", found.shape)
-        saved = self.saved.save(key, state, check_author(author))
-        self._tell(Change(key.logdir, key.run, key.tag, None, saved.id, saved.author,
-                          "bookmark-saved"))
+        with self.committing:
+            saved = self.saved.save(key, state, check_author(author))
+            self.tell(Change(key.logdir, key.run, key.tag, None, saved.id, saved.author,
+                             "bookmark-saved"))
         return Bookmark(saved.state, saved.id, saved.author, saved.at)
 
     def delete_bookmark(self, run: str, embedding: str, id: int,
@@ -281,19 +291,24 @@ class AnnotationService:
         _, key = self._key(run, embedding)
         self._writable()
         assert self.saved is not None
-        self.saved.delete(key, id)
-        self._tell(Change(key.logdir, key.run, key.tag, None, id, check_author(author),
-                          "bookmark-deleted"))
+        with self.committing:
+            self.saved.delete(key, id)
+            self.tell(Change(key.logdir, key.run, key.tag, None, id, check_author(author),
+                             "bookmark-deleted"))
 
     # -- shared ---------------------------------------------------------------------------------
-    def _key(self, run: str, embedding: str, loaded: bool = False) -> tuple[Embedding, Key]:
-        """The embedding (UnknownName from the lookup) and whose labels it shows: an
+    def key_of(self, found: Embedding) -> Key:
+        """Whose labels ``found`` shows: its LOGDIR's, run's and tag's (every step alike); an
         embedding held in memory (no LOGDIR) keeps them by its data's fingerprint."""
+        logdir = str(self.logdir) if self.logdir is not None else f"memory:{found.fingerprint}"
+        return Key(logdir, found.run, split_name(found.name)[0])
+
+    def _key(self, run: str, embedding: str, loaded: bool = False) -> tuple[Embedding, Key]:
+        """The embedding (UnknownName from the lookup) and its key (:meth:`key_of`)."""
         found = self.lookup(run, embedding)
         if loaded:
             found.raise_if_loading()
-        logdir = str(self.logdir) if self.logdir is not None else f"memory:{found.fingerprint}"
-        return found, Key(logdir, run, split_name(embedding)[0])
+        return found, self.key_of(found)
 
     def _writable(self) -> AnnotationStore:
         if self.store is None:
@@ -320,11 +335,13 @@ class AnnotationService:
 
     def _told(self, key: Key, committed: Committed) -> Committed:
         edit = committed.edit
-        self._tell(Change(key.logdir, key.run, key.tag, edit.column, edit.id, edit.author,
-                          edit.action))
+        self.tell(Change(key.logdir, key.run, key.tag, edit.column, edit.id, edit.author,
+                         edit.action, committed.changed, committed.code, committed.values))
         return committed
 
-    def _tell(self, change: Change) -> None:
+    def tell(self, change: Change) -> None:
+        """Hand a committed change to every subscriber (this service's edits, and those other
+        processes committed: ``elsewhere.py``)."""
         with self._lock:
             subscribers = list(self._subscribers)
         for subscriber in subscribers:
@@ -342,7 +359,8 @@ def _rows_of(found: Embedding) -> int:
 
 
 def _metadata_names(found: Embedding) -> list[str]:
-    return found.metadata_columns() or [INDEX_COLUMN]
+    """The data's own columns (not the annotation columns it shows)."""
+    return found.data_columns() or [INDEX_COLUMN]
 
 
 def _row_numbers(n: int) -> Any:
@@ -355,7 +373,7 @@ def _metadata_table(found: Embedding) -> dict[str, Any]:
     """The embedding's metadata columns as Arrow (the file's strings, stored codes coded)."""
     metadata = found.metadata_or_index()
     table: dict[str, Any] = {}
-    for name in found.metadata_columns() or metadata.names:
+    for name in found.data_columns() or metadata.names:
         if name in metadata.names:
             table[name] = metadata.arrays[name]
         else:

@@ -140,6 +140,17 @@ class AnnotationStore:
             return [_edit(row) for row in db.execute(
                 f"{_EDIT} WHERE {where} ORDER BY e.id DESC LIMIT ?", (*args, limit))]
 
+    def edits_after(self, logdir: str, after: int) -> list[tuple[Key, Edit]]:
+        """Every edit of ``logdir``'s embeddings after edit ``after``, oldest first."""
+        with self.file.reading() as db:
+            return [(Key(logdir, run, tag), _edit(row)) for run, tag, *row in db.execute(
+                f"SELECT c.run, c.tag, {_EDIT[len('SELECT '):]} WHERE c.logdir = ? AND "
+                "e.id > ? ORDER BY e.id", (logdir, after))]
+
+    def last_edit(self) -> int:
+        with self.file.reading() as db:
+            return int(db.execute("SELECT COALESCE(MAX(id), 0) FROM edits").fetchone()[0])
+
     def keys(self, logdir: str) -> list[Key]:
         """The embeddings of ``logdir`` that have annotation columns."""
         with self.file.reading() as db:

@@ -34,7 +34,7 @@ from projector_core.data.completeness import (
 from projector_core.data.discovery import CHECKPOINT_STATE, find_configs
 from projector_core.data.embedding_files import EmbeddingFiles, PlainOptions, ProgressCallback, entry_name
 from projector_core.data.loading import BackgroundLoader, LoadCancelled, Loading
-from projector_core.data.model import Embedding, Metadata, Run
+from projector_core.data.model import AddedColumns, Embedding, Metadata, Run
 from projector_core.data.steps import unlisted_steps_warning
 from projector_core.errors import DataError, UnknownName, known
 from projector_core.events import EventHub
@@ -103,6 +103,7 @@ class Catalog:
         self.background_bytes = background_bytes
         self.on_loaded = on_loaded
         self.events = events  # where changes are published (the server's stream)
+        self.added: AddedColumns | None = None  # columns every listed embedding shows too
         self.completeness = completeness or Completeness()
         self._runs: dict[str, Run] = {}
         self._memory: dict[str, Run] = {}  # never re-scanned: they have no files
@@ -150,6 +151,15 @@ class Catalog:
         with self._lock:
             if self._memory.pop(name, None) is not None:
                 self._set_runs({k: v for k, v in self._runs.items() if k != name})
+
+    def add_columns(self, added: AddedColumns | None) -> None:
+        """Every embedding listed, now and later, shows ``added``'s columns after its own
+        (the annotation columns: ``data/added_columns.py``)."""
+        with self._lock:
+            self.added = added
+            for run in self._runs.values():
+                for embedding in run.embeddings:
+                    embedding.added = added
 
     # -- loading -----------------------------------------------------------------------------
     def display(self, path: Path) -> str:
@@ -200,6 +210,9 @@ class Catalog:
     def _set_runs(self, runs: dict[str, Run]) -> None:
         """List ``runs``: stop the loads of embeddings no longer listed, publish the changes."""
         listed = {id(e) for run in runs.values() for e in run.embeddings}
+        for run in runs.values():
+            for embedding in run.embeddings:
+                embedding.added = self.added
         for old in self._runs.values():
             for embedding in old.embeddings:
                 if embedding.loading is not None and id(embedding) not in listed:

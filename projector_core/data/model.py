@@ -7,20 +7,22 @@ Its data parts are private: read through the methods below, which refuse a broke
 part, and handed over once through ``Embedding.of``.
 
 Its metadata columns are the metadata file's, then the categorical columns stored beside a
-chunked embedding as int32 codes (``formats/code_columns.py``): the methods here decide which
-of the two answers a column, so a 100M-point set is coloured and searched by its stored
-codes without a string per row ever held.
+chunked embedding as int32 codes (``formats/code_columns.py``), then the columns another
+layer adds (``added_columns.py``: the annotation columns): the methods here decide which
+answers a column, so a 100M-point set is coloured and searched by its codes without a
+string per row ever held, and a label made a moment ago is a column like the others.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from projector_core.data.added_columns import CodedColumn
 from projector_core.data.loading import Loading, StillLoading
 from projector_core.errors import DataError, UnknownName, known, unknown_column
 from projector_core.formats.code_columns import CodeColumn
@@ -31,7 +33,17 @@ from projector_core.storage.recent import Recent
 __all__ = ["CodeColumn", "Embedding", "Metadata", "Run"]
 
 INDEX_COLUMN = "index"  # the column of data without metadata
+_ONE_LINE = str.maketrans("\t\r\n", "   ")
 
+
+class AddedColumns(Protocol):
+    """What the layer keeping added columns (annotations) gives the catalogue: the model
+    declares it, so that it imports nothing of that layer."""
+
+    def columns_of(self, embedding: Embedding) -> Mapping[str, CodedColumn]:
+        """The columns ``embedding`` shows now, by name, in the order they are listed (none
+        while its row count is unknown)."""
+        ...
 
 @dataclass
 class Embedding:
@@ -46,6 +58,7 @@ class Embedding:
     loading: Loading | None = None  # set on a placeholder while its tensor is read in the background
     code_columns: dict[str, CodeColumn] = field(default_factory=dict)  # stored beside chunked data
     model: str | None = None  # the model that made the vectors, as the data says (semantic/)
+    added: AddedColumns | None = None  # columns kept elsewhere (annotations): Catalog sets it
     _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
     _reopen: Callable[[], np.ndarray] | None = field(default=None, init=False, repr=False)
     _shape: tuple[int, int] | None = field(default=None, init=False, repr=False)
@@ -142,32 +155,82 @@ class Embedding:
         return Metadata(names=[INDEX_COLUMN], has_header=True, raw=text.encode(),
                         arrays={INDEX_COLUMN: pa.array(np.arange(n)).cast(pa.string())})
 
-    def metadata_columns(self) -> list[str]:
-        """The metadata file's columns, then the stored code columns it does not name."""
+    def data_columns(self) -> list[str]:
+        """The metadata file's columns, then the stored code columns it does not name: the
+        data's own, whose names an added column may not take."""
         names = list(self._metadata.names) if self._metadata is not None else []
         return names + [name for name in self.code_columns if name not in names]
 
+    def metadata_columns(self) -> list[str]:
+        """The data's columns, then the added ones (an embedding without a metadata file
+        that shows added columns lists ``index`` first, as its metadata TSV has it)."""
+        names = self.data_columns()
+        added = list(self.added_columns())
+        if added and not names:
+            names = [INDEX_COLUMN]
+        return names + added
+
     def metadata_with_stored(self) -> Metadata:
-        """The metadata file's columns and the stored ones spelled out, a string per row: only
-        for a set small enough to be shown whole (``/api/metadata`` decides)."""
+        """The metadata file's columns (or ``index``) and the coded ones (stored, added)
+        spelled out, a string per row: only for a set small enough to be shown whole
+        (``/api/metadata`` decides)."""
+        return self._spelled_out(list(self.coded_columns()))
+
+    def metadata_with_added(self) -> Metadata | None:
+        """The metadata file's columns (or ``index``) and the added ones spelled out: what
+        the readers of a ``Metadata`` (cluster names, a static site, a picture) show; the
+        file's metadata alone (None without one) when nothing is added."""
+        added = list(self.added_columns())
+        return self._spelled_out(added) if added else self.metadata()
+
+    def metadata_of(self, columns: list[str]) -> Metadata | None:
+        """The metadata file when it names every one of ``columns`` (None without one), else
+        those of them that are added columns spelled out, a string per row: what a request
+        naming a column reads (supervision, a custom projection's axes)."""
         metadata = self.metadata()
+        added = self.added_columns()
+        if not any(name in added for name in columns):
+            return metadata
+        return Metadata.from_columns({name: _spelled(added[name]) for name in columns
+                                      if name in added}, self.sources.get("tensor", self.name))
+
+    def _spelled_out(self, coded: list[str]) -> Metadata:
+        """The file's columns, then ``coded`` a string per row (``index`` first when the data
+        has no column of its own, as :meth:`metadata_columns` lists)."""
+        metadata = self.metadata_or_index() if not self.data_columns() else self.metadata()
         columns = {name: metadata.column(name) for name in metadata.names} if metadata else {}
-        for name in self.metadata_columns():
-            stored = self.code_column(name)
-            if stored is not None:
-                columns[name] = [stored.dictionary[code] for code in stored.codes.tolist()]
+        for name in coded:
+            found = self.code_column(name)
+            if found is not None:
+                columns[name] = _spelled(found)
         return Metadata.from_columns(columns, self.sources.get("tensor", self.name))
 
-    def code_column(self, column: str) -> CodeColumn | None:
-        """The stored codes answering ``column`` (None: the metadata file's, or unknown)."""
+    def code_column(self, column: str) -> CodedColumn | None:
+        """The codes answering ``column``, stored or added (None: the metadata file's, or
+        unknown)."""
         if self._metadata is not None and column in self._metadata.names:
             return None
-        return self.code_columns.get(column)
+        stored = self.code_columns.get(column)
+        return stored if stored is not None else self.added_columns().get(column)
+
+    def coded_columns(self) -> dict[str, CodedColumn]:
+        """The stored and added columns answering for their names."""
+        return {name: coded for name in self.metadata_columns()
+                if (coded := self.code_column(name)) is not None}
 
     def stored_columns(self) -> dict[str, CodeColumn]:
-        """The stored columns answering for their names (not those the metadata file names)."""
-        return {name: stored for name in self.metadata_columns()
-                if (stored := self.code_column(name)) is not None}
+        """The stored columns answering for their names (not those the metadata file names):
+        files beside the data that workers read."""
+        names = self._metadata.names if self._metadata is not None else ()
+        return {name: stored for name, stored in self.code_columns.items() if name not in names}
+
+    def added_columns(self) -> dict[str, CodedColumn]:
+        """The added columns (annotations) shown now, by name (none while loading or broken;
+        a name the data has is the data's: not among them)."""
+        if self.added is None or self.loading is not None or self.shape is None:
+            return {}
+        own = set(self.data_columns())
+        return {name: c for name, c in self.added.columns_of(self).items() if name not in own}
 
     def categorical(self, column: str) -> tuple[list[str], np.ndarray]:
         """``column``'s dictionary and one int32 code per row into it; KeyError naming the
@@ -209,6 +272,13 @@ class Embedding:
         self.raise_if_loading()
         self._raise_if_broken("bookmarks")
         return list(self._bookmarks or [])
+
+
+def _spelled(coded: CodedColumn) -> list[str]:
+    """A coded column as a string per row, each one line (a note may hold line breaks and
+    tabs, which a TSV cell cannot)."""
+    dictionary = [value.translate(_ONE_LINE) for value in coded.dictionary]
+    return [dictionary[code] for code in coded.codes.tolist()]
 
 
 def _map_again(path: str, source: str) -> np.ndarray:

@@ -143,7 +143,7 @@ def _json_safe(value: Any) -> Any:
 
 def _write_metadata(files: SiteFiles, folder: str, embedding: Embedding, rows: np.ndarray | None,
                     n: int) -> tuple[dict[str, Any] | None, list[str]]:
-    metadata = embedding.metadata()
+    metadata = embedding.metadata_with_added()  # the annotation columns too
     names = list(metadata.names) if metadata is not None else []
     columns: dict[str, list[str]] = {}
     for name in names:

@@ -160,7 +160,7 @@ def projection_picture(embedding: Embedding, coordinates: np.ndarray, width: int
                        color_by: str | None = AUTO, **options: Any) -> Image.Image:
     """``embedding``'s projection (``coordinates``) coloured by ``color_by`` (``AUTO``: the
     app's default column; None: one colour), drawn by :func:`render_picture`."""
-    metadata = embedding.metadata()
+    metadata = embedding.metadata_with_added()  # the annotation columns too
     column = default_color_column(metadata) if color_by == AUTO else color_by
     coloring = coloring_for(metadata, column, len(coordinates))
     return render_picture(coordinates, coloring, width, **options)

@@ -46,6 +46,14 @@ def request_key(request: ProjectionRequest, embedding: Embedding, backend: Backe
     """The result-cache key: this version of the embedding, the full request, the device."""
     described = request.model_dump(mode="json", exclude={"run", "embedding", "device"})
     described["device"] = backend.name if backend.is_numpy else f"{backend.name}:{backend.device}"
+    named = [v for value in described.get("params", {}).values()
+             for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    added = embedding.added_columns() if named else {}
+    # A column the request reads that changes while the data stays (an annotation column):
+    # its version is part of the key, so an edit is never answered from an older result.
+    versions = {name: added[name].digest for name in named if name in added}
+    if versions:
+        described["columns"] = versions
     return result_key(embedding.fingerprint, described)
 
 

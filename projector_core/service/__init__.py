@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from projector_core.annotations.serving import serve_annotations
 from projector_core.comparison.compare import compare_embeddings
 from projector_core.comparison.pairs import Pair, comparable_pairs
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding, Run
+from projector_core.data.steps import split_name
 from projector_core.distributed.dispatch import neighbor_index
 from projector_core.errors import UnknownName, unknown_column
 from projector_core.export.embedding_data import Progress
@@ -58,7 +60,7 @@ from projector_core.service.tile_questions import Axes, OrderSlice, TileAnswer
 from projector_core.session import check_view
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
-from projector_core.tiles.queries import Found, Pick, Region, pick, search_column, select
+from projector_core.tiles.queries import Found, Pick, Region, inside, pick, search_column, select
 from projector_core.tiles.sharded_build import with_stored_tiles
 from projector_core.tiles.source import TileSource
 from projector_core.tiles.store import LodStore
@@ -78,10 +80,13 @@ class ProjectionService:
 
     def __init__(self, catalog: Catalog, projection_jobs: ProjectionJobs, device: str = "cpu",
                  cluster: Cluster | None = None, lod: LodStore | None = None,
-                 models: Mapping[tuple[str, str], str] | None = None) -> None:
+                 models: Mapping[tuple[str, str], str] | None = None,
+                 annotations: str | Path | None = None) -> None:
         """``models``: (run, embedding or tag) -> the model that made it, as the command
         line declares (``semantic/declarations.py``); the data's own declarations are read
-        with the data."""
+        with the data. ``annotations``: the annotation store (``--annotations PATH|off``;
+        None: ``$PROJECTOR_ANNOTATIONS`` or the user's data directory), held here for every
+        door (``annotations/serving.py``)."""
         self.catalog = catalog
         self.projection_jobs = projection_jobs
         self.jobs: JobManager = projection_jobs.jobs
@@ -90,17 +95,19 @@ class ProjectionService:
         self._answers: structure.Answers = Recent(KEEP_ANSWERS)
         self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
         self.models = Models(self.jobs, models, prepare=lambda e: self.neighbor_index(e, "cosine"))
+        self.annotations = serve_annotations(catalog, annotations, self.embedding)
 
     @classmethod
     def standalone(cls, catalog: Catalog, device: str = "cpu", *, workers: int | None = None,
                    cluster: Cluster | None = None,
-                   models: Mapping[tuple[str, str], str] | None = None) -> ProjectionService:
+                   models: Mapping[tuple[str, str], str] | None = None,
+                   annotations: str | Path | None = None) -> ProjectionService:
         """A service with its own job engine (``workers`` threads: an export's one runs its
         projections in turn) over the catalogue's result cache: the server's, the MCP
         server's without ``--server``, an export's."""
         jobs = JobManager() if workers is None else JobManager(workers=workers)
         return cls(catalog, ProjectionJobs(jobs, ResultCache(catalog.cache.directory)), device,
-                   cluster, models=models)
+                   cluster, models=models, annotations=annotations)
 
     def stop(self, wait: bool = False) -> None:
         """Cancel every job (an open wait for one answers at once) and end the workers;
@@ -304,6 +311,12 @@ class ProjectionService:
                               if self.answers_early(job, early) else self.tile_source(job, axes))
         return tile_questions.tile_answer(source, z, x, y, column, early)
 
+    def edited(self, job: Job, column: str | None) -> bool:
+        """Whether ``column``'s codes change while the job stays (an annotation column): its
+        tiles are then not immutable."""
+        return column is not None and isinstance(job.source, Embedding) and \
+            column in job.source.added_columns()
+
     def pick(self, job: Job, axes: Axes, x: float, y: float, radius: float) -> Pick:
         """The point nearest (x, y) within ``radius`` over all points (hover, click)."""
         return pick(self.tile_source(job, axes), x, y, radius)
@@ -312,6 +325,20 @@ class ProjectionService:
                column: str | None = None) -> Found:
         """The points inside a box or polygon: count, first rows, counts of ``column``."""
         return select(self.tile_source(job, axes), region, limit, column)
+
+    def rows_inside(self, job: Job, axes: Axes, region: Region,
+                    embedding: Embedding) -> np.ndarray:
+        """Every row of ``embedding`` inside ``region`` of ``job``'s map (a label applied to
+        a region of a view shown from tiles): ValueError when the job maps other points."""
+        source = job.source
+
+        def points(e: Embedding) -> tuple[str, str, int | None]:
+            return e.run, split_name(e.name)[0], e.shape[0] if e.shape else None
+
+        if not isinstance(source, Embedding) or points(source) != points(embedding):
+            raise ValueError(f"job {job.id} is not a projection of {embedding.run}/"
+                             f"{embedding.name}'s points")
+        return inside(self.tile_source(job, axes), region)
 
     def search_points(self, job: Job, axes: Axes, column: str, query: str, regex: bool,
                       limit: int) -> Found:

@@ -33,7 +33,7 @@ def clusters(answers: Answers, job: Job, min_cluster_size: int | None,
     picture = _picture(layout_of(job, "clusters"))
     metadata = None
     if label_column is not None:
-        metadata = source(job, "a label column").metadata()
+        metadata = source(job, "a label column").metadata_with_added()
         if metadata is None or label_column not in metadata.names:
             raise unknown_column(label_column, metadata.names if metadata is not None else [])
     size = min_cluster_size or default_min_cluster_size(picture.shape[0])

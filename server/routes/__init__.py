@@ -3,7 +3,7 @@
 ==================================================  ==============================
 ``/api/health``, ``/api/runs``, ``/api/tensor``,     ``data.py`` (the read API)
 ``/api/metadata``, ``/api/metadata/column``,
-``/api/bookmarks``, ``/api/search``, ``/api/steps``
+``/api/search``, ``/api/steps``
 ``/api/sprite``, ``/api/sprite/atlas``, ``/page``     ``sprites.py``
 ``/api/projections``, ``/api/projections/methods``   ``projections.py``
 ``/api/jobs``, ``/api/jobs/ID`` and its ``/pause``,   ``jobs.py``
@@ -17,6 +17,9 @@
 ``/api/export/site``                                 ``export.py``
 ``/api/session/state``                               ``session.py``
 ``/api/uploads``                                     ``uploads.py``
+``/api/annotations`` and its ``/history``, ``/undo``,  ``annotations.py``
+``/redo``, ``/export``, ``/import``
+``/api/bookmarks`` (GET, POST, DELETE)               ``bookmarks.py``
 ``/api/events`` (server-sent events)                 ``events.py``
 ``/``, ``/compare``, ``/static/...`` (the pages)     ``ui.py``
 ``/docs``, ``/openapi.json``                         ``docs.py`` (and FastAPI)

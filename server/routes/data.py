@@ -1,5 +1,8 @@
-"""The read API: runs, tensors, metadata, sprites and bookmarks, as TensorBoard's plugin serves
-them; metadata search (``/api/search``) and each run's training-step timelines (``/api/steps``).
+"""The read API: runs, tensors, metadata and sprites, as TensorBoard's plugin serves them
+(bookmarks: ``bookmarks.py``); metadata search (``/api/search``) and each run's
+training-step timelines (``/api/steps``). The metadata columns include the annotation
+columns (``projector_core/data/added_columns.py``): answered from their codes like the
+columns stored beside chunked data.
 
 ``GET /api/metadata/column`` answers one metadata column for N points without a TSV to
 parse: a categorical column as its dictionary (JSON list, ``X-Dictionary-Bytes`` long,
@@ -214,14 +217,10 @@ def get_metadata(embedding: EmbeddingDep) -> Response:
                                  f"stored columns ({', '.join(stored)}) are served one at a time "
                                  "(/api/metadata/column, /api/metadata/column/counts) and with "
                                  "the tiles, not as one TSV of a string per row")
-    text = embedding.metadata_or_index().to_tsv() if not stored else \
+    coded = stored or embedding.coded_columns()  # stored beside the data, or annotations
+    text = embedding.metadata_or_index().to_tsv() if not coded else \
         embedding.metadata_with_stored().to_tsv()  # DataError: a 422 naming the file
     return Response(text, media_type="text/tab-separated-values; charset=utf-8")
-
-
-@router.get("/bookmarks", responses=EMBEDDING_ERRORS)
-def get_bookmarks(embedding: EmbeddingDep) -> list[dict]:
-    return embedding.bookmarks()  # DataError: a 422
 
 
 @router.get(

@@ -89,4 +89,5 @@ async def get_tile(
     return Response(body, media_type="application/octet-stream", headers={
         "X-Count": str(rows.size), "X-Total": str(found.total), "X-Order": found.kind,
         "X-Axes": ",".join(map(str, found.axes)), "X-Bounds": json.dumps(found.bounds),
-        **(IMMUTABLE if found.kind == "lod" else {"Cache-Control": "no-store"})})
+        **(IMMUTABLE if found.kind == "lod" and not service.edited(job, column)
+           else {"Cache-Control": "no-store"})})

@@ -1,5 +1,6 @@
-"""TensorBoard's inspector "edit label" (tag the selection, download metadata.tsv) and the
-t-SNE panel's supervision controls, driven in real Chromium."""
+"""TensorBoard's inspector "edit label" where nothing keeps labels (a read-only server: tags
+of this page only, downloaded as metadata.tsv; a server with a store labels for good:
+test_ui_labelling.py) and the t-SNE panel's supervision controls, driven in real Chromium."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ TAG = 'yes <b>&amp;'  # markup in a value is text, never HTML
 def test_tagging_the_selection_adds_a_column_shown_at_once_and_downloaded(
         serve, sample_logdir, projector):
     on_disk = (sample_logdir / "iris" / "metadata.tsv").read_bytes()
-    url = serve(sample_logdir)
+    url = serve(sample_logdir, annotations="off")
     projector.open(url, IRIS_2D)
     assert projector.by("tag-selection").is_disabled()  # nothing selected yet
     # One clicked point: its card shows the new value at once.
@@ -39,7 +40,8 @@ def test_tagging_the_selection_adds_a_column_shown_at_once_and_downloaded(
     projector.by("edit-column").fill("reviewed")
     projector.by("edit-value").fill(TAG)
     projector.by("tag-selection").click()
-    assert projector.by("edit-status").inner_text() == f'Tagged 50 points: reviewed = "{TAG}"'
+    assert projector.by("edit-status").inner_text().startswith(
+        f'Tagged 50 points: reviewed = "{TAG}" (this page only: ')
     options = projector.by("color-by").locator("option").all_inner_texts()
     assert options[-1] == "reviewed"
     projector.by("color-by").select_option("reviewed")

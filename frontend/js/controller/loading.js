@@ -187,7 +187,8 @@ export class DatasetLoading {
           })
           .finally(() => spriteTask.done())
       : Promise.resolve(null);
-    const bookmarks = info.has_bookmarks ? api.bookmarks(run, name).catch(() => []) : Promise.resolve([]);
+    // The LOGDIR file's bookmarks, then those saved in the server's store (labelling/bookmarks.js).
+    const bookmarks = api.bookmarks(run, name).catch(() => []);
     plot.setPointSize(defaultPointSize(n));
     projecting.showProjection({ animate: false, resetCamera: !app.state.camera });
     dataset.metadata = await metadata;

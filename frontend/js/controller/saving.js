@@ -19,6 +19,9 @@ export class Saving {
      * or came from the server or a file: the page keeps the tray nowhere else, so leaving the
      * page loses them (panels/bookmarks.js warns) */
     this.unsaved = 0;
+    /** @type {Array<(change: 'added' | 'removed' | 'renamed', bookmark: import('../store.js').Bookmark) => void>}
+     * told of each change made in the tray (listen: labelling/bookmarks.js keeps them in the server's store) */
+    this.listeners = [];
     Object.seal(this);
   }
 
@@ -29,9 +32,36 @@ export class Saving {
     this.unsaved = 0;
   }
 
-  /** Whether leaving the page would lose bookmarks: the tray changed since it was saved. */
+  /** Whether leaving the page would lose bookmarks: the tray changed since it was saved, and
+   * holds some the server's store does not keep (a shared site, a read-only store). */
   hasUnsaved() {
-    return this.unsaved > 0 && this.bookmarks.length > 0;
+    return this.unsaved > 0 && this.bookmarks.some((b) => !b.saved);
+  }
+
+  /** Calls `listener` with each change made in the tray from now on. */
+  listen(listener) {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Bookmarks saved (`added`) or deleted (the saved id `removed`) elsewhere: in another page
+   * or by a client (labelling/bookmarks.js, from the event stream).
+   * @param {{ added?: import('../store.js').Bookmark[], removed?: number | null }} change
+   */
+  savedElsewhere({ added = [], removed = null }) {
+    const known = new Set(this.bookmarks.map((b) => b.saved?.id).filter((id) => id !== undefined));
+    this.bookmarks.push(...added.filter((b) => b.saved && !known.has(b.saved.id)));
+    const at = removed === null ? -1 : this.bookmarks.findIndex((b) => b.saved?.id === removed);
+    if (at >= 0) {
+      this.bookmarks.splice(at, 1);
+      if (this.activeBookmark === at) this.activeBookmark = -1;
+      else if (this.activeBookmark > at) this.activeBookmark--;
+    }
+    this.app.render();
+  }
+
+  _told(change, bookmark) {
+    for (const listener of this.listeners) listener(change, bookmark);
   }
 
   /** The view changed: it is no longer the tray's bookmark it was. */
@@ -54,6 +84,7 @@ export class Saving {
     this.bookmarks.push(tb);
     this.activeBookmark = this.bookmarks.length - 1;
     this.unsaved++;
+    this._told('added', tb);
     app.render();
   }
 
@@ -82,12 +113,14 @@ export class Saving {
     if (label === bookmark.label) return;
     bookmark.label = label;
     this.unsaved++;
+    this._told('renamed', bookmark);
     this.app.render();
   }
 
   removeBookmark(index) {
-    this.bookmarks.splice(index, 1);
+    const [removed] = this.bookmarks.splice(index, 1);
     this.unsaved++;
+    if (removed) this._told('removed', removed);
     if (this.activeBookmark === index) this.activeBookmark = -1;
     else if (this.activeBookmark > index) this.activeBookmark--;
     this.app.render();

@@ -36,7 +36,7 @@ export function tileColors(tile, colors) {
 
 /** A tile's flags (one byte per point) under `marks`, hidden where it has no position. */
 export function tileFlags(tile, marks, axes) {
-  const { count, rows, coords, positions } = tile;
+  const { count, rows, positions } = tile;
   const out = new Uint8Array(count);
   for (let r = 0; r < count; r++) if (!Number.isFinite(positions[r * 3] + positions[r * 3 + 1])) out[r] = FLAG_HIDDEN;
   if (marks.rows.size) {
@@ -45,23 +45,35 @@ export function tileFlags(tile, marks, axes) {
       if (flags !== undefined) out[r] |= flags;
     }
   }
-  const region = marks.region;
-  if (region && region.axes.join() === axes.join()) {
-    const k = coords.length / Math.max(1, count);
-    const xs = region.polygon.map((p) => p[0]);
-    const ys = region.polygon.map((p) => p[1]);
-    const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-    for (let r = 0; r < count; r++) {
-      const x = coords[r * k];
-      const y = coords[r * k + 1];
-      if (x < x0 || x > x1 || y < y0 || y > y1) continue;
-      if (pointInPolygon(x, y, region.polygon)) out[r] |= FLAG_SELECTED;
-    }
-  }
+  if (marks.region) forInside(tile, marks.region, axes, (r) => { out[r] |= FLAG_SELECTED; });
   const match = marks.match;
   if (match && tile.codes && tile.column === match.column) {
     for (let r = 0; r < count; r++) if (match.codes.has(tile.codes[r])) out[r] |= FLAG_SELECTED;
   }
   if (marks.keep) for (let r = 0; r < count; r++) if (!marks.keep.has(rows[r])) out[r] |= FLAG_HIDDEN;
   return out;
+}
+
+/**
+ * Calls `inside(r)` for each point r of the tile inside `region` (a box or lasso in the
+ * projection's units over `region.axes`; nothing when the tiles are over other axes): the
+ * selection's rule, and an annotation's applied to a region (labelling/columns.js).
+ * @param {{ count: number, coords: Float32Array }} tile
+ * @param {{ polygon: number[][], axes: number[] }} region
+ * @param {number[]} axes
+ * @param {(r: number) => void} inside
+ */
+export function forInside(tile, region, axes, inside) {
+  if (region.axes.join() !== axes.join()) return;
+  const { count, coords } = tile;
+  const k = coords.length / Math.max(1, count);
+  const xs = region.polygon.map((p) => p[0]);
+  const ys = region.polygon.map((p) => p[1]);
+  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  for (let r = 0; r < count; r++) {
+    const x = coords[r * k];
+    const y = coords[r * k + 1];
+    if (x < x0 || x > x1 || y < y0 || y > y1) continue;
+    if (pointInPolygon(x, y, region.polygon)) inside(r);
+  }
 }

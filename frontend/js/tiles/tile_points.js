@@ -15,7 +15,7 @@ import { cellsOf, fitOf, pointsMeeting, wantedCells } from './cells.js';
 import { fetchTile } from './fetch.js';
 import { drawTiles } from './frames.js';
 import { TileLayer } from './layer.js';
-import { NO_MARKS, tileColors, tileFlags } from './paint.js';
+import { forInside, NO_MARKS, tileColors, tileFlags } from './paint.js';
 
 /** Points a still frame shows at most: the deepest levels on screen that fit. */
 export const DISPLAY_POINTS = 2000000;
@@ -312,6 +312,35 @@ export class TilePoints {
       return;
     }
     for (const tile of this.resident.values()) this._paint(tile, { flags: false });
+  }
+
+  /**
+   * The codes of `column` changed on the server (an annotation edit): the resident tiles
+   * carrying it take this page's `edit` (its value's code on its rows, or inside its region:
+   * the server's rule, so the map is coloured at once) or, for any other change, are
+   * fetched again as the view wants them.
+   * @param {string} column
+   * @param {import('../labelling/columns.js').LocalEdit | null} edit
+   */
+  recode(column, edit) {
+    const carrying = [...this.resident.values()].filter((t) => t.column === column && t.codes);
+    if (!carrying.length) return;
+    if (!edit || (!edit.rows && !edit.region)) {
+      for (const tile of carrying) this._drop(tile);
+    } else {
+      const rows = edit.rows ? new Set(edit.rows) : null;
+      for (const tile of carrying) {
+        const codes = tile.codes.slice();
+        if (rows) {
+          for (let r = 0; r < tile.count; r++) if (rows.has(tile.rows[r])) codes[r] = edit.code;
+        } else {
+          forInside(tile, edit.region, this.axes, (r) => { codes[r] = edit.code; });
+        }
+        tile.codes = codes;
+        this._paint(tile, { flags: false });
+      }
+    }
+    this.onChange();
   }
 
   /**

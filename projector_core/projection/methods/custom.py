@@ -30,7 +30,7 @@ class Custom(ProjectionMethod[CustomParams]):
         """The column must exist; regular expressions must compile."""
         super().check(embedding)
         params = self.params
-        check_columns(embedding.metadata(), [params.column], numeric=False)
+        check_columns(embedding.metadata_of([params.column]), [params.column], numeric=False)
         if params.regex:
             for query in (params.left, params.right, params.up, params.down):
                 search([], query, regex=True)  # raises ValueError for a bad pattern
@@ -52,7 +52,7 @@ class Custom(ProjectionMethod[CustomParams]):
 
     def _values(self, embedding: Embedding) -> list[str]:
         """The searched column's values (checked again: the file may have changed)."""
-        metadata = embedding.metadata()
+        metadata = embedding.metadata_of([self.params.column])  # an annotation's too
         check_columns(metadata, [self.params.column], numeric=False)
         assert metadata is not None
         return metadata.column(self.params.column)

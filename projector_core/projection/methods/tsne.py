@@ -52,7 +52,8 @@ class Tsne(LayoutFit[TsneParams]):
     def check(self, embedding: Embedding) -> None:
         super().check(embedding)
         if self.params.supervise_column is not None:
-            check_columns(embedding.metadata(), [self.params.supervise_column], numeric=False)
+            check_columns(embedding.metadata_of([self.params.supervise_column]),
+                          [self.params.supervise_column], numeric=False)
 
     def fit(self, data: np.ndarray, valid: np.ndarray, ctx: RunContext, init: np.ndarray | None,
             sample: int | None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -98,7 +99,7 @@ class Tsne(LayoutFit[TsneParams]):
         params = self.params
         if params.supervise_column is None or params.supervise_weight <= 0:
             return None
-        metadata = embedding.metadata()
+        metadata = embedding.metadata_of([params.supervise_column])  # an annotation's too
         check_columns(metadata, [params.supervise_column], numeric=False)
         assert metadata is not None
         codes = label_codes(metadata.arrays[params.supervise_column])
