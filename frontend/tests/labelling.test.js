@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { tagOf } from '../js/events.js';
+import { splitStep } from '../js/training/timeline.js';
 import { TilePoints } from '../js/tiles/tile_points.js';
 
 test('every step of a tag shows its labels: the tag is the name without its step', () => {
-  assert.equal(tagOf('enc:00010'), 'enc');
-  assert.equal(tagOf('a:b:00001'), 'a:b');
-  assert.equal(tagOf('words'), 'words');
-  assert.equal(tagOf('words:v2'), 'words:v2'); // not a step
+  assert.equal(splitStep('enc:00010')[0], 'enc');
+  assert.equal(splitStep('a:b:00001')[0], 'a:b');
+  assert.equal(splitStep('words')[0], 'words');
+  assert.equal(splitStep('words:v2')[0], 'words:v2'); // not a step
 });
 
 /** A TilePoints over the box [0, 8]^2 holding one resident tile carrying `column`'s codes. */
