@@ -167,22 +167,35 @@ class ProjectorClient:
         """The run's tags, each with the steps written for it."""
         return self._json("GET", "/api/steps", {"run": run})["timelines"]
 
-    def upload(self, vectors: np.ndarray | str | Path, metadata: Any = None,
-               name: str = "upload.npy") -> dict[str, Any]:
-        """Serve an array (or a .npy/TSV file) as a new run for this server session, with
-        optional metadata (a DataFrame, or a TSV file): its ``run``, ``embedding``, ``shape``."""
+    def upload(self, vectors: Any, metadata: Any = None, name: str = "upload.npy", *,
+               vector_column: str | None = None) -> dict[str, Any]:
+        """Serve data as a new run for this server session: its ``run``, ``embedding``, ``shape``.
+
+        ``vectors`` and ``metadata`` take what ``Projector(...)`` and ``show()`` take (one
+        normaliser, :mod:`projector_core.formats.inputs`): an array, a torch tensor, a list, a
+        DataFrame (of numbers, or with a column of vectors: ``vector_column`` when several), an
+        Arrow table; metadata as a DataFrame, Series, dict of columns or list. A path sends the
+        file itself (a ``.npy`` or TSV tensor; a metadata TSV)."""
         if isinstance(vectors, str | Path):
             name, tensor = Path(vectors).name, Path(vectors).read_bytes()
+            columns = None
         else:
+            from projector_core.formats.inputs import split_table  # the one normaliser
+
+            matrix, columns = split_table(vectors, vector_column)
             buffer = io.BytesIO()
-            np.save(buffer, np.asarray(vectors, np.float32), allow_pickle=False)
+            np.save(buffer, matrix, allow_pickle=False)
             tensor = buffer.getvalue()
-        if metadata is None:
-            return self._json("POST", "/api/uploads", {"name": name}, raw=tensor)
         if isinstance(metadata, str | Path):
             table, table_name = Path(metadata).read_bytes(), Path(metadata).name
+        elif metadata is not None or columns:
+            from projector_core.formats.inputs import metadata_columns
+
+            n_points = int(matrix.shape[0])
+            given_columns = metadata_columns(metadata, n_points) or columns
+            table, table_name = json.dumps(given_columns).encode(), "metadata.json"
         else:
-            table, table_name = metadata.to_csv(sep="\t", index=False).encode(), "metadata.tsv"
+            return self._json("POST", "/api/uploads", {"name": name}, raw=tensor)
         boundary = secrets.token_hex(16)
         body = b"".join(part(boundary, field, filename, data) for field, filename, data in
                         (("tensor", name, tensor), ("metadata", table_name, table)))
