@@ -28,7 +28,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefused
-from projector_core.data.catalog import Catalog
+from projector.server.plain_arguments import load_catalog
+from projector_core.data.catalog import PlainOptions
 from projector_core.errors import DataError
 from projector_core.projection.methods import METHODS
 from projector_core.projection.params import ProjectionRequest
@@ -317,8 +318,8 @@ def _version() -> str:
         return "unknown"
 
 
-def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
-         token: str | None = None) -> int:
+def main(logdir: str | Path | None, device: str = "cpu", server: str | None = None,
+         token: str | None = None, plain: PlainOptions | None = None) -> int:
     """Serve the tools on stdio; a LOGDIR or server that cannot be used is said on stderr
     (exit 2) before the protocol starts, never as a broken connection."""
     ask: Answers
@@ -328,15 +329,7 @@ def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
             remote.check()
             ask = remote
         else:
-            root = Path(logdir)
-            if not root.exists():
-                raise ValueError(f"LOGDIR {root} does not exist")
-            catalog = Catalog(root)
-            catalog.refresh()
-            if not catalog.runs():
-                raise ValueError(f"no projector_config.pbtxt or projector_config.json found "
-                                 f"under {root}")
-            ask = OwnService(catalog, device)
+            ask = OwnService(load_catalog(logdir, plain), device)  # as `projector serve` loads it
     except (ValueError, DataError, ConnectionError) as error:
         print(f"projector mcp: {error}", file=sys.stderr)
         return 2

@@ -15,6 +15,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from projector.server.plain_arguments import (
+    add_plain_arguments,
+    plain_options,
+    port_number,
+    resolve_logdir,
+)
+
 # Tensor files from this size on (not yet cached) are read after the server is up: a 16 MiB
 # TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
 BACKGROUND_BYTES = 16 * 2**20
@@ -122,34 +129,20 @@ def unservable(runs: list[Run]) -> str | None:
 def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
     from projector.server.access import serving_token
-    from projector.server.app import SAMPLE_DATA
     from projector.server.stopping import StoppingServer
 
-    from projector_core.data.catalog import Catalog, PlainOptions
-    from projector_core.formats.arrays import PLAIN_SUFFIXES
+    from projector_core.data.catalog import Catalog
     from projector_core.formats.chunked import is_zarr
-    from projector_core.formats.config import CONFIG_NAMES
     from projector_core.kernels.text_encoder import resolve_model
     from projector_core.semantic.declarations import declared_models
     from projector_core.storage.tensor_cache import default_cache_dir, unwritable
 
-    logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
-    if not logdir.exists():
-        print(f"projector: LOGDIR {logdir} does not exist", file=sys.stderr)
+    try:
+        logdir = resolve_logdir(args.logdir)
+    except ValueError as exc:
+        print(f"projector: {exc}", file=sys.stderr)
         return 2
-    if logdir.is_file() and logdir.name in CONFIG_NAMES:  # its run is the folder it is in
-        logdir = logdir.parent
-    if logdir.is_file() and logdir.suffix.lower() not in (*PLAIN_SUFFIXES, ".tsv"):
-        print(f"projector: {logdir} is a file but not a .npy, .npz, .parquet or .tsv tensor; "
-              "pass a log directory or an array file", file=sys.stderr)
-        return 2
-    plain = PlainOptions(
-        metadata=Path(args.metadata) if args.metadata else None,
-        sprite=Path(args.sprite) if args.sprite else None,
-        sprite_dim=tuple(args.sprite_dim) if args.sprite_dim else None,
-        vector_column=args.vector_column,
-        shards=args.shards,
-    )
+    plain = plain_options(args)
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
     problem = unwritable(cache_dir or default_cache_dir())
     if problem is not None:
@@ -256,9 +249,7 @@ def _mcp(args: argparse.Namespace) -> int:
         print("projector mcp: give a LOGDIR or --server URL, not both (the server serves its "
               "own LOGDIR)", file=sys.stderr)
         return 2
-    from projector.server.app import SAMPLE_DATA
-
-    return serve_mcp(args.logdir or SAMPLE_DATA, args.device, args.server, args.token)
+    return serve_mcp(args.logdir, args.device, args.server, args.token, plain_options(args))
 
 
 def connect_cluster(address: str, timeout: float, store_dir: Path | None = None) -> Cluster | None:
@@ -308,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "folder of them, or a tensor .tsv (with --metadata, as the standalone "
                        "projector loads it)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=6006, help="port (default 6006)")
+    serve.add_argument("--port", type=port_number, default=6006, help="port (default 6006)")
     serve.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     serve.add_argument("--cache-dir", help="where parsed tensors and results are cached "
                        "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
@@ -319,20 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "(notify), or by polling it every second (poll: for file systems that "
                        "tell nothing of changes made elsewhere); auto (default) polls network "
                        "file systems (NFS, SMB, sshfs...) and is told elsewhere")
-    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet/.tsv given instead of a LOGDIR)")
-    plain.add_argument("--metadata", help="metadata TSV for the array (TensorBoard's header rule)")
-    plain.add_argument("--sprite", help="sprite image for the array")
-    plain.add_argument("--sprite-dim", type=int, nargs=2, metavar=("W", "H"),
-                       help="size of one thumbnail in the sprite")
-    plain.add_argument("--vector-column", help="parquet: the list column holding the vectors")
+    plain = add_plain_arguments(serve)
     serve.add_argument("--no-warm-up", action="store_true",
                        default=bool(os.environ.get("PROJECTOR_NO_WARM_UP")),
                        help="do not load and compile the projection libraries in the background "
                             "at start (the first t-SNE/UMAP job then does it); "
                             "also $PROJECTOR_NO_WARM_UP")
-    plain.add_argument("--shards", action="store_true",
-                       help="LOGDIR is a folder of .npy files holding consecutive rows of one "
-                       "embedding (a zarr array is recognised by itself)")
     dask = serve.add_argument_group("Dask cluster (pip install 'embedding-projector[dask]')")
     dask.add_argument("--dask", metavar="ADDRESS",
                       help="compute on a Dask cluster: tcp://HOST:8786 for a running scheduler, "
@@ -368,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--token", default=os.environ.get("PROJECTOR_TOKEN") or None,
                      help="with --server: the server's token (also $PROJECTOR_TOKEN)")
     mcp.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
+    add_plain_arguments(mcp)
     mcp.set_defaults(handler=_mcp)
     from projector.server.export_cli import add_commands as add_export_commands
 

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from projector.server.plain_arguments import add_plain_arguments, load_catalog, plain_options
+
 from projector_core.projection.default_request import WITH_DEFAULTS
 
 if TYPE_CHECKING:
@@ -43,21 +45,13 @@ class StageLine:
         sys.stderr.flush()
 
 
-def _service(logdir: str | None, cache_dir: str | None, device: str) -> ProjectionService:
-    """The LOGDIR (default: the samples) loaded, under a service of its own with one worker."""
-    from projector.server.app import SAMPLE_DATA
-
-    from projector_core.data.catalog import Catalog
+def _service(args: argparse.Namespace) -> ProjectionService:
+    """The LOGDIR (default: the samples) loaded as ``serve`` loads it (the same plain-array
+    options), under a service of its own with one worker."""
     from projector_core.service import ProjectionService
 
-    root = Path(logdir) if logdir else SAMPLE_DATA
-    if not root.exists():
-        raise ValueError(f"LOGDIR {root} does not exist")
-    catalog = Catalog(root, cache_dir=Path(cache_dir) if cache_dir else None)
-    catalog.refresh()
-    if not catalog.runs():
-        raise ValueError(f"no projector_config.pbtxt or projector_config.json found under {root}")
-    return ProjectionService.standalone(catalog, device, workers=1)
+    catalog = load_catalog(args.logdir, plain_options(args), args.cache_dir)
+    return ProjectionService.standalone(catalog, args.device, workers=1)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -68,7 +62,7 @@ def _export(args: argparse.Namespace) -> int:
 
     line = StageLine()
     try:
-        service = _service(args.logdir, args.cache_dir, args.device)
+        service = _service(args)
         options = ExportOptions(run=args.run, embedding=args.embedding,
                                 projections=tuple(dict.fromkeys(args.projection or ["pca"])),
                                 neighbors=args.neighbors,
@@ -100,7 +94,7 @@ def _render(args: argparse.Namespace) -> int:
 
     line = StageLine()
     try:
-        service = _service(args.logdir, args.cache_dir, args.device)
+        service = _service(args)
         found = service.chosen_embeddings(args.run, args.embedding)
         if len(found) > 1:
             names = ", ".join(f"{e.run}/{e.name}" for e in found)
@@ -142,12 +136,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                         help="gzip the data files (the page decompresses them itself)")
     export.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     export.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    add_plain_arguments(export)
     export.set_defaults(handler=_export)
     render = commands.add_parser("render", help="draw a projection's first two columns (PCA: "
                                  "components 1 and 2) as a picture without a browser")
     render.add_argument("logdir", help="log directory (or plain array file)")
     render.add_argument("-o", "--output", required=True, help="picture file (.png)")
-    render.add_argument("--projection", choices=WITH_DEFAULTS, default="pca")
+    render.add_argument("--projection", choices=WITH_DEFAULTS, default="pca",
+                        help="the projection drawn (default pca; t-SNE and UMAP are computed, "
+                        "or reused from the cache)")
     render.add_argument("--run", help="the run (needed when there are several embeddings)")
     render.add_argument("--embedding", help="the embedding (tensor name)")
     render.add_argument("--width", type=int, default=3000, help="pixels (default 3000)")
@@ -159,4 +156,5 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     render.add_argument("--no-legend", action="store_true", help="leave the legend out")
     render.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     render.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    add_plain_arguments(render)
     render.set_defaults(handler=_render)

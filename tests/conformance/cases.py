@@ -76,9 +76,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
                                            "as floats (15.0) where Client.metadata gives int64",
     ("load", "widget", "quoted_cells"): "#33 item 5: selected_frame() gives integer metadata "
                                         "as floats",
-    ("load", "cli", "array_and_table"): "#33 item 4: `projector export` has no --metadata",
-    ("load", "mcp", "array_and_table"): "#33 item 4: `projector mcp` has no --metadata (and "
-                                        "item 3: numeric metadata arrives as strings)",
+    ("load", "mcp", "array_and_table"): "#33 item 3: numeric metadata arrives as strings",
     **{(op, door, "answer"): _DIMS for op in ("pca_2d", "pca_3d") for door in ("rest", "client", "mcp")},
     ("pca_3d", "rest", "dims_4"): _FIELD,
     ("pca_3d", "client", "dims_4"): _FIELD,
