@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from projector import Client
+from projector.client.api import ProjectorError
 from tests.builders import vectors
 
 pytestmark = pytest.mark.quiet_server
@@ -87,3 +88,13 @@ def test_json_metadata_that_is_not_columns_is_refused_naming_the_file(serve) -> 
         "tensor": ("t.npy", tensor.getvalue()), "metadata": ("m.json", b'{"a": [1, 2, 3]}')})
     assert answer.status_code == 422 and "m.json" in answer.json()["detail"]
     assert "JSON object of columns" in answer.json()["detail"]
+
+
+def test_a_tensor_file_with_metadata_in_memory(client: Client, tmp_path) -> None:
+    path = tmp_path / "points.npy"
+    np.save(path, vectors(N, 3))
+    uploaded = client.upload(path, metadata={"group": [f"g{i}" for i in range(N)]})
+    assert uploaded["embedding"] == "points.npy"
+    assert _table(client, uploaded)["group"].iloc[-1] == f"g{N - 1}"
+    with pytest.raises(ProjectorError, match=r"metadata\.json.*'group' has 2 values for 12 points"):
+        client.upload(path, metadata={"group": ["a", "b"]})

@@ -185,13 +185,15 @@ class ProjectorClient:
         DataFrame (of numbers, or with a column of vectors: ``vector_column`` when several), an
         Arrow table; metadata as a DataFrame, Series, dict of columns or list. A path sends the
         file itself (a ``.npy`` or TSV tensor; a metadata TSV)."""
+        n_points: int | None = None  # a file's rows are counted by the server
+        columns = None
         if isinstance(vectors, str | Path):
             name, tensor = Path(vectors).name, Path(vectors).read_bytes()
-            columns = None
         else:
             from projector_core.formats.inputs import split_table  # the one normaliser
 
             matrix, columns = split_table(vectors, vector_column)
+            n_points = int(matrix.shape[0])
             buffer = io.BytesIO()
             np.save(buffer, matrix, allow_pickle=False)
             tensor = buffer.getvalue()
@@ -200,7 +202,6 @@ class ProjectorClient:
         elif metadata is not None or columns:
             from projector_core.formats.inputs import metadata_columns
 
-            n_points = int(matrix.shape[0])
             given_columns = metadata_columns(metadata, n_points) or columns
             table, table_name = json.dumps(given_columns).encode(), "metadata.json"
         else:

@@ -101,10 +101,11 @@ def _split_dataframe(frame: Any, vector_column: str | None) -> tuple[np.ndarray,
     return vectors, metadata or None
 
 
-def metadata_columns(metadata: Any, n_points: int) -> Columns | None:
+def metadata_columns(metadata: Any, n_points: int | None) -> Columns | None:
     """Metadata as columns of strings: a DataFrame, an Arrow table, a dict of columns, a
     pandas Series (its name, else ``label``), or a list or 1-D array (one value per point:
-    the ``label`` column)."""
+    the ``label`` column). ``n_points`` None: the count is checked where the vectors are read
+    (a file sent as it is)."""
     if metadata is None:
         return None
     if _is_arrow_table(metadata):
@@ -123,7 +124,7 @@ def metadata_columns(metadata: Any, n_points: int) -> Columns | None:
         raise DataError(f"metadata must be a DataFrame, a dict of columns or a list, not "
                         f"{type(metadata).__name__}", field="metadata")
     for name, values in columns.items():
-        if len(values) != n_points:
+        if n_points is not None and len(values) != n_points:
             raise DataError(f"column {name!r} has {len(values)} values for {n_points} points",
                             field="metadata")
     return columns or None
