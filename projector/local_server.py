@@ -40,13 +40,16 @@ def behind_proxy() -> bool:
 class LocalServer:
     """uvicorn serving one app from a background thread; ``stop()`` ends it.
 
-    ``token``: the one the app was built with (``create_app(token=...)``), for the URLs below.
+    ``token``: the one the app was built with (``create_app(token=...)``), for the URLs below;
+    ``port``: where it listens (0: any free port).
     """
 
-    def __init__(self, app: FastAPI, token: str | None = None) -> None:
+    def __init__(self, app: FastAPI, token: str | None = None, port: int = 0) -> None:
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port {port} is not a port: give 0..65535 (0: any free port)")
         self.app = app
         app.state.stopping = threading.Event()
-        self.port = _free_port()
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.token = token
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
@@ -102,13 +105,14 @@ def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Pa
                   name: str = "embedding", labels: Any = None, sprite: Any = None,
                   sprite_dim: tuple[int, int] | None = None,
                   vector_column: str | None = None, token: str | None = None,
-                  model: str | list[str] | None = None) -> LocalServer:
+                  model: str | list[str] | None = None, port: int = 0) -> LocalServer:
     """A started server over in-memory data (run ``memory``), or over a LOGDIR, or both.
 
     ``token`` (default ``$PROJECTOR_TOKEN``): every request needs it, as for ``projector serve
     --token``; for a machine shared with other users, whom 127.0.0.1 does not keep out.
     ``model``: the model that made the vectors (search by meaning), or for a LOGDIR the
     ``projector serve --model`` forms (MODEL, RUN/EMBEDDING=MODEL); loaded in the background.
+    ``port``: where it listens (0, the default: any free port).
     """
     token = token if token is not None else os.environ.get("PROJECTOR_TOKEN") or None
     catalog = Catalog(logdir)
@@ -128,4 +132,4 @@ def memory_server(vectors: Any = None, metadata: Any = None, *, logdir: str | Pa
                      allowed_hosts=["*"] if behind_proxy() else None, token=token,
                      framed_by_any_page=True,  # the widget's iframe, in a notebook's page
                      models=declared, load_models=True)
-    return LocalServer(app, token).start()
+    return LocalServer(app, token, port).start()

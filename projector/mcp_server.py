@@ -29,7 +29,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
 
 from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefused
-from projector_core.data.catalog import Catalog
+from projector.server.plain_arguments import load_catalog
+from projector_core.data.catalog import PlainOptions
 from projector_core.data.steps import Step, Timeline, step_and_before
 from projector_core.errors import DataError
 from projector_core.projection.methods import METHODS
@@ -387,8 +388,9 @@ def _version() -> str:
         return "unknown"
 
 
-def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
-         token: str | None = None, model_flags: list[str] | None = None) -> int:
+def main(logdir: str | Path | None, device: str = "cpu", server: str | None = None,
+         token: str | None = None, plain: PlainOptions | None = None,
+         model_flags: list[str] | None = None) -> int:
     """Serve the tools on stdio; a LOGDIR or server that cannot be used is said on stderr
     (exit 2) before the protocol starts, never as a broken connection. ``model_flags`` as
     ``serve --model`` (with ``server``, that server's own declarations answer)."""
@@ -402,14 +404,7 @@ def main(logdir: str | Path, device: str = "cpu", server: str | None = None,
             remote.check()
             ask = remote
         else:
-            root = Path(logdir)
-            if not root.exists():
-                raise ValueError(f"LOGDIR {root} does not exist")
-            catalog = Catalog(root)
-            catalog.refresh()
-            if not catalog.runs():
-                raise ValueError(f"no projector_config.pbtxt or projector_config.json found "
-                                 f"under {root}")
+            catalog = load_catalog(logdir, plain)  # as `projector serve` loads it
             models = found_models(model_flags or [], [
                 (run.name, e.name) for run in catalog.runs() for e in run.embeddings])
             ask = OwnService(catalog, device, models)

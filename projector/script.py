@@ -17,17 +17,17 @@ def _interactive() -> bool:
 
 def show(vectors: Any, metadata: Any = None, *, labels: Any = None, sprite: Any = None,
          sprite_dim: tuple[int, int] | None = None, name: str = "embedding",
-         vector_column: str | None = None, token: str | None = None) -> str:
+         vector_column: str | None = None, token: str | None = None, port: int = 0) -> str:
     """Serve ``vectors`` (array, DataFrame or Arrow table) with their metadata; print and
     return the URL (with ``?token=`` when the server has one: ``token``, default
-    ``$PROJECTOR_TOKEN``).
+    ``$PROJECTOR_TOKEN``) on ``port`` (0, the default: any free port).
 
     Nothing is written to disk. In a script the server keeps the process alive after the
     script's last line until Ctrl+C; in an interactive session it runs beside it.
     """
     server = memory_server(vectors, metadata, labels=labels, sprite=sprite,
                            sprite_dim=sprite_dim, name=name, vector_column=vector_column,
-                           token=token)
+                           token=token, port=port)
     _running.append(server)
     interactive = _interactive()
     if not interactive:  # serve on after the script's last line, until Ctrl+C

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import numpy as np
 import traitlets
 
 from projector.local_server import LocalServer, memory_server
@@ -54,16 +55,22 @@ class Projector(anywidget.AnyWidget):
                  sprite: Any = None, sprite_dim: tuple[int, int] | None = None,
                  name: str = "embedding", vector_column: str | None = None,
                  height: int = 640, server: LocalServer | None = None,
-                 token: str | None = None, model: str | None = None, **view: Any) -> None:
+                 token: str | None = None, model: str | None = None, port: int = 0,
+                 **view: Any) -> None:
         """``model``: the sentence-transformers model that made the vectors (a folder or an
         installed model package): :meth:`search_meaning` and the page's meaning mode then
-        search them by a phrase."""
+        search them by a phrase. ``port``: the kernel's server listens there (0, the default:
+        any free port)."""
+        wanted = {k: view[k] for k in ("selection", "color_by", "projection") if k in view}
+        unknown = set(view) - set(wanted)
+        if unknown:  # before a server is started for nothing
+            raise TypeError(f"unknown arguments: {', '.join(sorted(unknown))}")
         if server is None:
             if vectors is None:
                 raise TypeError("Projector() needs vectors (or use Projector.from_logdir)")
             server = memory_server(vectors, metadata, labels=labels, sprite=sprite,
                                    sprite_dim=sprite_dim, name=name, vector_column=vector_column,
-                                   token=token, model=model)
+                                   token=token, model=model, port=port)
         self._server = server
         self._session = server.app.state.session
         self._from_page = threading.local()
@@ -71,19 +78,17 @@ class Projector(anywidget.AnyWidget):
         super().__init__(url=proxy.format(port=server.port) if proxy else server.url,
                          path=server.token_path, port=server.port, height=height)
         self._session.subscribe(self._page_changed)
-        wanted = {k: view[k] for k in ("selection", "color_by", "projection") if k in view}
-        unknown = set(view) - set(wanted)
-        if unknown:
-            raise TypeError(f"unknown arguments: {', '.join(sorted(unknown))}")
         for key, value in wanted.items():
             setattr(self, key, value)
 
     @classmethod
     def from_logdir(cls, logdir: str | Path, *, height: int = 640, token: str | None = None,
-                    model: str | list[str] | None = None, **view: Any) -> Projector:
+                    model: str | list[str] | None = None, port: int = 0,
+                    **view: Any) -> Projector:
         """The runs of a LOGDIR (read-only, watched for new ones) in the widget; ``model``
         as ``projector serve --model`` says which model made which embedding."""
-        return cls(server=memory_server(logdir=logdir, token=token, model=model), height=height,
+        return cls(server=memory_server(logdir=logdir, token=token, model=model, port=port),
+                   height=height,
                    **view)
 
     # -- Python -> page ----------------------------------------------------------------------
@@ -93,16 +98,19 @@ class Projector(anywidget.AnyWidget):
             raise traitlets.TraitError(f"projection must be one of {', '.join(PROJECTIONS)}")
         return proposal["value"]
 
-    @traitlets.validate("selection", "color_by")
+    @traitlets.validate("selection", "color_by", "run", "embedding")
     def _check_exists(self, proposal: dict[str, Any]) -> Any:
-        """An unknown column or an index past N is refused here, not stored for the page."""
+        """An unknown run, embedding or column or an index past N is refused here, not stored
+        for the page."""
         value = proposal["value"]
         if getattr(self._from_page, "active", False):
             return value
         name = proposal["trait"].name
+        changes = {"run": {"run": value, "embedding": None},  # its first embedding
+                   "embedding": {"run": self.run, "embedding": value},
+                   "selection": {"selection": list(value)}}.get(name, {name: value})
         try:
-            self._server.service.check_view(self._session.snapshot(),
-                                            {name: list(value) if name == "selection" else value})
+            self._server.service.check_view(self._session.snapshot(), changes)
         except ValueError as error:
             raise traitlets.TraitError(str(error)) from None
         return value
@@ -173,7 +181,8 @@ class Projector(anywidget.AnyWidget):
         return frame
 
     def selected_frame(self) -> Any:
-        """The metadata rows of the selected points, as a pandas DataFrame indexed by point."""
+        """The metadata rows of the selected points, as a pandas DataFrame indexed by point:
+        numbers as numbers, whole ones as int64 (as ``Client.metadata`` reads them)."""
         import pandas as pd
 
         embedding = self._shown_embedding()
@@ -185,8 +194,10 @@ class Projector(anywidget.AnyWidget):
                               for name in metadata.names}, index=pd.Index(rows, name="index"))
         for name in metadata.names:
             numbers = metadata.numeric(name)
-            if numbers is not None:
-                frame[name] = numbers[rows]
+            if numbers is None:
+                continue
+            whole = bool(np.all(np.isfinite(numbers)) and np.all(numbers == np.round(numbers)))
+            frame[name] = numbers[rows].astype(np.int64) if whole else numbers[rows]
         return frame
 
     # -- annotations: labels kept by the server's store, shown in the page at once ----------------
@@ -231,5 +242,7 @@ class Projector(anywidget.AnyWidget):
 
     def close(self) -> None:
         """Close the widget and stop its server."""
-        self._server.stop()
+        server = getattr(self, "_server", None)  # none when the constructor failed before it
+        if server is not None:
+            server.stop()
         super().close()

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from projector.server.export_cli import read_catalog
+from projector.server.plain_arguments import load_catalog
 
 from projector_core.annotations import AnnotationService, StoreError
 from projector_core.annotations.export import FORMATS
@@ -24,7 +24,7 @@ from projector_core.data.model import Embedding
 
 def _opened(args: argparse.Namespace) -> tuple[AnnotationService, list[Embedding]]:
     """The service over the LOGDIR and the embeddings ``--run`` / ``--embedding`` name."""
-    catalog = read_catalog(args.logdir, args.cache_dir)
+    catalog = load_catalog(args.logdir, cache_dir=args.cache_dir)
     service = serve_annotations(catalog, args.annotations, catalog.embedding)
     if service.store is None:
         raise ValueError(service.off_reason)

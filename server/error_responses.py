@@ -96,6 +96,9 @@ def add_error_handlers(app: FastAPI) -> None:
         undecodable = _json_decode_error(exc)
         if undecodable is not None:  # the documented 400, not a field's 422
             return JSONResponse({"detail": undecodable}, status_code=400)
+        unsaid = _not_said_json(request, exc)
+        if unsaid is not None:
+            return JSONResponse({"detail": unsaid}, status_code=422)
         return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
 
     @app.exception_handler(ValueError)
@@ -170,6 +173,19 @@ def _validation_message(exc: RequestValidationError) -> str:
             continue
         parts.append(f"{place} '{name}': {error.get('msg')}" if name else f"{place}: {error.get('msg')}")
     return "; ".join(parts) or "invalid request"
+
+
+def _not_said_json(request: Request, exc: RequestValidationError) -> str | None:
+    """A JSON route's body sent without ``Content-Type: application/json`` (curl's -d default
+    is a form): FastAPI reads no object and says "Input should be a valid dictionary"; say
+    what to send instead."""
+    sent = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if sent == "application/json" or sent.endswith("+json"):
+        return None
+    if any(tuple(error.get("loc", ())) == ("body",) for error in exc.errors()):
+        return (f"send the request body as JSON with the header Content-Type: application/json "
+                f"(this request said {sent or 'no content type'!r})")
+    return None
 
 
 def _json_decode_error(exc: RequestValidationError) -> str | None:

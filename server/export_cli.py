@@ -16,57 +16,52 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from projector.server.cli import LOG_SECONDS
+from projector.server.plain_arguments import add_plain_arguments, load_catalog, plain_options
+
 from projector_core.projection.default_request import WITH_DEFAULTS
 
 if TYPE_CHECKING:
-    from projector_core.data.catalog import Catalog
     from projector_core.service import ProjectionService
 
 
 class StageLine:
-    """One self-overwriting line on stderr: the stage and how far it is, a few times a second."""
+    """The stage and how far it is on stderr: one self-overwriting line a few times a second
+    where stderr is a terminal; elsewhere (CI logs, a pipe) one line per update, a few
+    seconds apart, each stage's first and last always said."""
 
     def __init__(self) -> None:
         self._last = 0.0
         self._stage = ""
+        self._terminal = sys.stderr.isatty()
 
     def __call__(self, stage: str, fraction: float | None) -> None:
         now = time.monotonic()
-        if stage == self._stage and now - self._last < 0.2 and fraction != 1.0:
+        wait = 0.2 if self._terminal else LOG_SECONDS
+        if stage == self._stage and now - self._last < wait and fraction != 1.0:
             return
         self._last, self._stage = now, stage
         done = "" if fraction is None else f" {100 * fraction:5.1f}%"
-        sys.stderr.write("\r" + f"{stage}:{done}".ljust(78)[:120])
+        if self._terminal:
+            sys.stderr.write("\r" + f"{stage}:{done}".ljust(78)[:120])
+        else:
+            sys.stderr.write(f"{stage}:{done}\n")
         sys.stderr.flush()
 
     def end(self) -> None:
-        sys.stderr.write("\r" + " " * 78 + "\r")
-        sys.stderr.flush()
+        if self._terminal:
+            sys.stderr.write("\r" + " " * 78 + "\r")
+            sys.stderr.flush()
 
 
-def read_catalog(logdir: str | None, cache_dir: str | None) -> Catalog:
-    """The LOGDIR's catalogue (default: the samples), read (ValueError when there is nothing
-    in it)."""
-    from projector.server.app import SAMPLE_DATA
-
-    from projector_core.data.catalog import Catalog
-
-    root = Path(logdir) if logdir else SAMPLE_DATA
-    if not root.exists():
-        raise ValueError(f"LOGDIR {root} does not exist")
-    catalog = Catalog(root, cache_dir=Path(cache_dir) if cache_dir else None)
-    catalog.refresh()
-    if not catalog.runs():
-        raise ValueError(f"no projector_config.pbtxt or projector_config.json found under {root}")
-    return catalog
-
-
-def _service(logdir: str | None, cache_dir: str | None, device: str) -> ProjectionService:
-    """The LOGDIR loaded, under a service of its own with one worker (its embeddings showing
-    the annotation columns of ``projector serve``'s store)."""
+def _service(args: argparse.Namespace) -> ProjectionService:
+    """The LOGDIR (default: the samples) loaded as ``serve`` loads it (the same plain-array
+    options), under a service of its own with one worker (its embeddings showing the
+    annotation columns of ``projector serve``'s store)."""
     from projector_core.service import ProjectionService
 
-    return ProjectionService.standalone(read_catalog(logdir, cache_dir), device, workers=1)
+    catalog = load_catalog(args.logdir, plain_options(args), args.cache_dir)
+    return ProjectionService.standalone(catalog, args.device, workers=1)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -78,7 +73,7 @@ def _export(args: argparse.Namespace) -> int:
 
     line = StageLine()
     try:
-        service = _service(args.logdir, args.cache_dir, args.device)
+        service = _service(args)
         options = ExportOptions(run=args.run, embedding=args.embedding,
                                 projections=tuple(dict.fromkeys(args.projection or ["pca"])),
                                 neighbors=args.neighbors,
@@ -113,7 +108,7 @@ def _render(args: argparse.Namespace) -> int:
 
     line = StageLine()
     try:
-        service = _service(args.logdir, args.cache_dir, args.device)
+        service = _service(args)
         found = service.chosen_embeddings(args.run, args.embedding)
         if len(found) > 1:
             names = ", ".join(f"{e.run}/{e.name}" for e in found)
@@ -158,12 +153,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--model", action="append", metavar="MODEL | RUN/EMBEDDING=MODEL",
                         help="the model that made the vectors, as for serve: the site names it, "
                         "and its meaning mode says phrases need a server (no model runs there)")
+    add_plain_arguments(export)
     export.set_defaults(handler=_export)
     render = commands.add_parser("render", help="draw a projection's first two columns (PCA: "
                                  "components 1 and 2) as a picture without a browser")
     render.add_argument("logdir", help="log directory (or plain array file)")
     render.add_argument("-o", "--output", required=True, help="picture file (.png)")
-    render.add_argument("--projection", choices=WITH_DEFAULTS, default="pca")
+    render.add_argument("--projection", choices=WITH_DEFAULTS, default="pca",
+                        help="the projection drawn (default pca; t-SNE and UMAP are computed, "
+                        "or reused from the cache)")
     render.add_argument("--run", help="the run (needed when there are several embeddings)")
     render.add_argument("--embedding", help="the embedding (tensor name)")
     render.add_argument("--width", type=int, default=3000, help="pixels (default 3000)")
@@ -175,4 +173,5 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     render.add_argument("--no-legend", action="store_true", help="leave the legend out")
     render.add_argument("--device", default="cpu", help="array device for kernels: cpu or cuda")
     render.add_argument("--cache-dir", help="where parsed tensors and results are cached")
+    add_plain_arguments(render)
     render.set_defaults(handler=_render)

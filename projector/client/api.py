@@ -32,7 +32,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -75,6 +75,15 @@ class Projection:
     coordinates: np.ndarray  # float32 [N, k]
     info: dict[str, Any]
     job: str
+
+
+class Neighbors(NamedTuple):
+    """Nearest points, nearest first: ``indices, distances = client.neighbors(...)``. Note the
+    order: the reverse of scikit-learn's ``kneighbors`` (distances, indices), so the fields
+    are named."""
+
+    indices: np.ndarray  # int64 [k]
+    distances: np.ndarray  # float64 [k], ascending
 
 
 FrameCallback = Callable[[np.ndarray, "int | None"], Any]
@@ -284,22 +293,36 @@ class ProjectorClient:
         return EventReader(self.base_url, dict(self._auth),
                            silence=SILENCE if idle is None else min(SILENCE, idle))
 
-    def upload(self, vectors: np.ndarray | str | Path, metadata: Any = None,
-               name: str = "upload.npy") -> dict[str, Any]:
-        """Serve an array (or a .npy/TSV file) as a new run for this server session, with
-        optional metadata (a DataFrame, or a TSV file): its ``run``, ``embedding``, ``shape``."""
+    def upload(self, vectors: Any, metadata: Any = None, name: str = "upload.npy", *,
+               vector_column: str | None = None) -> dict[str, Any]:
+        """Serve data as a new run for this server session: its ``run``, ``embedding``, ``shape``.
+
+        ``vectors`` and ``metadata`` take what ``Projector(...)`` and ``show()`` take (one
+        normaliser, :mod:`projector_core.formats.inputs`): an array, a torch tensor, a list, a
+        DataFrame (of numbers, or with a column of vectors: ``vector_column`` when several), an
+        Arrow table; metadata as a DataFrame, Series, dict of columns or list. A path sends the
+        file itself (a ``.npy`` or TSV tensor; a metadata TSV)."""
+        n_points: int | None = None  # a file's rows are counted by the server
+        columns = None
         if isinstance(vectors, str | Path):
             name, tensor = Path(vectors).name, Path(vectors).read_bytes()
         else:
+            from projector_core.formats.inputs import split_table  # the one normaliser
+
+            matrix, columns = split_table(vectors, vector_column)
+            n_points = int(matrix.shape[0])
             buffer = io.BytesIO()
-            np.save(buffer, np.asarray(vectors, np.float32), allow_pickle=False)
+            np.save(buffer, matrix, allow_pickle=False)
             tensor = buffer.getvalue()
-        if metadata is None:
-            return self._json("POST", "/api/uploads", {"name": name}, raw=tensor)
         if isinstance(metadata, str | Path):
             table, table_name = Path(metadata).read_bytes(), Path(metadata).name
+        elif metadata is not None or columns:
+            from projector_core.formats.inputs import metadata_columns
+
+            given_columns = metadata_columns(metadata, n_points) or columns
+            table, table_name = json.dumps(given_columns).encode(), "metadata.json"
         else:
-            table, table_name = metadata.to_csv(sep="\t", index=False).encode(), "metadata.tsv"
+            return self._json("POST", "/api/uploads", {"name": name}, raw=tensor)
         boundary = secrets.token_hex(16)
         body = b"".join(part(boundary, field, filename, data) for field, filename, data in
                         (("tensor", name, tensor), ("metadata", table_name, table)))
@@ -310,10 +333,11 @@ class ProjectorClient:
     def neighbors(self, run: str, embedding: str, index: int | None = None,
                   vector: np.ndarray | list[float] | None = None, k: int = 10,
                   metric: str = "cosine", *,
-                  rows: list[int] | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  rows: list[int] | np.ndarray | None = None) -> Neighbors:
         """Nearest points to point ``index`` (itself excluded), to ``vector``, or to the
-        centroid of ``rows`` ("more like these": search by example, they left out),
-        ascending: (indices, distances)."""
+        centroid of ``rows`` ("more like these": search by example, those rows left out),
+        ascending: a :class:`Neighbors` pair (``.indices``, ``.distances``; unpacked in that
+        order)."""
         if sum(given is not None for given in (index, vector, rows)) != 1:
             raise ValueError("give exactly one of index, vector and rows")
         if rows is not None:
@@ -329,8 +353,8 @@ class ProjectorClient:
                 **names(run, embedding), "k": k, "metric": metric,
                 "vector": [float(v) for v in np.asarray(vector).ravel()]})
         found = answer["neighbors"]
-        return (np.array([n["index"] for n in found], np.int64),
-                np.array([n["distance"] for n in found], np.float64))
+        return Neighbors(np.array([n["index"] for n in found], np.int64),
+                         np.array([n["distance"] for n in found], np.float64))
 
     def search_meaning(self, run: str, embedding: str, text: str | list[str], k: int = 10,
                        job: str | None = None, *, on_progress: ProgressCallback | None = None,
@@ -493,7 +517,12 @@ class ProjectorClient:
                             on_done: DoneCallback | None = None,
                             on_start: Callable[[str], Any] | None = None,
                             device: str | None = None, **params: Any) -> Projection:
-        """Start a projection and follow its stream: ``on_start(job_id)`` once queued,
+        """A coroutine: ``await client.project_async(...)`` inside ``async`` code (or
+        ``asyncio.run(client.project_async(...))``). Called without ``await`` it does nothing
+        at all (Python warns "coroutine ... was never awaited"); from plain code use
+        :meth:`project` (blocking, ``on_progress=``) instead.
+
+        Start a projection and follow its stream: ``on_start(job_id)`` once queued,
         ``on_frame(coordinates, iteration)`` for each intermediate frame (a read-only array),
         ``on_done(projection)`` at the end; the projection is also returned.
 

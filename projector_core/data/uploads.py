@@ -9,6 +9,7 @@ goes first. They vanish with the server.
 
 from __future__ import annotations
 
+import json
 import secrets
 import tempfile
 from pathlib import Path
@@ -19,7 +20,8 @@ from projector_core.data.catalog import Catalog
 from projector_core.data.memory import memory_embedding, memory_run
 from projector_core.data.model import Run
 from projector_core.errors import DataError
-from projector_core.formats.metadata import parse_metadata
+from projector_core.formats.inputs import metadata_columns
+from projector_core.formats.metadata import Metadata, parse_metadata
 from projector_core.formats.tensor_files import binary_head, read_npy, read_tsv
 from projector_core.storage.recent import Recent
 
@@ -55,6 +57,29 @@ def parse_tensor(data: bytes, filename: str) -> np.ndarray:
         return np.array(vectors, dtype="<f4", order="C")  # our own copy, not a map of the file
 
 
+def parse_json_columns(data: bytes, filename: str, n_points: int) -> Metadata:
+    """Metadata sent as JSON ``{"column": ["value", ...], ...}``: what ``Client.upload`` sends,
+    so a one-column table keeps its name, and quotes and tabs need no TSV escaping."""
+    try:
+        columns = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"is not JSON: {exc}", file=filename) from None
+    if not isinstance(columns, dict) or not all(
+            isinstance(values, list) and all(isinstance(v, str) for v in values)
+            for values in columns.values()):
+        raise DataError('must be a JSON object of columns: {"name": ["value", ...], ...}',
+                        file=filename)
+    for name, values in columns.items():
+        if len(values) != n_points:
+            raise DataError(f"column {name!r} has {len(values)} values for {n_points} points",
+                            file=filename)
+    if not columns:
+        raise DataError("has no columns", file=filename)
+    cells = metadata_columns(columns, n_points)  # the normaliser's cells: tabs made spaces
+    assert cells is not None
+    return Metadata.from_columns(cells, filename)
+
+
 class Uploads:
     def __init__(self, catalog: Catalog, keep: int = DEFAULT_KEEP) -> None:
         self.catalog = catalog
@@ -66,10 +91,13 @@ class Uploads:
         if not tensor:
             raise DataError("is empty", file=tensor_name)
         vectors = parse_tensor(tensor, tensor_name)
+        n_points = int(vectors.shape[0])
         if metadata:
             refuse_binary(metadata, metadata_name, "a metadata TSV")
-        parsed = (parse_metadata(metadata, metadata_name, int(vectors.shape[0])) if metadata
-                  else None)
+        if metadata and metadata_name.lower().endswith(".json"):
+            parsed: Metadata | None = parse_json_columns(metadata, metadata_name, n_points)
+        else:
+            parsed = parse_metadata(metadata, metadata_name, n_points) if metadata else None
         run_name = f"upload-{secrets.token_hex(4)}"
         embedding = memory_embedding(run_name, tensor_name, vectors, parsed, sources={
             "tensor": f"{tensor_name} (uploaded)", "metadata": f"{metadata_name} (uploaded)"})

@@ -72,18 +72,7 @@ _FIELD = ("#33 one error sentence per refusal: REST says \"body field 'pca.dims'
 _ANOTHER = ("#33 item 3: a job asked for under another embedding's name is answered (the job's "
             "own, under that name) instead of refused")
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("load", "widget", "array_and_table"): "#33 item 5: selected_frame() gives integer metadata "
-                                           "as floats (15.0) where Client.metadata gives int64",
-    ("load", "client", "one_column"): "#33 item 2: Client.upload writes a header line for a "
-                                      "one-column DataFrame, which the one-column rule reads "
-                                      "as a row (a 422)",
-    ("load", "client", "quoted_cells"): "#33 item 2: Client.upload's quotes come back doubled "
-                                        "('\"say \"\"g0\"\"\"')",
-    ("load", "widget", "quoted_cells"): "#33 item 5: selected_frame() gives integer metadata "
-                                        "as floats",
-    ("load", "cli", "array_and_table"): "#33 item 4: `projector export` has no --metadata",
-    ("load", "mcp", "array_and_table"): "#33 item 4: `projector mcp` has no --metadata (and "
-                                        "item 3: numeric metadata arrives as strings)",
+    ("load", "mcp", "array_and_table"): "#33 item 3: numeric metadata arrives as strings",
     **{(op, door, "answer"): _DIMS for op in ("pca_2d", "pca_3d") for door in ("rest", "client", "mcp")},
     ("pca_3d", "rest", "dims_4"): _FIELD,
     ("pca_3d", "client", "dims_4"): _FIELD,
