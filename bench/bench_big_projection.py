@@ -28,7 +28,8 @@ from harness import machine_info
 from sklearn.datasets import make_blobs
 
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.sampling import FIT_SHARE

@@ -34,7 +34,8 @@ from harness import machine_info
 from sklearn.datasets import make_blobs
 
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import JobStatus
 from projector_core.kernels.backend import get_backend
 from projector_core.kernels.tsne import early_exaggeration_iterations
 from projector_core.projection.compute import compute

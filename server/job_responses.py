@@ -17,7 +17,7 @@ from fastapi.responses import Response, StreamingResponse
 from projector.server.error_responses import status_for
 from pydantic import BaseModel, Field
 
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 from projector_core.projection.compute import ProjectionResult
 
 RESULT_BLOCK = 1 << 16  # rows per streamed block of a result

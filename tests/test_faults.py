@@ -25,7 +25,8 @@ from PIL import Image
 from websockets.exceptions import ConnectionClosedOK
 from websockets.sync.client import connect
 
-from projector_core.jobs.engine import JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import JobStatus
 from tests.builders import vectors, write_pbtxt_run, write_tsv
 
 REFRESH = 0.2  # seconds between live re-scans in these tests

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 import websockets
 
-from projector_core.jobs.engine import JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
 from projector_core.jobs.followers import Followers
+from projector_core.jobs.job import JobContext, JobStatus
 from projector_core.jobs.phases import enter_phase, phases_of
 
 GRACE = 0.3

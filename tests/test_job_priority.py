@@ -9,7 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from projector_core.jobs.engine import JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import JobContext, JobStatus
 from projector_core.jobs.priority import Priority, yield_point
 
 

@@ -9,7 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from projector_core.jobs.engine import JobCancelled, JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import JobCancelled, JobContext, JobStatus
 
 
 @pytest.fixture

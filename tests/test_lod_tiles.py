@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 
 from projector_core.data.catalog import Catalog
-from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.job import JobStatus
 from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import get_backend
 from projector_core.projection.compute import request_key

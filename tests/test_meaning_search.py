@@ -14,7 +14,7 @@ from projector.server.app import SAMPLE_DATA, create_app
 
 from projector_core.data.memory import memory_embedding
 from projector_core.formats.metadata import read_metadata
-from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.job import JobStatus
 from projector_core.kernels.text_encoder import load_encoder, resolve_model
 from projector_core.semantic.models import check_fit
 from tests.conftest import LiveServer

@@ -12,7 +12,8 @@ import pytest
 
 from projector_core.data.model import Embedding
 from projector_core.formats.metadata import Metadata
-from projector_core.jobs.engine import Job, JobManager
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job
 from projector_core.kernels.search import search
 from projector_core.projection.compute import ProjectionResult
 from projector_core.tiles.queries import Region, pick, search_column, select

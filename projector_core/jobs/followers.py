@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 
 DEFAULT_GRACE = 20.0  # seconds a watched job may go unfollowed
 

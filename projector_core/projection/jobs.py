@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job, JobContext, JobStatus
 from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import Backend
 from projector_core.projection.compute import ProjectionResult, check_reference, compute, request_key

@@ -25,7 +25,8 @@ import numpy as np
 
 from projector_core.data.model import Embedding, Run
 from projector_core.data.steps import split_name
-from projector_core.jobs.engine import Job, JobContext, JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job, JobContext, JobStatus
 from projector_core.jobs.phases import enter_phase
 from projector_core.kernels.text_encoder import Encoder, load_encoder
 from projector_core.semantic.declarations import Key

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import layout_of

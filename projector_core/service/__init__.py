@@ -40,7 +40,8 @@ from projector_core.errors import UnknownName, unknown_column
 from projector_core.export.embedding_data import Progress
 from projector_core.export.render import AUTO, projection_picture, save_picture
 from projector_core.export.site import ExportOptions, ExportSummary, SitePage, chosen_embeddings, export_site
-from projector_core.jobs.engine import Job, JobManager, JobStatus
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job, JobStatus
 from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex

@@ -9,7 +9,8 @@ import numpy as np
 
 from projector_core.comparison.compare import check_comparable, compare_embeddings
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import Job, JobContext, JobManager
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job, JobContext
 from projector_core.kernels.backend import Backend
 from projector_core.kernels.compare import Comparison
 from projector_core.kernels.finite import finite_or_none

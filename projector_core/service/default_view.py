@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager
 
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
-from projector_core.jobs.engine import Job, JobStatus
+from projector_core.jobs.job import Job, JobStatus
 from projector_core.jobs.priority import Priority, yield_point
 from projector_core.projection.default_request import projection_request
 from projector_core.projection.jobs import projection_result

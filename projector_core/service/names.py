@@ -13,7 +13,8 @@ from projector_core.data.catalog import Catalog
 from projector_core.data.label_column import default_label_column
 from projector_core.data.model import Embedding
 from projector_core.errors import UnknownName
-from projector_core.jobs.engine import Job, JobManager
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job
 
 
 def find_embedding(catalog: Catalog, run: str, name: str) -> Embedding:

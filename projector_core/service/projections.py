@@ -10,7 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.export.embedding_data import Progress
-from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.job import JobStatus
 from projector_core.kernels.backend import Backend
 from projector_core.projection.compute import ProjectionResult, check
 from projector_core.projection.default_request import projection_request

@@ -10,7 +10,7 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.errors import unknown_column
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 from projector_core.kernels.finite import finite_or_none
 from projector_core.kernels.neighbor_index import Metric
 from projector_core.projection.compute import ProjectionResult

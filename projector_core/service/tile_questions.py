@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from projector_core.errors import UnknownColumn
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 from projector_core.projection.jobs import layout_of
 from projector_core.tiles.build import MAX_LEVEL
 from projector_core.tiles.source import FrameTiles, MemoryTiles, Tile, TileSource

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from projector_core.errors import unknown_column
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 from projector_core.projection.jobs import projection_result
 from projector_core.tiles.build import early_tile
 from projector_core.tiles.store import LodStore, finite_bounds

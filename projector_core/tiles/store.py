@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from projector_core.jobs.engine import Job
+from projector_core.jobs.job import Job
 from projector_core.jobs.priority import yield_point
 from projector_core.projection.jobs import projection_result
 from projector_core.storage.recent import Recent

@@ -47,7 +47,7 @@ from projector.server.job_responses import (
 )
 from pydantic import BaseModel, Field
 
-from projector_core.jobs.engine import Job, JobStatus
+from projector_core.jobs.job import Job, JobStatus
 from projector_core.kernels.quality import SAMPLE_SIZE
 from projector_core.service import ProjectionService, UnknownName
 

@@ -26,7 +26,7 @@ from projector.server.job_responses import (
 )
 from projector.server.limits_models import MethodTableOut
 
-from projector_core.jobs.engine import JobStatus
+from projector_core.jobs.job import JobStatus
 from projector_core.projection.params import ProjectionRequest
 from projector_core.service import NotDone
 
