@@ -58,6 +58,16 @@ Params = Annotated[dict[str, Any] | None, WithJsonSchema({
                    "its defaults. GET /api/projections/methods?run=&embedding= gives each "
                    "embedding's own bounds and defaults (perplexity at most (N - 1) / 3)"})]
 Rows = Annotated[int, Field(ge=0, le=MAX_ROWS, description=f"Rows returned, at most {MAX_ROWS}")]
+# Checked by the request model (ProjectionRequest), so a wrong value is refused with the
+# sentence every door says ("pca.dims: Input should be 2 or 3"); the schema still says 2 or 3.
+Dims = Annotated[int, WithJsonSchema({
+    "type": "integer", "enum": [2, 3], "default": 2,
+    "description": "Output dimensions: the columns returned (PCA: params.components when "
+                   "given)"})]
+OptionalRun = Annotated[str | None, Field(description="Run name; default: the job's")]
+OptionalEmbedding = Annotated[str | None, Field(description="Embedding name; default: the job's")]
+JobId = Annotated[str | None, Field(description="A finished projection job (from project); "
+                                                "run and embedding are then its own")]
 Metric = Literal["cosine", "euclidean"]
 _REQUEST = TypeAdapter(ProjectionRequest)
 
@@ -101,6 +111,46 @@ def _rounded(rows: np.ndarray) -> list[list[float] | None]:
             for r in np.round(rows.astype(np.float64), 4)]
 
 
+def _typed(values: list[str]) -> list[Any]:
+    """A column's distinct values as a reader of the TSV gets them (``Client.metadata``):
+    numbers when every one is a number or empty (integers when all are, empty as null),
+    else the strings."""
+    present = [v.strip() for v in values if v.strip()]
+    try:
+        numbers: list[float] = [float(v) for v in present]
+    except ValueError:
+        return values
+    if not present or not all(math.isfinite(x) for x in numbers):
+        return values
+    whole = all(x.is_integer() and "." not in v and "e" not in v.lower()
+                for x, v in zip(numbers, present, strict=True))
+    return [None if not v.strip() else int(v) if whole else float(v) for v in values]
+
+
+class _Server(MCPServer):
+    """An MCP server whose tools refuse what they cannot take in one sentence: an argument
+    they do not have is named (the SDK would drop it and answer something else), a value
+    of the wrong type is said as ``field: message``, not as pydantic's dump."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None) -> Any:
+        tool = next((t for t in await self.list_tools() if t.name == name), None)
+        if tool is not None:
+            known = tool.input_schema.get("properties", {})
+            unknown = [key for key in arguments if key not in known]
+            if unknown:
+                raise ToolError(f"Error executing tool {name}: unknown argument "
+                                f"{', '.join(map(repr, unknown))}; {name} takes "
+                                f"{', '.join(known)}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if isinstance(error.__cause__, ValidationError):
+                raise ToolError(f"Error executing tool {name}: "
+                                f"{_message(error.__cause__)}") from None
+            raise
+
+
 class Tools:
     """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python;
     every question goes to ``ask`` (a service of its own, or a running server's)."""
@@ -112,7 +162,7 @@ class Tools:
         """The metadata rows of ``indices``, each with its ``index``."""
         info = self.ask.embedding(run, embedding)
         check_rows(f"{run}/{embedding}", (info["shape"] or (0, 0))[0], indices)
-        columns = {name: self.ask.column(run, embedding, name)
+        columns = {name: _column(self.ask.column(run, embedding, name))
                    for name in info["metadata_columns"]} if indices else {}
         return [{"index": int(i), **{name: values[codes[i]]
                                      for name, (values, codes) in columns.items()}}
@@ -163,24 +213,44 @@ class Tools:
         """The finished job ``job`` names, or the one answering this projection (shared with
         identical requests where the answers come from; see the server's description),
         awaited with progress; its id."""
-        if job is not None:
-            method = (await asyncio.to_thread(self.ask.about, job)).get("method") or method
-        else:
+        if job is None:
             request = _REQUEST.validate_python({"run": run, "embedding": embedding,
                                                 "method": method, "dims": dims,
                                                 "params": params or {}})
             job = await asyncio.to_thread(self.ask.start, request)
+        own = (await asyncio.to_thread(self.ask.about, job)).get("method")
+        title = METHODS[own].title if own in METHODS else own or "job"
         while True:
             status = await asyncio.to_thread(self.ask.status, job)
             if status["status"] in ("done", "failed", "cancelled"):
                 break
+            phase = f" {status['phase']}" if status.get("phase") else ""
             await ctx.report_progress(status["progress"], 1.0,
-                                      f"{method}: {status['progress']:.0%}")
+                                      f"{title}:{phase} {status['progress']:.0%}")
             await asyncio.sleep(PROGRESS_EVERY)
         if status["status"] != "done":
             await asyncio.to_thread(self.ask.result, job)  # NotDone: the service's sentence
-        await ctx.report_progress(1.0, 1.0, f"{method}: done")
+        await ctx.report_progress(1.0, 1.0, f"{title}: done")
         return job
+
+    async def projection_of(self, ctx: Context, run: str | None, embedding: str | None,
+                            method: Method, dims: int, params: dict[str, Any] | None,
+                            job: str | None) -> tuple[str, str, str]:
+        """The job to read (``job``, else the projection's) and its run and embedding: a
+        ``run``/``embedding`` beside a job must be the job's own (clusters labelled by
+        another data set's names would be wrong, not approximate)."""
+        if job is None:
+            if run is None or embedding is None:
+                raise ValueError("give run and embedding (a projection of them), or job")
+            return await self.projection(ctx, run, embedding, method, dims, params, None), \
+                run, embedding
+        own_run, own_embedding = await asyncio.to_thread(self.source, job)
+        asked = (run or own_run, embedding or own_embedding)
+        if asked != (own_run, own_embedding):
+            raise ValueError(f"the job is a projection of {own_run}/{own_embedding}, "
+                             f"not of {asked[0]}/{asked[1]}")
+        return await self.projection(ctx, own_run, own_embedding, method, dims, params, job), \
+            own_run, own_embedding
 
     def source(self, job: str) -> tuple[str, str]:
         """The run and embedding a job projects."""
@@ -192,7 +262,7 @@ class Tools:
 
 def build_server(ask: Answers) -> MCPServer:
     tools = Tools(ask)
-    mcp = MCPServer("projector", version=_version(), description=ask.description, instructions=(
+    mcp = _Server("projector", version=_version(), description=ask.description, instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
         "'what is near X' (a point, a label, or with text= a phrase by its meaning when "
         "list_runs names the embedding's model); clusters gives the groups the Structure "
@@ -266,7 +336,7 @@ def build_server(ask: Answers) -> MCPServer:
     @tool
     @answers
     async def project(run: Run, embedding: EmbeddingName, method: Method, ctx: Context,
-                      dims: Literal[2, 3] = 2, params: Params = None,
+                      dims: Dims = 2, params: Params = None,
                       max_points: Annotated[Rows, Field(
                           description="Coordinates returned (rounded to 4 decimals)")] = 200,
                       ) -> Any:
@@ -279,45 +349,51 @@ def build_server(ask: Answers) -> MCPServer:
 
     @tool
     @answers
-    async def clusters(run: Run, embedding: EmbeddingName, ctx: Context,
-                       method: Method = "pca", dims: Literal[2, 3] = 2, params: Params = None,
-                       job: Annotated[str | None, Field(
-                           description="A finished projection job (from project) instead")] = None,
+    async def clusters(ctx: Context, run: OptionalRun = None, embedding: OptionalEmbedding = None,
+                       method: Method = "pca", dims: Dims = 2, params: Params = None,
+                       job: JobId = None,
                        min_cluster_size: Annotated[int | None, Field(ge=2)] = None,
                        label_column: Annotated[str | None, Field(
                            description="Column naming the clusters; default: the label "
                                        "column")] = None,
                        space: Literal["projection", "original"] = "projection",
                        max_points: Annotated[Rows, Field(
-                           description="Length of `assignment` returned")] = MAX_ROWS) -> Any:
+                           description="Rows of `assignment` (each point's cluster, -1: "
+                                       "none) returned; default none, the clusters "
+                                       "alone")] = 0) -> Any:
         """The Structure panel's clusters of a projection (HDBSCAN, sub-clusters with a
         `parent`), exactly as GET /api/jobs/ID/clusters answers: each with size, label
-        (commonest values of the label column) and its central point."""
-        found = await tools.projection(ctx, run, embedding, method, dims, params, job)
+        (commonest values of the label column) and its central point. Give `job` (from
+        project) alone, or run and embedding with the projection's method, dims, params."""
+        found, run, embedding = await tools.projection_of(ctx, run, embedding, method, dims,
+                                                          params, job)
         naming = label_column
         if naming is None:
-            naming = (await asyncio.to_thread(
-                lambda: ask.embedding(*tools.source(found))))["label_column"]
+            naming = (await asyncio.to_thread(ask.embedding, run, embedding))["label_column"]
         answer = await asyncio.to_thread(ask.clusters, found, min_cluster_size, naming, space)
-        n = len(answer["assignment"])
-        return {**answer, "assignment": answer["assignment"][:max_points], "job": found,
-                **({"assignment_rows": n} if n > max_points else {})}
+        assignment = answer["assignment"]  # the service's cached answer: read, not changed
+        return {**{key: v for key, v in answer.items() if key != "assignment"}, "job": found,
+                "rows": len(assignment),
+                **({"assignment": assignment[:max_points]} if max_points else {})}
 
     @tool
     @answers
-    async def quality(run: Run, embedding: EmbeddingName, ctx: Context,
-                      method: Method = "pca", dims: Literal[2, 3] = 2, params: Params = None,
-                      job: str | None = None,
+    async def quality(ctx: Context, run: OptionalRun = None, embedding: OptionalEmbedding = None,
+                      method: Method = "pca", dims: Dims = 2, params: Params = None,
+                      job: JobId = None,
                       k: Annotated[int, Field(ge=1, le=1000)] = 10, metric: Metric = "cosine",
                       worst: Annotated[int, Field(ge=0, le=100)] = 10) -> Any:
         """How faithful a projection is (GET /api/jobs/ID/quality without the per-point list):
-        trustworthiness, continuity, mean neighbourhood kept, and the `worst` placed points."""
-        found = await tools.projection(ctx, run, embedding, method, dims, params, job)
+        trustworthiness, continuity, mean neighbourhood kept, and the `worst` placed points.
+        Give `job` (from project) alone, or run and embedding with the projection's method,
+        dims, params."""
+        found, run, embedding = await tools.projection_of(ctx, run, embedding, method, dims,
+                                                          params, job)
         answer = await asyncio.to_thread(ask.quality, found, k, metric)
         per_point = np.array([math.nan if v is None else v for v in answer["per_point"]])
         order = [int(i) for i in np.argsort(per_point, kind="stable")
                  if math.isfinite(per_point[i])][:worst]
-        rows = await asyncio.to_thread(lambda: tools.rows(*tools.source(found), order))
+        rows = await asyncio.to_thread(tools.rows, run, embedding, order)
         return {**{key: v for key, v in answer.items() if key != "per_point"}, "job": found,
                 "worst": [{**row, "kept": answer["per_point"][i]}
                           for row, i in zip(rows, order, strict=True)]}
@@ -372,6 +448,11 @@ def build_server(ask: Answers) -> MCPServer:
 
     add_annotation_tools(tool, ask, tools)
     return mcp
+
+
+def _column(column: tuple[list[str], np.ndarray]) -> tuple[list[Any], np.ndarray]:
+    values, codes = column
+    return _typed(values), codes
 
 
 def _round(value: float | None) -> float | None:

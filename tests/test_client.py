@@ -20,8 +20,8 @@ def client(serve, sample_logdir) -> ProjectorClient:
 def test_blocking_project_returns_the_array(client):
     coordinates = client.project("digits", "digits", "tsne", n_iter=100, seed=1)
     assert coordinates.shape == (1797, 2) and coordinates.dtype == np.float32
-    pca = client.projection("digits", "digits", "pca", spherize=True)
-    assert pca.coordinates.shape == (1797, 10)
+    pca = client.projection("digits", "digits", "pca", spherize=True, components=10)
+    assert pca.coordinates.shape == (1797, 10), "components asked: the width"
     assert len(pca.info["explained_variance_ratio"]) == 10
     assert client.result(pca.job).info == pca.info
 

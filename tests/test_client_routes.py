@@ -53,7 +53,7 @@ def test_projection_with_progress_jobs_clusters_and_quality(client: Client) -> N
                                    timeout=120, components=3)
     assert projection.coordinates.shape == (1797, 3), "PCA honours components"
     assert heard and heard[-1]["status"] == "done"
-    assert client.project("digits", "digits", "pca").shape == (1797, 10), "the page's default"
+    assert client.project("digits", "digits", "pca", dims=3).shape == (1797, 3), "dims: the width"
     listed = {job["id"]: job for job in client.jobs()}
     assert listed[projection.job]["method"] == "pca"
     assert listed[projection.job]["run"] == "digits"

@@ -157,8 +157,11 @@ def test_server_prepares_the_default_views_tiles_before_any_page_asks(serve, tmp
         time.sleep(0.1)
     assert tile is not None and tile.headers["X-Order"] == "lod"
     assert tile.headers["Cache-Control"].endswith("immutable")
-    # The page's own request (projecting.js's default) finds that same job.
-    request = {"run": "run", "embedding": "points", "method": "pca", "dims": 3}
+    # The page's own request (projecting.js's default: the table's) finds that same job.
+    names = {"run": "run", "embedding": "points"}
+    table = httpx.get(f"{url}/api/projections/methods", params=names).json()
+    request = {**names, "method": "pca", **table["methods"]["pca"]["default_request"]}
+    assert request["params"]["components"] == 10, "the page picks its axes among ten"
     assert httpx.post(f"{url}/api/projections", json=request).json()["job"] == done[0]["id"]
 
 

@@ -106,7 +106,7 @@ def test_an_assistant_asks_what_is_near_blue_and_projects(sample_logdir, tmp_pat
         groups = _payload(await session.call_tool("clusters", {"run": "iris", "embedding": "iris",
                                                                "job": projected["job"]}))
         top = [c for c in groups["clusters"] if c["parent"] is None]
-        assert len(groups["assignment"]) == 150 and len(top) >= 2
+        assert groups["rows"] == 150 and "assignment" not in groups and len(top) >= 2
         assert sum(c["size"] for c in top) <= 150
         assert any(c["label"] == "setosa (100%)" for c in top), "named by the label column"
 
@@ -132,7 +132,7 @@ def test_mcp_clusters_are_the_rest_clusters_of_the_same_projection(sample_logdir
         answers["project"] = _payload(await session.call_tool("project", {
             **request, "max_points": 0}))
         answers["mcp"] = _payload(await session.call_tool("clusters", {
-            **request, "label_column": "label", "min_cluster_size": 30}))
+            **request, "label_column": "label", "min_cluster_size": 30, "max_points": 1797}))
         answers["default"] = _payload(await session.call_tool("clusters", {
             **request, "min_cluster_size": 30}))
 
@@ -141,8 +141,8 @@ def test_mcp_clusters_are_the_rest_clusters_of_the_same_projection(sample_logdir
     assert isinstance(projected, dict)
     assert projected["info"] == done.json()["info"], "the same result, from the result cache"
     mcp = answers["mcp"]
-    assert isinstance(mcp, dict) and mcp.pop("job")
-    assert mcp == rest
+    assert isinstance(mcp, dict) and mcp.pop("job") and mcp.pop("rows") == 1797
+    assert mcp == rest, "every point's cluster, asked for"
     assert len([c for c in rest["clusters"] if c["parent"] is None]) >= 5
     default = answers["default"]
     assert isinstance(default, dict) and default["clusters"] == rest["clusters"], \
@@ -165,7 +165,7 @@ def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, t
         sevens = _payload(await session.call_tool("search", {
             "run": "digits", "embedding": "digits", "query": "7", "limit": 3}))
         assert sevens["column"] == "label" and sevens["count"] == 179
-        assert [p["label"] for p in sevens["points"]] == ["7"] * 3
+        assert [p["label"] for p in sevens["points"]] == [7] * 3, "numbers as numbers"
 
         pca = await session.call_tool("project", {"run": "digits", "embedding": "digits",
                                                   "method": "pca", "max_points": 100})
@@ -196,12 +196,15 @@ def test_answers_are_sized_and_every_failure_says_what_is_wrong(sample_logdir, t
     _session(sample_logdir, tmp_path / "cache", body)
 
 
-def _iris(sample_logdir: Path) -> tuple[np.ndarray, list[dict[str, str]]]:
-    """The iris tensor as written (float32, as served) and its metadata rows, read here."""
+def _iris(sample_logdir: Path) -> tuple[np.ndarray, list[dict[str, object]]]:
+    """The iris tensor as written (float32, as served) and its metadata rows, read here
+    (the measurements as numbers)."""
     vectors = np.loadtxt(sample_logdir / "iris" / "tensors.tsv", delimiter="\t", dtype=np.float32)
     lines = (sample_logdir / "iris" / "metadata.tsv").read_text().splitlines()
     names = lines[0].split("\t")
-    return vectors, [dict(zip(names, line.split("\t"), strict=True)) for line in lines[1:]]
+    return vectors, [{name: value if name == "species" else float(value)
+                      for name, value in zip(names, line.split("\t"), strict=True)}
+                     for line in lines[1:]]
 
 
 @pytest.mark.slow
@@ -258,6 +261,66 @@ def test_metadata_search_neighbours_by_index_and_pca_umap_projections(sample_log
             assert trustworthiness(vectors, picture, n_neighbors=10) >= 0.9
 
     anyio.run(session_run)
+
+
+@pytest.mark.slow
+def test_a_job_alone_names_its_data_and_what_is_not_its_own_is_refused(sample_logdir,
+                                                                        tmp_path):
+    """clusters and quality take a job alone (as project says to ask them); a run or
+    embedding that is not the job's is refused in one sentence, not answered under the wrong
+    name; a UMAP's progress is the UMAP's; clusters are a summary unless rows are asked;
+    an argument a tool does not have, or a dims it cannot give, is refused by name."""
+    messages: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    answers: dict[str, object] = {}
+
+    async def body(session: ClientSession) -> None:
+        iris = {"run": "iris", "embedding": "iris"}
+        umap = _payload(await session.call_tool("project", {
+            **iris, "method": "umap", "params": {"n_epochs": 50, "seed": 2}, "max_points": 0},
+            progress_callback=on_progress))
+        job = umap["job"]
+        answers["alone"] = _payload(await session.call_tool("clusters", {"job": job}))
+        answers["rows"] = _payload(await session.call_tool("clusters", {"job": job,
+                                                                        "max_points": 10}))
+        answers["quality"] = _payload(await session.call_tool("quality", {"job": job, "worst": 2}))
+        answers["named"] = _payload(await session.call_tool("clusters", {**iris, "job": job}))
+        other = {"run": "digits", "embedding": "digits", "job": job}
+        answers["other_clusters"] = _error(await session.call_tool("clusters", other))
+        answers["other_quality"] = _error(await session.call_tool("quality", other))
+        answers["nothing"] = _error(await session.call_tool("clusters", {}))
+        answers["unknown"] = _error(await session.call_tool("neighbors", {
+            **iris, "label": "setosa"}))
+        answers["dims"] = _error(await session.call_tool("project", {
+            **iris, "method": "pca", "dims": 4}))
+        answers["metadata"] = _payload(await session.call_tool("metadata", {**iris, "limit": 1}))
+
+    began = _session(sample_logdir, tmp_path / "cache", body)
+    from importlib.metadata import version
+    assert began.server_info.version == version("embedding-projector")
+    assert messages and all(m.startswith("UMAP") for m in messages), messages
+    assert messages[-1] == "UMAP: done"
+    alone, rows, named = answers["alone"], answers["rows"], answers["named"]
+    assert isinstance(alone, dict) and isinstance(rows, dict) and isinstance(named, dict)
+    assert alone["rows"] == 150 and "assignment" not in alone, "a summary by default"
+    assert alone["clusters"] == named["clusters"] == rows["clusters"]
+    assert any(c["label"] == "setosa (100%)" for c in alone["clusters"]), "the job's own names"
+    assert len(rows["assignment"]) == 10
+    quality = answers["quality"]
+    assert isinstance(quality, dict) and len(quality["worst"]) == 2
+    assert isinstance(quality["worst"][0]["sepal_length"], float)
+    refusal = "the job is a projection of iris/iris, not of digits/digits"
+    assert answers["other_clusters"] == f"Error executing tool clusters: {refusal}"
+    assert answers["other_quality"] == f"Error executing tool quality: {refusal}"
+    assert str(answers["nothing"]).endswith("give run and embedding (a projection of them), "
+                                            "or job")
+    assert "unknown argument 'label'" in str(answers["unknown"])
+    assert answers["dims"] == "Error executing tool project: pca.dims: Input should be 2 or 3"
+    assert answers["metadata"] == [{"index": 0, "species": "setosa", "sepal_length": 5.1,
+                                    "sepal_width": 3.5, "petal_length": 1.4, "petal_width": 0.2}]
 
 
 @pytest.mark.slow

@@ -190,14 +190,25 @@ def test_pause_and_resume(client):
     client.delete(f"/api/jobs/{job}")
 
 
-def test_wait_returns_pca_with_all_components(client, digits):
-    answer = client.post("/api/projections?wait=true", json={**DIGITS, "method": "pca"})
-    assert answer.status_code == 200
-    result = answer.json()
-    assert np.array(result["coordinates"]).shape == (1797, 10)
-    reference = PCA(10).fit(digits).explained_variance_ratio_
-    np.testing.assert_allclose(result["info"]["explained_variance_ratio"], reference, atol=1e-4)
-    binary = client.post("/api/projections?wait=true", json={**DIGITS, "method": "pca"},
+def test_pca_dims_is_the_width_and_components_asks_more(client, digits):
+    """``dims`` is the output width (scikit-learn's ``PCA(n_components=dims)``);
+    ``params.components``, when given, decides it and ``info.dims`` says so."""
+    for dims in (2, 3):
+        answer = client.post("/api/projections?wait=true",
+                             json={**DIGITS, "method": "pca", "dims": dims})
+        assert answer.status_code == 200
+        result = answer.json()
+        assert np.array(result["coordinates"]).shape == (1797, dims)
+        assert result["info"]["dims"] == dims
+        reference = PCA(dims).fit(digits).explained_variance_ratio_
+        np.testing.assert_allclose(result["info"]["explained_variance_ratio"], reference,
+                                   atol=1e-4)
+    asked = {**DIGITS, "method": "pca", "dims": 3, "params": {"components": 10}}
+    result = client.post("/api/projections?wait=true", json=asked).json()
+    assert np.array(result["coordinates"]).shape == (1797, 10) and result["info"]["dims"] == 10
+    np.testing.assert_allclose(result["info"]["explained_variance_ratio"],
+                               PCA(10).fit(digits).explained_variance_ratio_, atol=1e-4)
+    binary = client.post("/api/projections?wait=true", json=asked,
                          headers={"Accept": "application/octet-stream"})
     assert binary.headers["content-type"] == "application/octet-stream"
     assert binary.headers["X-Shape"] == "1797,10"
@@ -281,8 +292,8 @@ def test_late_follower_gets_the_final_frame_and_close(client):
     messages = _stream(str(client.base_url), job)
     assert [m["type"] if isinstance(m, dict) else "bytes" for m in messages] == [
         "frame", "bytes", "status"]
-    assert messages[0]["final"] and messages[1].shape == (1797, 10)
-    assert len(messages[2]["info"]["explained_variance_ratio"]) == 10
+    assert messages[0]["final"] and messages[1].shape == (1797, 2)  # dims 2
+    assert len(messages[2]["info"]["explained_variance_ratio"]) == 2
 
 
 def test_identical_request_is_served_from_cache_even_after_restart(serve, sample_logdir,
@@ -403,7 +414,7 @@ def test_fixed_bounds_and_data_limits_are_refused_together(client):
 def test_result_as_csv_or_tsv_is_the_pages_download(client):
     """format=csv|tsv streams the coordinates over axes with the page's header and rows
     (what a tiled view downloads); JSON and bytes stay as they were."""
-    job = _start(client, **DIGITS, method="pca")
+    job = _start(client, **DIGITS, method="pca", dims=3)
     _until(lambda: client.get(f"/api/jobs/{job}").json()["status"] == "done")
     coordinates = np.array(client.get(f"/api/jobs/{job}/result").json()["coordinates"],
                            np.float32)

@@ -493,9 +493,16 @@ class ProjectorClient:
         return self._json("GET", job_path(job_id, "clusters"), given(
             min_cluster_size=min_cluster_size, label_column=label_column, space=space))
 
-    def quality(self, job_id: str, k: int = 10, metric: str = "cosine") -> dict[str, Any]:
-        """Per-point neighbourhood kept, trustworthiness and continuity of a projection."""
-        return self._json("GET", job_path(job_id, "quality"), {"k": k, "metric": metric})
+    def quality(self, job_id: str, k: int = 10, metric: str = "cosine", *,
+                on_progress: ProgressCallback | None = None,
+                timeout: float | None = None) -> dict[str, Any]:
+        """Per-point neighbourhood kept, trustworthiness and continuity of a projection (as
+        a job, minutes on large data: ``on_progress`` hears its status, ``timeout`` bounds
+        the wait)."""
+        query = {"k": k, "metric": metric}
+        measuring = self._json("GET", job_path(job_id, "quality"), {**query, "background": "true"})
+        self.wait(measuring["job"], on_progress, timeout)
+        return self._json("GET", job_path(job_id, "quality"), query)
 
     def compare(self, run: str, embedding: str, other_run: str, other_embedding: str,
                 k: int = 10, metric: str = "cosine", top: int = 100,

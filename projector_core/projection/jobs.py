@@ -61,9 +61,14 @@ def layout_of(job: Job, need: str) -> ProjectionResult:
     if job.status is not JobStatus.DONE:
         raise NotDone(job)
     result = projection_result(job)
-    if result.info.get("method") == "compare":
-        raise ValueError(f"job {job.id} is a comparison, not a projection: it has no {need}")
+    other = _NOT_LAYOUTS.get(str(result.info.get("method")))
+    if other is not None:
+        raise ValueError(f"job {job.id} is {other}, not a projection: it has no {need}")
     return result
+
+
+# Jobs whose result holds values per point, not a layout (their ``info["method"]``).
+_NOT_LAYOUTS = {"compare": "a comparison", "quality": "a quality measure"}
 
 
 class ProjectionJobs:

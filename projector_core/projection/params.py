@@ -84,9 +84,11 @@ class UmapParams(_SampledParams):
 
 class PcaParams(_Params):
     spherize: bool = Field(False, description="Centre, then scale each row to unit length first")
-    components: int = Field(
-        10, ge=1, le=100, description="Principal components returned (at most D); the page "
-                                      "picks two or three of them as axes")
+    components: int | None = Field(
+        None, ge=1, le=100,
+        description="Principal components returned (at most D); omitted: dims. More than "
+                    "dims keeps the further ones beside them (the page asks 10 and picks "
+                    "two or three of them as axes)")
     align_to_job: AlignTo = None
 
 
@@ -115,8 +117,8 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: str
     embedding: str
-    dims: Dims = Field(2, description="Output dimensions (t-SNE, UMAP); PCA returns "
-                                      "params.components columns, custom is always 2-D")
+    dims: Dims = Field(2, description="Output dimensions: the columns returned (PCA: "
+                                      "params.components when given), custom is always 2-D")
     device: str | None = Field(
         None, description='"cpu", "cuda" (GPU kNN/PCA when available) or "torch"; default: '
                           "the server's --device")

@@ -279,6 +279,11 @@ class ProjectionService:
         """Per-point neighbourhood preservation, trustworthiness and continuity."""
         return structure.quality(self._answers, job, k, metric)
 
+    def quality_job(self, job: Job, k: int = 10, metric: Metric = "cosine") -> Job:
+        """:meth:`quality` as a job with progress (``GET /api/jobs/ID/quality?background=
+        true``); once it is done, :meth:`quality` answers at once."""
+        return structure.quality_job(self.jobs, self._answers, job, k, metric)
+
     # -- a done projection by level of detail (tile_questions.py) -----------------------------------
     def axes(self, job: Job, asked: Axes) -> list[int]:
         """The result columns ``asked`` names of the done ``job`` (default the first three)."""

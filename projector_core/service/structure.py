@@ -10,9 +10,10 @@ import numpy as np
 
 from projector_core.data.model import Embedding
 from projector_core.errors import unknown_column
-from projector_core.jobs.job import Job
+from projector_core.jobs.engine import JobManager
+from projector_core.jobs.job import Job, JobContext
 from projector_core.kernels.finite import finite_or_none
-from projector_core.kernels.neighbor_index import Metric
+from projector_core.kernels.neighbor_index import Metric, Progress
 from projector_core.projection.compute import ProjectionResult
 from projector_core.projection.jobs import layout_of
 from projector_core.storage.recent import Recent
@@ -60,7 +61,8 @@ def clusters(answers: Answers, job: Job, min_cluster_size: int | None,
     return answers.get_or_compute(("clusters", job.id, size, label_column, space), compute)
 
 
-def quality(answers: Answers, job: Job, k: int, metric: Metric) -> Answer:
+def quality(answers: Answers, job: Job, k: int, metric: Metric,
+            progress: Progress | None = None) -> Answer:
     """Per-point neighbourhood preservation, trustworthiness and continuity of the
     projection against its embedding (computed once per question, kept in ``answers``)."""
     from projector_core.kernels.quality import projection_quality
@@ -69,7 +71,7 @@ def quality(answers: Answers, job: Job, k: int, metric: Metric) -> Answer:
     embedding = source(job, "quality")
 
     def compute() -> Answer:
-        found = projection_quality(embedding.vectors(), picture, k, metric)
+        found = projection_quality(embedding.vectors(), picture, k, metric, progress=progress)
         return {"per_point": finite_or_none(found.per_point), "mean": found.mean,
                 "trustworthiness": found.trustworthiness, "continuity": found.continuity,
                 "k": found.k, "metric": metric, "excluded_rows": found.excluded_rows,
@@ -77,6 +79,28 @@ def quality(answers: Answers, job: Job, k: int, metric: Metric) -> Answer:
                 "recall": found.recall, "per_point_error": found.per_point_error}
 
     return answers.get_or_compute(("quality", job.id, k, metric), compute)
+
+
+def quality_job(jobs: JobManager, answers: Answers, job: Job, k: int, metric: Metric) -> Job:
+    """:func:`quality` as a job, as a comparison is one (progress, cancel; one per
+    question): its result is ``per_point`` [N, 1] with the rest of the answer in ``info``,
+    and the answer is kept in ``answers``, so the same question asked plainly answers at
+    once. NotDone / ValueError at once for a job that has no layout to judge."""
+    layout_of(job, "quality")
+    embedding = source(job, "quality")
+    key = f"quality:{job.id}:{k}:{metric}"
+    found = jobs.find(key)
+    if found is None:
+        def work(ctx: JobContext) -> ProjectionResult:
+            answer = quality(answers, job, k, metric, lambda done: ctx.step(None, done))
+            per_point = np.array([np.nan if v is None else v for v in answer["per_point"]],
+                                 np.float32)
+            return ProjectionResult(per_point[:, None], {
+                "method": "quality", **{key: v for key, v in answer.items() if key != "per_point"}})
+        found = jobs.submit(work, key=key)
+    found.about = {"kind": "quality", "method": "quality", "run": embedding.run,
+                   "embedding": embedding.name, "of": job.id}
+    return found
 
 
 def _picture(result: ProjectionResult) -> np.ndarray:

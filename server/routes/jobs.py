@@ -37,9 +37,10 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from projector.server.deps import FollowersDep, ServiceDep
 from projector.server.job_responses import (
+    JobCreated,
     ProjectionOut,
     result_response,
     text_response,
@@ -79,9 +80,11 @@ class JobOut(BaseModel):
 
 
 class JobAboutOut(JobOut):
-    kind: Literal["projection", "compare", "model", "unknown"]
+    kind: Literal["projection", "compare", "quality", "model", "unknown"]
     method: str | None = Field(None, description='"pca", "tsne", ...; "compare" for a comparison; '
+                                                 '"quality" for a projection\'s quality; '
                                                  '"model" for an embedding\'s model made ready')
+    of: str | None = Field(None, description="A quality job's projection job")
     run: str | None = None
     embedding: str | None = None
     dims: int | None = Field(None, description="A projection's requested dimensions")
@@ -282,6 +285,8 @@ def get_clusters(
     200: {"description": "A value for every point. Exact while an all-points kNN fits the "
                          "exact budget; above, approximate neighbours with their error, and "
                          f"trustworthiness/continuity from {SAMPLE_SIZE} exact rows."},
+    202: {"model": JobCreated, "description": "With background=true: the job computing it "
+                                              "(as /api/compare's)"},
     **_STRUCTURE_ERRORS})
 def get_quality(
     job_id: str,
@@ -289,8 +294,14 @@ def get_quality(
     k: Annotated[int, Query(ge=1, le=1000, description="Neighbours per point")] = 10,
     metric: Annotated[Literal["cosine", "euclidean"], Query(
         description="Distance in the original space")] = "cosine",
+    background: Annotated[bool, Query(description="Answer 202 with a job at once (progress at "
+                                                  "/api/jobs/ID, cancel with DELETE); once it "
+                                                  "is done, the same request without it "
+                                                  "answers at once")] = False,
 ) -> Response:
     job = _done_job(service, job_id)
+    if background:
+        return JSONResponse({"job": service.quality_job(job, k, metric).id}, status_code=202)
     return _json(service.quality(job, k, metric))
 
 

@@ -66,23 +66,11 @@ CASES: tuple[Case, ...] = (
 )
 
 # (operation, door, case name) -> why the cell disagrees today (and which item fixes it).
-_DIMS = "#33 item 1: dims is ignored by PCA, N x 10 comes back (params.components decides)"
 _FIELD = ("#33 one error sentence per refusal: REST says \"body field 'pca.dims': Input should "
           "be 2 or 3\", the parameter model \"pca.dims: Input should be 2 or 3\"")
-_ANOTHER = ("#33 item 3: a job asked for under another embedding's name is answered (the job's "
-            "own, under that name) instead of refused")
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("load", "mcp", "array_and_table"): "#33 item 3: numeric metadata arrives as strings",
-    **{(op, door, "answer"): _DIMS for op in ("pca_2d", "pca_3d") for door in ("rest", "client", "mcp")},
     ("pca_3d", "rest", "dims_4"): _FIELD,
     ("pca_3d", "client", "dims_4"): _FIELD,
-    ("pca_3d", "mcp", "dims_4"): "#33 item 3: the SDK's raw pydantic dump of the tool's "
-                                 "arguments (\"1 validation error for projectArguments ...\")",
-    ("clusters", "mcp", "of_the_job_alone"): "#33 item 3: clusters({job}), as `project` says to "
-                                             "ask it, is a raw pydantic dump (run, embedding "
-                                             "required)",
-    ("clusters", "mcp", "asked_under_another_embedding"): _ANOTHER,
-    ("quality", "mcp", "asked_under_another_embedding"): _ANOTHER,
     ("render", "cli", "unknown_embedding"): "#33 one error sentence per refusal: `projector "
                                             "render` says \"--embedding 'nope': not in the "
                                             "chosen runs (...)\"",

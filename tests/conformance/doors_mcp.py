@@ -145,7 +145,7 @@ class Mcp:
             asked = {"run": request["run"], "embedding": request["embedding"], "job": job,
                      "label_column": request["label_column"],
                      "min_cluster_size": request["min_cluster_size"]}
-        return clusters_answer(self.main.call("clusters", asked))
+        return clusters_answer(self.main.call("clusters", {**asked, "max_points": N}))
 
     def quality(self, request: dict[str, Any]) -> dict[str, Any]:
         names = request.get("named", {"run": request["run"], "embedding": request["embedding"]})

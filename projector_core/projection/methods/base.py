@@ -59,10 +59,12 @@ class ProjectionMethod(ABC, Generic[Params]):
     output_dims: ClassVar[tuple[int, ...]] = (2, 3)
     # The request a fresh view makes (the page's, the default view prepared ahead, an
     # export's, a rendered picture's): these dims and these parameters at the table's
-    # defaults for the data; None: no view opens with this method unasked (its parameters
-    # are the user's: custom's queries, precomputed's columns).
+    # defaults for the data, or at ``view_values`` where a view asks another value (PCA's
+    # components); None: no view opens with this method unasked (its parameters are the
+    # user's: custom's queries, precomputed's columns).
     view_dims: ClassVar[int | None] = None
     view_params: ClassVar[tuple[str, ...]] = ()
+    view_values: ClassVar[dict[str, Any]] = {}
     runs_on_cluster: ClassVar[bool] = True  # over a chunked embedding's shards, with --dask
 
     def __init__(self, request: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -18,19 +18,26 @@ if TYPE_CHECKING:
     from projector_core.formats.chunked import ChunkedVectors
 
 
-
 class Pca(ProjectionMethod[PcaParams]):
     name = "pca"
     title = "PCA"
     params_model = PcaParams
-    view_dims = 3  # three components: the page picks its axes among them
-    view_params = ("spherize",)
+    view_dims = 3
+    view_params = ("spherize", "components")
+    view_values: ClassVar[dict[str, Any]] = {"components": 10}  # the page picks its axes among 10
+
+    @property
+    def width(self) -> int:
+        """The columns returned (fewer when D is smaller): ``params.components`` when asked,
+        else ``dims``, as scikit-learn's ``PCA(n_components=dims)``."""
+        components: int | None = self.params.components
+        return self.dims if components is None else components
 
     def run(self, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
-        result = pca(ctx.data, self.params.components, self.params.spherize, ctx.backend)
+        result = pca(ctx.data, self.width, self.params.spherize, ctx.backend)
         return result.coordinates, {"explained_variance_ratio": result.explained_variance_ratio}
 
     def run_on_cluster(self, embedding: Embedding, vectors: ChunkedVectors, cluster: Cluster,
                        reporter: Reporter | None) -> tuple[np.ndarray, dict[str, Any]]:
-        result = sharded_pca(vectors, cluster, self.params.components, self.params.spherize)
+        result = sharded_pca(vectors, cluster, self.width, self.params.spherize)
         return result.coordinates, {"explained_variance_ratio": result.explained_variance_ratio}

@@ -21,7 +21,7 @@ from projector_core.projection.methods.base import ProjectionMethod
 def method_entry(method: type[ProjectionMethod[Any]], shape: tuple[int, int] | None) -> dict[str, Any]:
     """``method``'s table entry; with ``shape`` (N, D) its data limits and defaults applied,
     and the request a fresh view makes (``default_request``: ``view_dims`` and
-    ``view_params`` at those defaults).
+    ``view_params`` at those defaults, or at the method's ``view_values``).
 
     ``limits`` keeps the data limits that bound no parameter (t-SNE's ``points``, the
     precomputed method's ``dimensions``).
@@ -45,14 +45,14 @@ def method_entry(method: type[ProjectionMethod[Any]], shape: tuple[int, int] | N
         "limits": {name: limit.to_json() for name, limit in limits.items() if name not in params},
         "default_request": None if method.view_dims is None else {
             "dims": method.view_dims,
-            "params": {name: _within_bounds(params[name]) for name in method.view_params}},
+            "params": {name: _within_bounds(params[name], method.view_values.get(
+                name, params[name]["default"])) for name in method.view_params}},
     }
 
 
-def _within_bounds(param: dict[str, Any]) -> Any:
-    """A parameter's default moved inside its bounds (the data's: a perplexity default of 30
-    is 16 for 50 points)."""
-    value = param["default"]
+def _within_bounds(param: dict[str, Any], value: Any) -> Any:
+    """A view's value of a parameter moved inside its bounds (the data's: a perplexity
+    default of 30 is 16 for 50 points)."""
     for bound, pick in (("maximum", min), ("minimum", max)):
         if param[bound] is not None and type(value) in (int, float):
             value = pick(value, param[bound])
