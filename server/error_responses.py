@@ -153,26 +153,36 @@ def add_store_handlers(app: FastAPI) -> None:
 
 
 def _validation_message(exc: RequestValidationError) -> str:
-    """FastAPI's error list as one readable sentence: "query parameter 'k': ..."."""
+    """FastAPI's error list as one readable sentence: "query parameter 'k': ..."; a body
+    field as the request model itself says it ("pca.dims: ..."), so that every door (the
+    MCP tools and the Python client check the same model) gives the same sentence."""
     parts = []
     for error in exc.errors():
         location = [str(p) for p in error.get("loc", ())]
         where = location[0] if location else "request"
         name = ".".join(location[1:])
-        place = {"query": "query parameter", "body": "body field", "path": "path parameter"}.get(
-            where, where)
         if error.get("type") in ("union_tag_not_found", "union_tag_invalid"):
             # A tagged union (the projection request's ``method``): name the field and choices.
             context = error.get("ctx") or {}
             tag = context.get("discriminator", "").strip("'")
             choices = context.get("expected_tags") or (
                 ", ".join(repr(name) for name in METHODS) if tag == "method" else "see /docs")
-            parts.append(f"{place} '{'.'.join([*location[1:], tag]) if tag else name}': "
-                         f"{'missing' if error['type'] == 'union_tag_not_found' else 'unknown'}"
-                         f"; one of {choices}")
-            continue
-        parts.append(f"{place} '{name}': {error.get('msg')}" if name else f"{place}: {error.get('msg')}")
+            name = ".".join([*location[1:], tag]) if tag else name
+            message = (f"{'missing' if error['type'] == 'union_tag_not_found' else 'unknown'}"
+                       f"; one of {choices}")
+        else:
+            message = str(error.get("msg"))
+        parts.append(_placed(where, name, message))
     return "; ".join(parts) or "invalid request"
+
+
+def _placed(where: str, name: str, message: str) -> str:
+    """One error where it is: a body field as "pca.dims: ...", a parameter as "query
+    parameter 'k': ..."."""
+    if where == "body":
+        return f"{name}: {message}" if name else f"body: {message}"
+    place = {"query": "query parameter", "path": "path parameter"}.get(where, where)
+    return f"{place} '{name}': {message}" if name else f"{place}: {message}"
 
 
 def _not_said_json(request: Request, exc: RequestValidationError) -> str | None:

@@ -67,7 +67,7 @@ def _service(args: argparse.Namespace) -> ProjectionService:
 def _export(args: argparse.Namespace) -> int:
     from projector.server.routes.ui import site_page
 
-    from projector_core.errors import DataError
+    from projector_core.errors import DataError, UnknownName
     from projector_core.export.site import ExportOptions
     from projector_core.semantic.declarations import declared_models
 
@@ -91,7 +91,7 @@ def _export(args: argparse.Namespace) -> int:
         finally:
             line.end()
             service.stop(wait=True)  # no kernel may run on as Python exits
-    except (ValueError, DataError) as error:
+    except (ValueError, DataError, UnknownName) as error:
         print(f"projector export: {error}", file=sys.stderr)
         return 2
     for note in summary.notes:
@@ -104,7 +104,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from projector_core.errors import DataError
+    from projector_core.errors import DataError, UnknownName
 
     line = StageLine()
     try:
@@ -121,7 +121,7 @@ def _render(args: argparse.Namespace) -> int:
         finally:
             line.end()
             service.stop(wait=True)  # no kernel may run on as Python exits
-    except (ValueError, DataError, OSError) as error:
+    except (ValueError, DataError, UnknownName, OSError) as error:
         print(f"projector render: {error}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}: {image.width} x {image.height} px, {found[0].run}/"

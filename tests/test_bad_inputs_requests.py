@@ -113,7 +113,7 @@ def test_projection_with_an_unknown_or_no_method_is_422_listing_the_methods(comp
     body = {"run": "r", "embedding": "e", "method": method, "dims": 2, "params": {}}
     if method is None:
         del body["method"]
-    assert_error(compute.post("/api/projections", json=body), 422, "'method'", word,
+    assert_error(compute.post("/api/projections", json=body), 422, "method: ", word,
                  "'pca'", "'tsne'", "'umap'", "'custom'", "'precomputed'")
 
 

@@ -133,10 +133,10 @@ def test_export_refuses_a_folder_of_other_files_and_replaces_an_earlier_export(
     assert manifest["gzip"] is True
     assert manifest["embeddings"][0]["projections"]["pca"]["file"].endswith(".f32.gz")
     assert _export(sample_logdir, tmp_path / "x", "--run", "nope") == 2
-    assert "no such run" in capsys.readouterr().err
+    assert "unknown run 'nope' (runs: digits, iris, training, words)" in capsys.readouterr().err
     assert _export(sample_logdir, tmp_path / "x", "--run", "training", "--embedding", "hidden") == 2
-    err = capsys.readouterr().err  # the names to choose from, as --run lists its runs
-    assert "--embedding 'hidden': not in the chosen runs (embeddings: training/hidden:00001, " in err
+    err = capsys.readouterr().err  # the catalogue's one sentence, with the names to choose from
+    assert "unknown embedding 'hidden' in run 'training' (embeddings: hidden:00001, " in err
 
 
 @pytest.mark.slow

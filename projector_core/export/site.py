@@ -110,10 +110,12 @@ def check_options(options: ExportOptions) -> None:
 
 def chosen_embeddings(catalog: Catalog, options: ExportOptions) -> list[Embedding]:
     """The readable embeddings ``--run`` / ``--embedding`` name (all by default)."""
-    runs = [r for r in catalog.runs() if options.run is None or r.name == options.run]
-    if options.run is not None and not runs:
-        known = ", ".join(r.name for r in catalog.runs()) or "none"
-        raise ValueError(f"--run {options.run!r}: no such run (runs: {known})")
+    if options.run is not None:  # an unknown name: the catalogue's one sentence (UnknownName)
+        runs = [catalog.run(options.run)]
+        if options.embedding is not None:
+            catalog.embedding(options.run, options.embedding)
+    else:
+        runs = catalog.runs()
     found = [e for r in runs for e in r.embeddings
              if options.embedding is None or e.name == options.embedding]
     if options.embedding is not None and not found:
