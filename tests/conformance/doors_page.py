@@ -170,7 +170,9 @@ class PageDoor:
         view = self._view(request, projection="pca", pca={"is3d": False})
         with self._page("/", view) as (page, _):
             self._done(page, "pca")
-            with page.expect_response(lambda r: f"/{route}?" in r.url and r.ok) as answered:
+            # The answer itself: not a 202 naming the job that computes it (background=true).
+            with page.expect_response(lambda r: f"/{route}?" in r.url and r.status == 200
+                                      and "background=true" not in r.url) as answered:
                 ask(page)
             return answered.value.json()
 
@@ -196,8 +198,10 @@ class PageDoor:
         return {"k": body["k"], "mean": body["mean"], "most_changed": body["most_changed"][:request["top"]]}
 
     def export(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The site.zip the page's button saves (PCA, and the projection on screen)."""
-        view = self._view(request, projection="pca")
+        """The site.zip the page's button saves (PCA, and the projection on screen), holding
+        the view's neighbours: the view asks the request's k."""
+        view = self._view(request, projection="pca",
+                          neighbors={"k": request["neighbors"], "metric": "cosine"})
         with self._page("/", view) as (page, _):
             self._done(page, "pca")
             with page.expect_download() as saved:

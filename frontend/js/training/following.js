@@ -98,7 +98,8 @@ export class TrainingSteps {
     this.token++;
   }
 
-  /** Follow is on by default while the run is written: its newest step is under a minute old. */
+  /** Follow is on by default while the run is written (its newest step is under a minute old)
+   * and the page shows its newest step: a link or bookmark to an older step stays there. */
   async _followIfWritten(run, tag) {
     let answer;
     try {
@@ -108,6 +109,7 @@ export class TrainingSteps {
     }
     const timeline = answer.timelines.find((t) => t.tag === tag);
     if (this.run !== run || this.tag !== tag || this.followChosen || !timeline) return;
+    if (this.current !== this.steps.length - 1) return;
     if (writtenRecently(timeline.steps, Date.now() / 1000)) this.setFollow(true, { chosen: false });
   }
 
