@@ -79,9 +79,10 @@ class JobOut(BaseModel):
 
 
 class JobAboutOut(JobOut):
-    kind: Literal["projection", "compare", "model", "unknown"]
+    kind: Literal["projection", "compare", "model", "export", "unknown"]
     method: str | None = Field(None, description='"pca", "tsne", ...; "compare" for a comparison; '
-                                                 '"model" for an embedding\'s model made ready')
+                                                 '"model" for an embedding\'s model made ready; '
+                                                 '"site" for a site export')
     run: str | None = None
     embedding: str | None = None
     dims: int | None = Field(None, description="A projection's requested dimensions")
