@@ -278,3 +278,25 @@ def test_job_context_raises_once_cancelled(manager):
     started.wait(5)
     manager.cancel(job.id)
     _until(lambda: caught)
+
+
+def test_a_job_waiting_for_a_queued_job_runs_it_on_its_own_worker() -> None:
+    """One worker, held by a job that needs another: run_here runs that one on the same
+    thread (the worker's lane skips it later), where waiting alone would never end."""
+    jobs = JobManager(workers=1)
+    try:
+        def outer(ctx: JobContext) -> tuple[str, str]:
+            inner = jobs.submit(lambda _: threading.current_thread().name)
+            jobs.run_here(inner)
+            assert inner.wait(5)
+            return inner.result, threading.current_thread().name
+
+        job = jobs.submit(outer)
+        assert job.wait(10), job.snapshot()
+        assert job.status is JobStatus.DONE, job.error
+        ran_on, waited_on = job.result
+        assert ran_on == waited_on == "projector-job-0"
+        again = jobs.submit(lambda _: "the lane goes on")  # the skipped entry left it working
+        assert again.wait(5) and again.result == "the lane goes on"
+    finally:
+        jobs.shutdown(wait=True)

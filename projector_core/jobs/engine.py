@@ -125,6 +125,19 @@ class JobManager:
         with self._lock:
             return self._reusable(key)
 
+    def run_here(self, job: Job) -> None:
+        """A job's work that waits for another job: still queued, that job runs on this thread.
+
+        A job that waits on a worker for one queued behind it (a site export for its
+        projections) would otherwise hold the worker that job needs: with every worker so
+        held, nothing would run again. Run here, it costs the waiting job's own worker, so
+        the count of workers still bounds what runs at once. A job already running (or done)
+        elsewhere is left to its worker."""
+        with self._lock:
+            work = self._works.pop(job.id, None)
+        if work is not None:
+            self._run(job, work)  # its lane's entry is skipped later: it is no longer queued
+
     def cancel(self, job_id: str) -> Job:
         """Cancel at once: the status says so now, the work stops at its next step."""
         job = self.get(job_id)
@@ -197,19 +210,23 @@ class JobManager:
             job, work = item
             with self._lock:
                 self._works.pop(job.id, None)
-            if not job.start():  # cancelled while queued, or run by the other lane
-                continue
-            if job.priority is Priority.REQUESTED:
-                self.requested.enter(job)
-            try:
-                with phases_of(job), checkpoints_of(job):
-                    result = work(JobContext(job, self.frame_interval))
-            except JobCancelled:
-                job.cancel()
-            except BaseException as error:  # a bug, a resource problem, even SystemExit: the
-                # job fails and this worker lives on (a dead one would leave it "running")
-                job.fail(error)
-            else:
-                job.succeed(result)
-            finally:
-                self.requested.leave(job)
+            self._run(job, work)
+
+    def _run(self, job: Job, work: Work) -> None:
+        """``work`` as ``job`` on this thread, unless cancelled meanwhile or run elsewhere."""
+        if not job.start():  # cancelled while queued, or run by the other lane (or here)
+            return
+        if job.priority is Priority.REQUESTED:
+            self.requested.enter(job)
+        try:
+            with phases_of(job), checkpoints_of(job):
+                result = work(JobContext(job, self.frame_interval))
+        except JobCancelled:
+            job.cancel()
+        except BaseException as error:  # a bug, a resource problem, even SystemExit: the
+            # job fails and this worker lives on (a dead one would leave it "running")
+            job.fail(error)
+        else:
+            job.succeed(result)
+        finally:
+            self.requested.leave(job)

@@ -16,6 +16,7 @@ A file per idea behind this one object:
 - ``structure.py``: a finished projection's clusters and quality;
 - ``tile_questions.py``: axes, level-of-detail orders, tiles and their early samples;
 - ``comparisons.py``: two embeddings compared, or as a job;
+- ``site_exports.py``: a site export as a queued job, its result a zip;
 - ``default_view.py``: what a first visit asks, prepared once the data is loaded.
 """
 
@@ -52,7 +53,13 @@ from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.semantic.models import Models
 from projector_core.semantic.search import MeaningAnswer, search_meaning
-from projector_core.service import comparisons, default_view, structure, tile_questions
+from projector_core.service import (
+    comparisons,
+    default_view,
+    site_exports,
+    structure,
+    tile_questions,
+)
 from projector_core.service.names import describe, find_embedding, find_job
 from projector_core.service.neighbors import Found as Neighbors
 from projector_core.service.neighbors import nearest
@@ -380,6 +387,26 @@ class ProjectionService:
         its device, its cache's sprite pages)."""
         options = replace(options, device=self.device, cache_dir=self.catalog.cache.directory)
         return export_site(self.catalog, out, page, options, self.computed, progress)
+
+    def export_site_job(self, page: SitePage, options: ExportOptions) -> Job:
+        """The site export as a queued job on this engine's workers, its projections run on
+        its worker, its result a zip (``site_exports.py``)."""
+        options = replace(options, device=self.device, cache_dir=self.catalog.cache.directory)
+
+        def project(embedding: Embedding, method: str, asked: dict[str, Any] | None,
+                    progress: Progress) -> ProjectionResult:
+            return run_to_end(self.projection_jobs, self.backend(), embedding, method, asked,
+                              progress, run_here=self.jobs.run_here)
+
+        return site_exports.site_export_job(
+            self.jobs, lambda out, progress: export_site(self.catalog, out, page, options,
+                                                         project, progress),
+            {"run": options.run, "embedding": options.embedding},
+            f"{options.embedding}-site.zip".replace("/", "_"))
+
+    def site_zip(self, job: Job) -> site_exports.SiteZip:
+        """A done export job's zip (``site_exports.site_zip``)."""
+        return site_exports.site_zip(job)
 
     def render(self, embedding: Embedding, method: str, path: Path, width: int,
                color_by: str | None = AUTO, progress: Progress | None = None,

@@ -3,6 +3,7 @@ and a view's projection run to its end (an export's, a picture's, the widget's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -10,7 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding
 from projector_core.export.embedding_data import Progress
-from projector_core.jobs.job import JobStatus
+from projector_core.jobs.job import Job, JobStatus
 from projector_core.kernels.backend import Backend
 from projector_core.projection.compute import ProjectionResult, check
 from projector_core.projection.default_request import projection_request
@@ -54,14 +55,21 @@ def request_problems(catalog: Catalog, raw: object) -> list[dict[str, Any]] | No
 
 def run_to_end(projections: ProjectionJobs, backend: Backend, embedding: Embedding,
                method: str, asked: dict[str, Any] | None = None,
-               progress: Progress | None = None) -> ProjectionResult:
+               progress: Progress | None = None,
+               run_here: Callable[[Job], None] | None = None) -> ProjectionResult:
     """``method``'s result for ``embedding`` (the view's default request unless ``asked``
     gives dims and params), waited for with ``progress``; ValueError when the data cannot
     satisfy it or the job fails. Checked and computed here, never on a cluster: an export
-    writes and a picture draws the whole coordinates."""
+    writes and a picture draws the whole coordinates. ``run_here``: waited for on a job
+    worker (an export job's), a still queued projection runs on this thread
+    (``JobManager.run_here``)."""
     request = projection_request(embedding, method, asked)
     check(request, embedding)
     job = projections.start(request, embedding, backend, None)
+    if run_here is not None:
+        if progress is not None:
+            progress(method, job.progress)
+        run_here(job)
     while not job.wait(POLL_SECONDS):
         if progress is not None:
             progress(method, job.progress)

@@ -80,10 +80,11 @@ class JobOut(BaseModel):
 
 
 class JobAboutOut(JobOut):
-    kind: Literal["projection", "compare", "quality", "model", "unknown"]
+    kind: Literal["projection", "compare", "quality", "model", "export", "unknown"]
     method: str | None = Field(None, description='"pca", "tsne", ...; "compare" for a comparison; '
                                                  '"quality" for a projection\'s quality; '
-                                                 '"model" for an embedding\'s model made ready')
+                                                 '"model" for an embedding\'s model made ready; '
+                                                 '"site" for a site export')
     of: str | None = Field(None, description="A quality job's projection job")
     run: str | None = None
     embedding: str | None = None
