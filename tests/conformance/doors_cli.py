@@ -65,9 +65,9 @@ class Cli:
         changed = []
         for edit in request["edits"]:
             rows = set(edit["rows"])
-            labels = self._folder("labels.tsv")
-            labels.write_text(request["column"] + "\n" + "".join(
-                f"{edit['value'] if i in rows else ''}\n" for i in range(N)))
+            labels = self._folder("labels.csv")  # a header line (a one-column TSV has none)
+            cells = [edit["value"] if i in rows else '""' for i in range(N)]  # "": none set
+            labels.write_text("\n".join([request["column"], *cells]) + "\n")
             said = self._run("annotations import", str(self.blobs.logdir), str(labels),
                              "--column", request["column"], *names)
             changed.append(int(said.split(": ")[1].split(" rows changed")[0].replace(",", "")))
