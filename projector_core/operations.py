@@ -21,7 +21,7 @@ from typing import Any
 DOORS: tuple[str, ...] = ("rest", "client", "widget", "mcp", "cli", "page")
 """``rest``: the HTTP API (``server/routes``); ``client``: ``projector.Client``; ``widget``:
 ``projector.Projector``'s Python side; ``mcp``: ``projector mcp`` (stdio); ``cli``: ``projector
-export`` / ``projector render``; ``page``: the web page (``frontend/``)."""
+export`` / ``render`` / ``annotations``; ``page``: the web page (``frontend/``)."""
 
 NAMES = {"run": "run name, as GET /api/runs lists it",
          "embedding": "embedding (tensor) name within the run"}
@@ -71,6 +71,35 @@ def _projection(name: str, method: str, dims: int, title: str, page: str) -> Ope
                  "page": page},
         not_offered={"widget": _NO_COORDINATES, "cli": _EXPORT_DEFAULTS})
 
+
+# Labels kept in the annotation store (projector_core/annotations/), every door through its one
+# AnnotationService.
+_LABELS_IN_THE_PAGE = ("the page labels the selection (frontend/js/labelling/), checked by its "
+                       "browser tests; the suite's page door does not drive it")
+_ANNOTATION = {**NAMES, "column": "a new or existing annotation column (not a metadata column)"}
+_ANNOTATIONS: tuple[Operation, ...] = (
+    Operation(
+        "annotate", "label rows with a value in one edit (the later edit of a cell wins), then "
+        "read the column back: its value per row and each value's count",
+        {**_ANNOTATION, "value": "the label", "rows": "row numbers"},
+        offered={"rest": "POST /api/annotations, then GET /api/annotations/export",
+                 "client": "Client.annotate(run, embedding, rows, column, value), then "
+                           "Client.annotations(run, embedding)",
+                 "widget": "Projector.annotate(column, value, rows), then Projector.annotations",
+                 "mcp": "tool annotate {column, value, rows}, then tools metadata and annotations",
+                 "cli": "projector annotations import LOGDIR FILE --column (the file: the value "
+                        "on the rows), then projector annotations export"},
+        not_offered={"page": _LABELS_IN_THE_PAGE}),
+    Operation(
+        "annotation_history", "everyone's edits of an embedding, newest first: column, action, "
+        "rows, value, whether undone and whose",
+        {**_ANNOTATION, "limit": "latest edits listed"},
+        offered={"rest": "GET /api/annotations/history?column=",
+                 "client": "Client.annotation_history(run, embedding, column)",
+                 "mcp": "tool annotations {history}"},
+        not_offered={"widget": _NOT_IN_WIDGET, "cli": _NOT_IN_CLI,
+                     "page": "the page undoes and redoes; it lists no history"}),
+)
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -157,6 +186,7 @@ OPERATIONS: tuple[Operation, ...] = (
                              "another picture",
                      "rest": "no route draws pictures", "client": "no method draws pictures",
                      "mcp": "the MCP server writes nothing"}),
+    *_ANNOTATIONS,
 )
 
 BY_NAME: Mapping[str, Operation] = MappingProxyType({op.name: op for op in OPERATIONS})

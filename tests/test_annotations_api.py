@@ -26,10 +26,12 @@ def annotate(url: str, user: str | None = None, **body) -> httpx.Response:
                       timeout=60)
 
 
-def column_values(url: str, column: str, **names) -> list[str]:
-    """The column as ``GET /api/metadata/column`` answers any column: dictionary + codes."""
-    answer = httpx.get(f"{url}/api/metadata/column",
-                       params={**(names or IRIS), "column": column, "kind": "categorical"})
+def column_values(url: str, column: str, route: str = "/api/metadata/column",
+                  **names) -> list[str]:
+    """The column as ``GET /api/metadata/column`` answers any column (or another ``route``
+    on its wire, with more parameters in ``names``): dictionary + codes."""
+    answer = httpx.get(f"{url}{route}", params={**IRIS, **names, "column": column,
+                                                "kind": "categorical"})
     answer.raise_for_status()
     head = int(answer.headers["x-dictionary-bytes"])
     import json
@@ -113,6 +115,24 @@ def test_undo_and_redo_act_on_the_callers_own_edit_and_the_history_lists_everyon
     assert httpx.get(f"{url}/api/annotations/history",
                      params={**IRIS, "limit": 1, "before": history[1]["id"]}).json()[0][
         "author"] == "bob"
+
+
+def test_a_column_is_shown_as_of_any_edit_of_its_history(serve, sample_logdir):
+    url = serve(sample_logdir, refresh_seconds=0)
+    first = annotate(url, "ann", column="kind", value="a", rows=[0, 1, 2]).json()["edit"]["id"]
+    second = annotate(url, "bo", column="kind", value="b", rows=[2, 3]).json()["edit"]["id"]
+    undone = httpx.post(f"{url}/api/annotations/undo", json=IRIS,
+                        headers={"X-Projector-User": "ann"}).json()["edit"]["id"]
+    route = "/api/annotations/column"
+    seen = {edit: column_values(url, "kind", route, as_of=edit)[:5]
+            for edit in (first, second, undone)}
+    assert seen == {first: ["a", "a", "a", "", ""], second: ["a", "a", "b", "b", ""],
+                    undone: ["", "", "b", "b", ""]}  # the later edit won; ann's undo left bo's
+    assert column_values(url, "kind", route)[:5] == seen[undone]  # no as_of: now
+    answer = httpx.get(f"{url}{route}", params={**IRIS, "column": "kind", "as_of": first})
+    assert answer.headers["x-as-of"] == str(first)
+    unknown = httpx.get(f"{url}{route}", params={**IRIS, "column": "nope"})
+    assert unknown.status_code == 404 and "nope" in unknown.json()["detail"]
 
 
 def test_a_region_of_a_map_labels_the_rows_the_server_counts_and_its_tiles_carry_them(

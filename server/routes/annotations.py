@@ -10,6 +10,9 @@ recorded with its time and author.
   whether annotations are on. A shown column is a metadata column: ``/api/metadata/column``
   answers its codes like any other.
 - ``GET /api/annotations/history``: everyone's edits, newest first.
+- ``GET /api/annotations/column?column=&as_of=``: a column as it was right after an edit of
+  the history (default: now), on ``/api/metadata/column``'s wire (dictionary, then int32
+  codes; ``X-As-Of`` says which edit).
 - ``POST /api/annotations/undo`` and ``/redo``: the caller's own last edit.
 - ``GET /api/annotations/export?format=tsv|csv|parquet``: the metadata with the annotation
   columns beside it (the TSV in TensorBoard's metadata format).
@@ -31,8 +34,9 @@ from typing import Annotated, BinaryIO, Literal, cast
 import numpy as np
 from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from projector.server.deps import ServiceDep
+from projector.server.routes.data import coded_response, dictionary_head
 from projector.server.routes.tile_queries import Finite
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -201,6 +205,23 @@ def history(run: Run, embedding: EmbeddingName, service: ServiceDep,
     """Everyone's edits of the embedding, newest first."""
     return [EditOut.of(e) for e in _service(service).history(run, embedding, column, limit,
                                                              before)]
+
+
+@router.get("/column", response_class=Response, responses={
+    **ERRORS, 200: {"content": {"application/octet-stream": {}},
+                    "description": "The dictionary (JSON, X-Dictionary-Bytes long) then an "
+                                   "int32 code per row; code 0 is '' (no value set)"}})
+def column(run: Run, embedding: EmbeddingName, service: ServiceDep,
+           column: Annotated[str, Query(description="The annotation column")],
+           as_of: Annotated[int | None, Query(ge=1, description="An edit's id (the history's): the "
+                                                          "column right after it; default now"
+                                              )] = None) -> Response:
+    """The column as of any edit: replayed from the edits that counted then."""
+    found = _service(service).values(run, embedding, column, as_of)
+    head = dictionary_head(found.dictionary)
+    return coded_response(head, found.codes, {
+        "X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)),
+        "X-As-Of": "now" if as_of is None else str(as_of), "Cache-Control": "no-store"})
 
 
 @router.post("/undo", responses=ERRORS)

@@ -253,8 +253,7 @@ def get_metadata_column(
         return Response(numbers.astype("<f4").tobytes(), media_type="application/octet-stream",
                         headers={"X-Kind": "numeric", **cached})
     dictionary = stored.dictionary if stored is not None else embedding.categorical(column)[0]
-    head = json.dumps(dictionary, ensure_ascii=False).encode()
-    head += b" " * (-len(head) % 4)
+    head = dictionary_head(dictionary)
     headers = {"X-Kind": "categorical", "X-Dictionary-Bytes": str(len(head)), **cached}
     if stored is not None:  # streamed a zarr chunk at a time, checked by the counts first
         stored.counts  # noqa: B018  # DataError (a 422) before the first byte is sent
@@ -263,7 +262,19 @@ def get_metadata_column(
                                  headers={**headers, "Content-Length": str(
                                      len(head) + 4 * stored.rows)})
     codes = embedding.categorical(column)[1]  # encoded once, kept with the metadata
-    body = b"".join((head, codes.astype("<i4", copy=False).data))  # one copy of 4N bytes
+    return coded_response(head, codes, headers)
+
+
+def dictionary_head(dictionary: list[str]) -> bytes:
+    """A categorical column's dictionary as the wire's head: JSON, padded with spaces to a
+    multiple of 4 (the int32 codes after it stay aligned)."""
+    head = json.dumps(dictionary, ensure_ascii=False).encode()
+    return head + b" " * (-len(head) % 4)
+
+
+def coded_response(head: bytes, codes: np.ndarray, headers: dict[str, str]) -> Response:
+    """The head, then a little-endian int32 code per row (one copy of 4N bytes)."""
+    body = b"".join((head, codes.astype("<i4", copy=False).data))
     return Response(body, media_type="application/octet-stream", headers=headers)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -107,3 +109,21 @@ def clusters_answer(found: dict[str, Any]) -> dict[str, Any]:
 
 def quality_answer(found: dict[str, Any]) -> dict[str, Any]:
     return {name: found[name] for name in ("mean", "trustworthiness", "continuity", "k")}
+
+
+def column_answer(changed: list[int], values: list[Any],
+                  counts: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """An annotate answer: the rows each edit changed, the column's value per row ("" where
+    none is set: a reader's NaN or None too) and each value's count (default: counted here)."""
+    values = ["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in values]
+    if counts is None:
+        counts = Counter(v for v in values if v)
+    return {"changed": changed, "values": values, "counts": dict(counts)}
+
+
+def edit_answer(edit: Mapping[str, Any], caller: str) -> dict[str, Any]:
+    """A history entry as compared: its ids left out (each door numbers its own store's
+    edits), its author as whose it is: the ``caller``'s (the name the door records its user
+    under: "local", an assistant's "assistant") or another's."""
+    return {**{key: edit[key] for key in ("column", "action", "rows", "value", "undone")},
+            "author": "caller" if edit["author"] == caller else "another"}

@@ -17,6 +17,8 @@ from typing import Any
 from tests.conformance.dataset import EMBEDDING, LATER, OTHER_EMBEDDING, OTHER_RUN, RUN, N
 
 PCA_2D = {"method": "pca", "dims": 2}
+EDIT_A = {"value": "dup", "rows": list(range(0, N, 7))}  # an annotation case's edits, in order
+EDIT_B = {"value": "keep", "rows": list(range(0, N, 5))}  # rows 0, 35, 70... relabelled
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,19 @@ CASES: tuple[Case, ...] = (
          doors=("rest", "cli")),
     Case("render", "pca", {"projection": "pca", "width": 480}),
     Case("render", "unknown_embedding", {**UNKNOWN, "projection": "pca", "width": 480}),
+    # Each annotation case edits a column of its own (a door keeps one store for the suite).
+    Case("annotate", "answer", {"column": "checked", "edits": [EDIT_A]}),
+    Case("annotate", "later_edit_wins", {"column": "fixed", "edits": [EDIT_A, EDIT_B]},
+         doors=("rest", "client", "widget", "mcp")),  # an import sets every row
+    Case("annotate", "own_edit_undone", {"column": "undone", "edits": [EDIT_A, EDIT_B],
+                                         "undo": True}, doors=("rest", "client", "widget")),
+    Case("annotate", "metadata_name", {"column": "group", "edits": [EDIT_A]}),
+    Case("annotate", "unknown_embedding", {**UNKNOWN, "column": "checked", "edits": [EDIT_A]},
+         doors=("rest", "client", "mcp")),
+    Case("annotation_history", "answer", {"column": "listed", "edits": [EDIT_A, EDIT_B]}),
+    Case("annotation_history", "own_edit_undone", {"column": "listed_undone",
+                                                   "edits": [EDIT_A, EDIT_B], "undo": True},
+         doors=("rest", "client")),
 )
 
 # (operation, door, case name) -> why the cell disagrees today (and which item fixes it).

@@ -1,5 +1,6 @@
 """The suite's data, reference and doors: each door started once, on first use, over a result
-cache of its own (so that no shared cache makes two doors agree), and closed at the end."""
+cache and an annotation store of its own (so that no shared cache or store makes two doors
+agree), and closed at the end."""
 
 from __future__ import annotations
 
@@ -40,9 +41,12 @@ def door(blobs: Blobs, tmp_path_factory: pytest.TempPathFactory,
     with ExitStack() as stack:
 
         def server(name: str) -> str:
-            """`projector serve LOGDIR --cache-dir OWN`, as the CLI builds it, under uvicorn."""
+            """`projector serve LOGDIR --cache-dir OWN --annotations OWN`, as the CLI builds
+            it, under uvicorn."""
             request.getfixturevalue("_compute_warmed_up")
-            argv = ["serve", str(blobs.logdir), "--cache-dir", str(work(name) / "cache")]
+            own = work(name)
+            argv = ["serve", str(blobs.logdir), "--cache-dir", str(own / "cache"),
+                    "--annotations", str(own / "annotations.sqlite")]
             live = LiveServer(serve_app(build_parser().parse_args(argv)))
             live.start()
             stack.callback(live.stop)

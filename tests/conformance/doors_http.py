@@ -12,9 +12,12 @@ import numpy as np
 import pandas as pd
 
 from projector import Client, ProjectorError
+from projector_core.annotations.service import LOCAL_AUTHOR
 from tests.conformance.answers import (
     Refused,
     clusters_answer,
+    column_answer,
+    edit_answer,
     frame_columns,
     quality_answer,
     typed_table,
@@ -114,6 +117,26 @@ class Rest:
         return site_answer(site, request["run"], request["embedding"])
 
 
+    def _edited(self, request: dict[str, Any]) -> list[int]:
+        names = {"run": request["run"], "embedding": request["embedding"]}
+        changed = [self._json("POST", "/api/annotations", json={
+            **names, "column": request["column"], **edit})["changed"] for edit in request["edits"]]
+        if request.get("undo"):
+            self._json("POST", "/api/annotations/undo", json=names)
+        return changed
+
+    def annotate(self, request: dict[str, Any]) -> dict[str, Any]:
+        changed = self._edited(request)
+        response = self.http.get("/api/annotations/export", params={
+            "run": request["run"], "embedding": request["embedding"], "format": "tsv"})
+        return column_answer(changed, typed_table(response.text)[request["column"]])
+
+    def annotation_history(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self._edited(request)
+        edits = self._json("GET", "/api/annotations/history", params={
+            "run": request["run"], "embedding": request["embedding"], "column": request["column"]})
+        return [edit_answer(e, LOCAL_AUTHOR) for e in edits]
+
 class ClientDoor:
     """Each operation through ``projector.Client``, as its docstrings show it."""
 
@@ -183,3 +206,22 @@ class ClientDoor:
                            top=request["top"], timeout=WAIT)
         return {"k": found["k"], "mean": found["mean"],
                 "most_changed": found["most_changed"][:request["top"]]}
+
+    def _edited(self, request: dict[str, Any]) -> list[int]:
+        names = (request["run"], request["embedding"])
+        changed = [self._call("annotate", *names, edit["rows"], request["column"],
+                              edit["value"])["changed"] for edit in request["edits"]]
+        if request.get("undo"):
+            self._call("undo", *names)
+        return changed
+
+    def annotate(self, request: dict[str, Any]) -> dict[str, Any]:
+        changed = self._edited(request)
+        frame = self._call("annotations", request["run"], request["embedding"])
+        return column_answer(changed, frame[request["column"]].tolist())
+
+    def annotation_history(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self._edited(request)
+        edits = self._call("annotation_history", request["run"], request["embedding"],
+                           request["column"])
+        return [edit_answer(e, LOCAL_AUTHOR) for e in edits]

@@ -19,7 +19,14 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conformance.answers import Refused, clusters_answer, quality_answer
+from projector.mcp_answers import ASSISTANT
+from tests.conformance.answers import (
+    Refused,
+    clusters_answer,
+    column_answer,
+    edit_answer,
+    quality_answer,
+)
 from tests.conformance.dataset import Blobs, N
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +37,8 @@ class McpSession:
     """A started ``projector mcp ARGS`` and its initialised client session."""
 
     def __init__(self, portal: BlockingPortal, args: list[str], cache: Path) -> None:
-        env = {**os.environ, "PROJECTOR_CACHE_DIR": str(cache)}  # NUMBA_CACHE_DIR shared
+        env = {**os.environ, "PROJECTOR_CACHE_DIR": str(cache),  # NUMBA_CACHE_DIR shared
+               "PROJECTOR_ANNOTATIONS": str(cache / "annotations.sqlite")}
         server = StdioServerParameters(command=sys.executable,
                                        args=["-m", "projector.server.cli", "mcp", *args],
                                        env=env, cwd=str(ROOT))
@@ -156,3 +164,24 @@ class Mcp:
         found = self.main.call("compare", request)
         return {"k": found["k"], "mean": found["mean"],
                 "most_changed": [row["index"] for row in found["most_changed"]]}
+
+    def _edited(self, request: dict[str, Any]) -> list[int]:
+        names = {"run": request["run"], "embedding": request["embedding"]}
+        return [self.main.call("annotate", {**names, "column": request["column"], **edit})["changed"]
+                for edit in request["edits"]]
+
+    def annotate(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The column's values read from the metadata tool, its counts from annotations."""
+        changed = self._edited(request)
+        names = {"run": request["run"], "embedding": request["embedding"]}
+        rows = self.main.call("metadata", {**names, "limit": N})
+        listed = self.main.call("annotations", {**names, "history": 0})["columns"]
+        (column,) = [c for c in listed if c["name"] == request["column"]]
+        return column_answer(changed, [row[request["column"]] for row in rows], column["values"])
+
+    def annotation_history(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self._edited(request)
+        found = self.main.call("annotations", {"run": request["run"],
+                                               "embedding": request["embedding"], "history": 100})
+        return [edit_answer(e, ASSISTANT) for e in found["history"]
+                if e["column"] == request["column"]]

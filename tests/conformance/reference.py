@@ -11,19 +11,28 @@ contract the issue states is written here, not read from any door: PCA with ``di
 from __future__ import annotations
 
 import io
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
+from projector_core.annotations.service import LOCAL_AUTHOR
 from projector_core.data.catalog import Catalog
 from projector_core.export.render import AUTO, projection_picture
 from projector_core.projection.default_request import default_request
 from projector_core.projection.params import ProjectionRequest
 from projector_core.service import ProjectionService
 from projector_core.service.names import label_column
-from tests.conformance.answers import Refused, clusters_answer, png_pixels, quality_answer
+from tests.conformance.answers import (
+    Refused,
+    clusters_answer,
+    column_answer,
+    edit_answer,
+    png_pixels,
+    quality_answer,
+)
 from tests.conformance.cases import Case, request_of
 from tests.conformance.dataset import EMBEDDING, RUN, Blobs
 
@@ -60,7 +69,8 @@ class Reference:
         self.blobs = blobs
         self.catalog = Catalog(blobs.logdir, cache_dir=cache)
         self.catalog.refresh()
-        self.service = ProjectionService.standalone(self.catalog)
+        self.service = ProjectionService.standalone(  # labels in a store of its own
+            self.catalog, annotations=cache / "annotations.sqlite")
         self._answers: dict[tuple[str, str], Any] = {}
 
     def answer(self, case: Case) -> Any:
@@ -179,3 +189,28 @@ class Reference:
         buffer = io.BytesIO()
         picture.save(buffer, format="PNG")
         return png_pixels(buffer.getvalue())
+
+    def _edited(self, request: dict[str, Any]) -> list[int]:
+        """The case's edits made in the reference's store, then its undo: the rows each edit
+        changed."""
+        notes, names = self.service.annotations, (request["run"], request["embedding"])
+        try:
+            changed = [notes.annotate(*names, request["column"], edit["value"], edit["rows"]).changed
+                       for edit in request["edits"]]
+        except (ValueError, LookupError) as error:
+            raise Refused(str(error)) from None
+        if request.get("undo"):
+            notes.undo(*names)
+        return changed
+
+    def annotate(self, request: dict[str, Any]) -> dict[str, Any]:
+        changed = self._edited(request)
+        found = self.service.annotations.values(request["run"], request["embedding"],
+                                                request["column"])
+        return column_answer(changed, [found.dictionary[c] for c in found.codes])
+
+    def annotation_history(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self._edited(request)
+        edits = self.service.annotations.history(request["run"], request["embedding"],
+                                                 request["column"])
+        return [edit_answer(asdict(e), LOCAL_AUTHOR) for e in edits]

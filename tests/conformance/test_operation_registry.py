@@ -20,9 +20,11 @@ def test_every_door_is_said_once_for_every_operation() -> None:
 def test_the_issue_s_operations_and_doors_are_all_there() -> None:
     assert set(DOORS) == {"rest", "client", "widget", "mcp", "cli", "page"}
     assert {"load", "pca_2d", "pca_3d", "tsne", "umap", "neighbors_of_row", "neighbors_of_label",
-            "search", "clusters", "quality", "compare", "export", "render"} <= set(BY_NAME)
+            "search", "clusters", "quality", "compare", "export", "render", "annotate",
+            "annotation_history"} <= set(BY_NAME)
     assert BY_NAME["pca_2d"].fixed == {"method": "pca", "dims": 2}
     assert "render" in offered("widget") and "tsne" not in offered("cli")
+    assert "annotate" in offered("cli") and "annotation_history" not in offered("widget")
 
 
 def test_every_offered_pair_is_asked_and_nothing_else() -> None:
