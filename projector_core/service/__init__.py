@@ -35,7 +35,6 @@ from projector_core.comparison.compare import compare_embeddings
 from projector_core.comparison.pairs import Pair, comparable_pairs
 from projector_core.data.catalog import Catalog
 from projector_core.data.model import Embedding, Run
-from projector_core.data.steps import split_name
 from projector_core.distributed.dispatch import neighbor_index
 from projector_core.errors import UnknownName, unknown_column
 from projector_core.export.embedding_data import Progress
@@ -68,7 +67,7 @@ from projector_core.service.tile_questions import Axes, OrderSlice, TileAnswer
 from projector_core.session import check_view
 from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
-from projector_core.tiles.queries import Found, Pick, Region, inside, pick, search_column, select
+from projector_core.tiles.queries import Found, Pick, Region, inside, pick, select
 from projector_core.tiles.sharded_build import with_stored_tiles
 from projector_core.tiles.source import TileSource
 from projector_core.tiles.store import LodStore
@@ -343,14 +342,7 @@ class ProjectionService:
                     embedding: Embedding) -> np.ndarray:
         """Every row of ``embedding`` inside ``region`` of ``job``'s map (a label applied to
         a region of a view shown from tiles): ValueError when the job maps other points."""
-        source = job.source
-
-        def points(e: Embedding) -> tuple[str, str, int | None]:
-            return e.run, split_name(e.name)[0], e.shape[0] if e.shape else None
-
-        if not isinstance(source, Embedding) or points(source) != points(embedding):
-            raise ValueError(f"job {job.id} is not a projection of {embedding.run}/"
-                             f"{embedding.name}'s points")
+        tile_questions.check_maps(job, embedding)
         return inside(self.tile_source(job, axes), region)
 
     def search_points(self, job: Job, axes: Axes, column: str, query: str, regex: bool,
@@ -358,12 +350,7 @@ class ProjectionService:
         """Points of the job whose ``column`` matches ``query``: matching codes, count, first
         rows (the embedding's column answers; the job and axes are checked as tiles')."""
         self.tile_source(job, axes)
-        embedding = job.source
-        if embedding is None:
-            raise unknown_column(column, [])
-        dictionary, counts = embedding.column_counts(column)  # UnknownColumn naming the columns
-        return search_column(dictionary, counts, embedding.code_blocks(column), query, regex,
-                             limit)
+        return tile_questions.search_points(job, column, query, regex, limit)
 
     # -- comparisons (comparisons.py) -------------------------------------------------------------
     def compare(self, a: Embedding, b: Embedding, k: int, metric: Metric,

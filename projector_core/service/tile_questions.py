@@ -10,10 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from projector_core.errors import UnknownColumn
+from projector_core.data.model import Embedding
+from projector_core.data.steps import split_name
+from projector_core.errors import UnknownColumn, unknown_column
 from projector_core.jobs.job import Job
 from projector_core.projection.jobs import layout_of
 from projector_core.tiles.build import MAX_LEVEL
+from projector_core.tiles.queries import Found, search_column
 from projector_core.tiles.source import FrameTiles, MemoryTiles, Tile, TileSource
 from projector_core.tiles.store import LodStore
 from projector_core.tiles.stored import stored_tile_source
@@ -153,3 +156,23 @@ def order_slice(lod: LodStore, job: Job, asked: Axes, offset: int, count: int | 
         order = lod.order(job, axes) if order is None else order
         ranks = order[offset: offset + count if count is not None else None]
     return OrderSlice(ranks, coordinates[ranks][:, axes], kind, axes, n, lod.bounds(job, axes))
+
+
+def check_maps(job: Job, embedding: Embedding) -> None:
+    """ValueError unless ``job`` maps ``embedding``'s points (the same run, tag and rows: a
+    training step's map holds every step's points)."""
+    def points(e: Embedding) -> tuple[str, str, int | None]:
+        return e.run, split_name(e.name)[0], e.shape[0] if e.shape else None
+
+    if not isinstance(job.source, Embedding) or points(job.source) != points(embedding):
+        raise ValueError(f"job {job.id} is not a projection of {embedding.run}/"
+                         f"{embedding.name}'s points")
+
+
+def search_points(job: Job, column: str, query: str, regex: bool, limit: int) -> Found:
+    """Points of the job whose ``column`` matches ``query``, from the embedding's column."""
+    embedding = job.source
+    if embedding is None:
+        raise unknown_column(column, [])
+    dictionary, counts = embedding.column_counts(column)  # UnknownColumn naming the columns
+    return search_column(dictionary, counts, embedding.code_blocks(column), query, regex, limit)
