@@ -39,7 +39,8 @@ def test_at_1280_by_800_the_neighbours_show_without_scrolling(serve, sample_logd
         context.close()
 
 
-def test_at_1024_by_700_tabs_show_and_bookmark_names_end_in_an_ellipsis(serve, sample_logdir, browser) -> None:
+def test_at_1024_by_700_tabs_show_and_bookmark_names_are_cut_with_an_ellipsis(
+        serve, sample_logdir, browser) -> None:
     context, page = _open(browser, serve(sample_logdir), 1024, 700, state_hash(DIGITS))
     try:
         for tab in ("pca", "tsne", "umap", "custom"):
@@ -50,10 +51,26 @@ def test_at_1024_by_700_tabs_show_and_bookmark_names_end_in_an_ellipsis(serve, s
         page.locator(".bookmark-name-input").fill(long_name)
         page.keyboard.press("Enter")
         name = page.locator('[data-testid="bookmark-name"]').last
-        page.wait_for_function(f"[...document.querySelectorAll('[data-testid=bookmark-name]')].some((b) => b.textContent === {long_name!r})")
+        page.wait_for_function(f"[...document.querySelectorAll('[data-testid=bookmark-name]')]"
+                               f".some((b) => b.textContent === {long_name!r})")
         assert name.evaluate("(b) => getComputedStyle(b).textOverflow") == "ellipsis"
         assert name.evaluate("(b) => b.scrollWidth > b.clientWidth")  # cut, so the ellipsis shows
         assert long_name in name.get_attribute("title")
         assert name.evaluate(SEEN)
+    finally:
+        context.close()
+
+
+def test_show_images_with_hundreds_selected_marks_none_one_by_one(
+        serve, sample_logdir, browser) -> None:
+    """345 thumbnails each with a ring and a label chip were a wall that hid the images: the
+    dimmed rest says what is selected; a few selected keep their rings and names."""
+    state = {**DIGITS, "sprites": True, "selection": list(range(345)), "focus": None}
+    context, page = _open(browser, serve(sample_logdir), 1280, 800, state_hash(state))
+    try:
+        page.wait_for_function("window.__projector.app.plot.sprites === true")
+        assert page.evaluate("window.__projector.app.plot.labelCandidates.length") == 0
+        page.evaluate("window.__projector.app.update({ selection: [1, 2, 3] })")
+        page.wait_for_function("window.__projector.app.plot.labelCandidates.length === 3")
     finally:
         context.close()
