@@ -175,7 +175,7 @@ export class App {
     if ((changed('focus') || changed('neighbors')) && this.state.focus !== null) highlight.neighborsSoon();
     if (changed('search')) highlight.searchSoon();
     if (changed('camera') && !fromPlot && this.state.camera) plot.setCamera(this.state.camera);
-    if (changed('labelBy') || changed('selection') || changed('focus')) highlight.updateLabels();
+    if (changed('labelBy') || changed('selection') || changed('focus') || changed('sprites')) highlight.updateLabels();
     if (!fromPlot) this.saving.viewChanged();
     this.render();
     this.writeUrlSoon();

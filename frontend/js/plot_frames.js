@@ -5,6 +5,7 @@
 // point budget, adapted to the measured frame time.
 
 import { pointScale } from './camera.js';
+import { MARKED_THUMBNAILS } from './renderer/sprites.js';
 
 /** Points a moving frame draws at first: about 70 ms of software GL at 1.2 us a point. */
 export const FRAME_BUDGET = 60000;
@@ -13,6 +14,9 @@ const TARGET_FRAME_MS = 70;
 const BUDGET_BOUNDS = [10000, 2000000];
 /** The view counts as still this long after its last change. */
 export const STILL_MS = 180;
+
+/** How many rows a mark lists (an array or a set). */
+const markedCount = (rows) => (Array.isArray(rows) ? rows.length : (rows?.size ?? 0));
 
 export class PlotFrames {
   /** @param {import('./plot.js').Plot} plot */
@@ -112,6 +116,7 @@ export class PlotFrames {
       hover: plot.hover,
       rank: plot.rank,
       hasSelection: plot.hasSelection,
+      ringSelected: markedCount(plot.marks?.selected) <= MARKED_THUMBNAILS,
       plain: plot.plain,
       sprites: plot.sprites,
       spriteAtlas: atlas,

@@ -4,7 +4,10 @@ For every row finite in both A and B: its ``k`` nearest other rows in A and in B
 graph that any :class:`~projector_core.kernels.neighbor_index.NeighborIndex` builds), then
 the Jaccard overlap of the two sets (1 = same neighbours, 0 = none shared) and a
 rank-displacement summary (the mean, over the union of the two lists, of how far a neighbour
-moved in rank; a neighbour missing from one list counts at rank ``k``).
+moved in rank; a neighbour missing from one list counts at rank ``k``). That summary is the
+same (k + 1) / 2 for every row that kept no neighbour, so the rows ranked as most changed are
+told apart by how far their old neighbours went: the mean rank, in B, of the row's ``k``
+neighbours in A, looked up to ``REACH_DEPTH`` x ``k`` deep for at most ``REACH_ROWS`` rows.
 The dimensions of A and B may differ: only rows are paired.
 
 All-pairs kNN costs N^2 x D, so above ``EXACT_ALL_KNN_BUDGET`` on the CPU the neighbours come
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress
+from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progress, pad_columns
 
 # N^2 x D multiply-adds above which the exact all-kNN gives way to k-means cells: ~32,000 x
 # 32,000 x 128. The cells scan ~PROBES x CELL_ROWS = 6,000 rows per row, so at 4 x that many
@@ -26,6 +29,8 @@ from projector_core.kernels.neighbor_index import Metric, NeighborIndex, Progres
 # the exact scan ~2x that; bench/bench_compare.py).
 EXACT_ALL_KNN_BUDGET = 2**37
 RECALL_SAMPLE = 256
+REACH_DEPTH = 8  # how deep (x k) B's lists are read to find where A's neighbours went
+REACH_ROWS = 1024  # the least-overlap rows whose reach is measured (a query of each in B)
 _PAIR_BYTES = 4 * 2**20  # bound on the [rows, k, k] equality block (larger: fresh pages, slower)
 
 
@@ -35,6 +40,7 @@ class Comparison:
     rank_displacement: np.ndarray  # float64 [N]: mean rank shift over the union, NaN likewise
     k: int
     most_changed: np.ndarray  # int64: rows, most changed first
+    former_rank: np.ndarray  # float64 [len(most_changed)]: mean rank in B of A's neighbours
     neighbors: str  # "exact" or "approximate"
     recall: float | None  # approximate only: mean recall@k of both indexes on a sample
 
@@ -76,6 +82,35 @@ def ranked_by_change(per_point: np.ndarray, shift: np.ndarray, top: int) -> np.n
     return usable[order[:top]]
 
 
+def former_ranks(index_b: NeighborIndex, rows: np.ndarray, lists_a: np.ndarray, k: int,
+                 metric: Metric) -> np.ndarray:
+    """Per row: the mean rank in B of its ``k`` neighbours in A (0 = nearest), one missing
+    from B's ``REACH_DEPTH`` x ``k`` nearest counted at that depth."""
+    if not rows.size:
+        return np.empty(0, np.float64)
+    depth = max(k, min(index_b.n - 1, REACH_DEPTH * k))
+    deep, _ = index_b.neighbors_of(rows, depth, metric)
+    deep = pad_columns(deep, depth)
+    same = (lists_a[:, :, None] == deep[:, None, :]) & (lists_a[:, :, None] >= 0)  # [R, k, depth]
+    rank = np.where(same.any(axis=2), same.argmax(axis=2), depth).astype(np.float64)
+    counted = lists_a >= 0
+    mean: np.ndarray = np.where(counted, rank, 0).sum(axis=1) / np.maximum(counted.sum(axis=1), 1)
+    return mean
+
+
+def rank_by_reach(index_b: NeighborIndex, rows: np.ndarray, lists_a: np.ndarray,
+                  per_point: np.ndarray, shift: np.ndarray, k: int, metric: Metric,
+                  top: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``top`` most changed rows and their former ranks (NaN past ``REACH_ROWS``): least
+    overlap first, then the old neighbours farthest in B, then larger rank shift, then index."""
+    candidates = ranked_by_change(per_point, shift, max(top, REACH_ROWS))
+    head, tail = candidates[:REACH_ROWS], candidates[REACH_ROWS:top]
+    reach = former_ranks(index_b, head, lists_a[np.searchsorted(rows, head)], k, metric)
+    order = np.lexsort((head, -shift[head], -reach, per_point[head]))
+    ranked = np.concatenate([head[order], tail])[:top]
+    return ranked, np.concatenate([reach[order], np.full(tail.size, np.nan)])[:top]
+
+
 def sample_recall(index: NeighborIndex, rows: np.ndarray, found: np.ndarray, k: int,
                   metric: Metric, seed: int = 0) -> float:
     """Mean recall@k of ``found`` (the approximate lists of ``rows``) on a sample, against
@@ -110,11 +145,14 @@ def compare(index_a: NeighborIndex, index_b: NeighborIndex, k: int, metric: Metr
     per_point = np.full(n, np.nan)
     shift = np.full(n, np.nan)
     per_point[rows], shift[rows] = set_change(lists[0], lists[1])
+    most_changed, former_rank = rank_by_reach(index_b, rows, lists[0], per_point, shift, k,
+                                              metric, top)
     return Comparison(
         per_point=per_point,
         rank_displacement=shift,
         k=k,
-        most_changed=ranked_by_change(per_point, shift, top),
+        most_changed=most_changed,
+        former_rank=former_rank,
         neighbors="approximate" if index_a.approximate or index_b.approximate else "exact",
         recall=float(np.mean(recalls)) if recalls else None,
     )

@@ -25,6 +25,7 @@ def comparison_answer(found: Comparison) -> dict[str, Any]:
     return {"per_point": finite_or_none(found.per_point),
             "mean": float(usable.mean()) if usable.size else None,
             "k": found.k, "most_changed": found.most_changed.tolist(),
+            "former_rank": finite_or_none(found.former_rank),
             "rank_displacement": finite_or_none(found.rank_displacement),
             "neighbors": found.neighbors, "recall": found.recall,
             "rows": int(found.per_point.shape[0])}
@@ -45,6 +46,7 @@ def comparison_job(jobs: JobManager, backend: Backend, a: Embedding, b: Embeddin
             return ProjectionResult(values.astype(np.float32), {
                 "method": "compare", "k": found.k,
                 "most_changed": found.most_changed.tolist(),
+                "former_rank": finite_or_none(found.former_rank),
                 "neighbors": found.neighbors, "recall": found.recall})
         job = jobs.submit(work, key=key)
     job.about = {"kind": "compare", "method": "compare", "run": a.run, "embedding": a.name,

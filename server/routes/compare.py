@@ -28,6 +28,9 @@ class CompareOut(BaseModel):
     k: int
     most_changed: list[int] = Field(description="Rows with the least overlap first (ties: "
                                                 "larger rank displacement, then row)")
+    former_rank: list[float | None] = Field(
+        description="Per row of most_changed: the mean rank in B of its k neighbours in A (0 = "
+                    "nearest; one not among B's 8k nearest counts at 8k): how far they went")
     rank_displacement: list[float | None] = Field(
         description="Per row: mean rank shift of the neighbours in the union of both lists; "
                     "a neighbour missing from one list counts at rank k")

@@ -18,7 +18,10 @@ def test_search_selects_matches_and_shows_bad_regex(serve, sample_logdir, projec
     projector.by("search-input").fill("0")
     projector.page.wait_for_function("window.__projector.state().selection.length === 178")
     assert projector.by("match-count").inner_text() == "178 matches"
+    assert projector.by("search-results").locator("li").count() == 8  # the rest behind "more"
+    projector.by("search-results-more").click()
     assert projector.by("search-results").locator("li").count() == 100
+    assert projector.by("search-results-more").is_hidden()
     assert "Selected 178 points" in projector.by("status-bar").inner_text()
     projector.by("search-column").select_option("parity")
     projector.by("search-regex").check()

@@ -11,10 +11,13 @@ import { $, el, setOptions } from '../dom.js';
 import { flipTheme } from '../theme.js';
 import { runLabel } from '../run_list.js';
 import { parseMetadataTsv } from '../tsv.js';
+import { splitStep } from '../training/timeline.js';
 import { changeGradientCss, LinkedPlots } from './linked.js';
 
 const PLAY_PAUSE_MS = 900;
 const MOST_CHANGED_SHOWN = 50;
+/** An embedding's tensor name without its step (tag:00005 -> tag). */
+const tagOf = (embedding) => splitStep(embedding)[0];
 const key = (side) => JSON.stringify([side.run, side.embedding]);
 const sideOf = (value) => {
   const [run, embedding] = JSON.parse(value);
@@ -68,11 +71,11 @@ class ComparePage {
     const label = (e) => `${this.runName(e.run)} / ${e.embedding} (${e.rows} x ${e.dims})`;
     const options = this.embeddings.map((e) => ({ value: key(e), label: label(e) }));
     const pairLabel = (p) => `${p.kind === 'steps' ? 'steps' : 'runs'}: ${this.runName(p.a.run)}/${p.a.embedding} -> ${this.runName(p.b.run)}/${p.b.embedding}`;
-    const { pairIndex, a } = this.firstChoice(from);
+    const { pairIndex, a, b } = this.firstChoice(from);
     setOptions($('a-select'), options, a ? key(a) : options[0]?.value);
     setOptions($('pair-select'), [{ value: '', label: 'Pick A and B below' },
       ...this.pairs.map((p, i) => ({ value: String(i), label: pairLabel(p) }))], pairIndex >= 0 ? String(pairIndex) : '');
-    this.fillB();
+    this.fillB(b ? key(b) : null);
     $('pair-select').addEventListener('change', () => {
       if (this.usePair()) this.run();
     });
@@ -89,7 +92,9 @@ class ComparePage {
     $('compare-search').addEventListener('input', () => this.search());
     this.usePair();
     this.ready = true;
-    if (this.partners(sideOf($('a-select').value)).length) await this.run();
+    if (!$('b-select').value) return; // no partner: B says so and Compare waits
+    await this.run();
+    if (this.opening) this.status(this.opening);
   }
 
   /** A run's name as shown: "." with its folder's name (run_list.js runLabel). */
@@ -105,17 +110,22 @@ class ComparePage {
 
   /**
    * Where the page opens: on the embedding the projector showed (its offered pair, else it
-   * as A), else the first offered pair, else the first embedding that has a partner.
+   * with a partner of its own name: another step of its tag or its tensor in another run),
+   * else the first offered pair (an unrelated embedding with the same row count is no
+   * question anyone asked), else the first embedding that has a partner.
    */
   firstChoice(from) {
     const same = (side) => side.run === from.run && side.embedding === from.embedding;
     const known = this.embeddings.find(same);
     if (known) {
       const pairIndex = [this.pairs.findIndex((p) => same(p.a)), this.pairs.findIndex((p) => same(p.b))].find((i) => i >= 0) ?? -1;
-      return { pairIndex, a: pairIndex >= 0 ? this.pairs[pairIndex].a : known };
+      if (pairIndex >= 0) return { pairIndex, a: this.pairs[pairIndex].a, b: this.pairs[pairIndex].b };
+      const b = this.partners(known).find((e) => tagOf(e.embedding) === tagOf(known.embedding));
+      if (b || !this.pairs.length) return { pairIndex: -1, a: known, b: b ?? null };
+      this.opening = `No offered pair holds ${this.runName(known.run)} / ${known.embedding}: showing an offered pair. Pick A and B below to compare it.`;
     }
-    if (this.pairs.length) return { pairIndex: 0, a: this.pairs[0].a };
-    return { pairIndex: -1, a: this.embeddings.find((e) => this.partners(e).length) ?? null };
+    if (this.pairs.length) return { pairIndex: 0, a: this.pairs[0].a, b: this.pairs[0].b };
+    return { pairIndex: -1, a: this.embeddings.find((e) => this.partners(e).length) ?? null, b: null };
   }
 
   /** B's choices for the current A, keeping B when it still fits; none: Compare waits. */
@@ -143,12 +153,21 @@ class ComparePage {
     return true;
   }
 
-  /** Which two embeddings to show now: the slider's step pair, or A and B as picked. */
+  /**
+   * Which two embeddings to show now: the slider's step pair (A, B and the offered pair
+   * follow it, so Compare reruns what is shown), or A and B as picked.
+   */
   _sides(fromSlider) {
     if (fromSlider && this.timeline) {
       const i = Number($('step-slider').value);
       const run = sideOf($('a-select').value).run;
-      return { a: { run, embedding: this.timeline[i - 1].embedding }, b: { run, embedding: this.timeline[i].embedding } };
+      const a = { run, embedding: this.timeline[i - 1].embedding };
+      const b = { run, embedding: this.timeline[i].embedding };
+      $('a-select').value = key(a);
+      this.fillB(key(b));
+      const offered = this.pairs.findIndex((p) => key(p.a) === key(a) && key(p.b) === key(b));
+      $('pair-select').value = offered >= 0 ? String(offered) : '';
+      return { a, b };
     }
     return { a: sideOf($('a-select').value), b: sideOf($('b-select').value) };
   }
@@ -222,7 +241,7 @@ class ComparePage {
   _stepLabel() {
     const i = Number($('step-slider').value);
     if (!this.timeline) return;
-    const tag = this.timeline[i].embedding.replace(/:\d+$/, '');
+    const tag = tagOf(this.timeline[i].embedding);
     $('step-label').textContent = `${tag}: step ${this.timeline[i - 1].step} -> ${this.timeline[i].step} (${i} of ${this.timeline.length - 1})`;
   }
 
@@ -272,11 +291,15 @@ class ComparePage {
     const how = result.neighbors === 'approximate' ? `, approximate neighbours (recall ${result.recall.toFixed(3)})` : '';
     $('compare-summary').textContent = `${result.rows} points, k = ${result.k}: ${mean} of neighbours kept on average${how}`;
     const list = $('most-changed');
-    list.replaceChildren(...result.most_changed.slice(0, MOST_CHANGED_SHOWN).map((i) => {
+    // Each row its own values, in the server's order: least kept first, then the old
+    // neighbours farthest in B (former_rank: their mean rank there; 8k = not within 8k).
+    list.replaceChildren(...result.most_changed.slice(0, MOST_CHANGED_SHOWN).map((i, place) => {
+      const far = result.former_rank?.[place];
+      const went = far === null || far === undefined ? '' : `old neighbours now ~${Math.round(far) + 1}th in B, `;
       // Reached with Tab as well: Enter selects the point in both plots.
-      const item = el('li', { class: 'changed-item', tabindex: '0', dataset: { index: String(i) } },
-        el('span', {}, this.describe(i)),
-        el('span', { class: 'hint' }, `shift ${result.rank_displacement[i].toFixed(1)}`));
+      const item = el('li', { class: 'changed-item', tabindex: '0', dataset: { index: String(i), testid: 'changed-item' } },
+        el('span', {}, `${place + 1}. ${this.describe(i)}`),
+        el('span', { class: 'hint' }, `${went}shift ${result.rank_displacement[i]?.toFixed(1) ?? 'n/a'}`));
       item.addEventListener('click', () => this.plots.select([i]));
       item.addEventListener('keydown', (event) => {
         if (event.key === 'Enter') this.plots.select([i]);

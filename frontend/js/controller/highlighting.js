@@ -12,6 +12,7 @@ import { nearestNeighbors, neighborLimit, search as localSearch } from '../kerne
 import { clampToLimit, limitFor, withinLimit } from '../limits.js';
 import { ARRAY } from '../points/array_delivery.js';
 import { FLAG_FOCUS, FLAG_NEIGHBOR, FLAG_SELECTED, SHADE_SHIFT } from '../renderer/points.js';
+import { MARKED_THUMBNAILS } from '../renderer/sprites.js';
 
 const LABEL_LIMIT = 10000;
 /** Below this share of a search's matches on screen, the view zooms out to the whole cloud. */
@@ -183,8 +184,11 @@ export class Highlighting {
     if (this.hover >= 0) add(this.hover, 0, true);
     if (state.focus !== null) add(state.focus, 1, true);
     this.neighbors.forEach((nb, rank) => add(nb.index, 2 + rank / 1e5, false));
+    // Thumbnails show the points themselves: a chip for each of hundreds would bury them.
+    const thumbnails = state.sprites && Boolean(this.app.dataset?.sprite);
+    const limit = thumbnails && state.selection.length > MARKED_THUMBNAILS ? 0 : LABEL_LIMIT;
     for (const i of state.selection) {
-      if (candidates.length >= LABEL_LIMIT) break;
+      if (candidates.length >= limit) break;
       if (i !== state.focus) add(i, 3, false);
     }
     if (this.app.dataset) {

@@ -7,6 +7,9 @@ import { $, el, formatCount, setOptions } from '../dom.js';
 import { clampToLimit, limitFor } from '../limits.js';
 
 const RESULT_LIMIT = 100;
+// Rows shown before "more": a long list would stand between the search box and the
+// neighbours in the tab order (issue 33, item 18).
+const RESULTS_FIRST = 8;
 
 /** A sprite thumbnail of point i as a CSS background crop of its atlas page. */
 export function thumbnail(sprite, i, size) {
@@ -35,6 +38,14 @@ export function createInspectorPanel(app) {
   const kInput = $('neighbors-k');
   const metric = $('neighbors-metric');
   let resultsFor = null;
+  let resultsOpen = false; // "more" pressed for the current results
+  const more = el('button', { type: 'button', class: 'link-button results-more', 'data-testid': 'search-results-more', hidden: true });
+  results.after(more);
+  more.addEventListener('click', () => {
+    resultsOpen = true;
+    showResults();
+    /** @type {HTMLElement | null} */ (results.children[RESULTS_FIRST])?.focus();
+  });
   let neighborsFor = null;
   let cardFor = null;
 
@@ -108,11 +119,22 @@ export function createInspectorPanel(app) {
     $('match-count').textContent = search.query && !error ? `${formatCount(indices.length)} match${indices.length === 1 ? '' : 'es'}` : '';
     if (resultsFor === app.highlight.searchResult) return;
     resultsFor = app.highlight.searchResult;
+    resultsOpen = false;
+    showResults();
+  }
+
+  /** The first rows of the results, the rest (to RESULT_LIMIT) behind "more". */
+  function showResults() {
+    const { indices } = app.highlight.searchResult;
+    const shown = Math.min(indices.length, resultsOpen ? RESULT_LIMIT : RESULTS_FIRST);
     results.replaceChildren(
-      ...indices.slice(0, RESULT_LIMIT).map((i) =>
+      ...indices.slice(0, shown).map((i) =>
         el('li', { ...rowEvents(i), dataset: { index: i } }, el('span', { class: 'row-label' }, app.highlight.labelOf(i)), el('span', { class: 'row-index' }, `#${i}`)),
       ),
     );
+    const rest = Math.min(indices.length, RESULT_LIMIT) - shown;
+    more.hidden = rest <= 0;
+    more.textContent = `${formatCount(rest)} more`;
   }
 
   function renderCard() {

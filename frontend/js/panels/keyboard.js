@@ -1,6 +1,7 @@
 // The keyboard: Escape clears the search and the selection (from anywhere, a field
 // included); outside fields, arrow keys pan the plot and + / - zoom it, as the mouse does.
 // Result rows are focusable where they are drawn (inspector, charts table): Enter picks one.
+// Skip links (the first Tab stops) go to the search box, the plot and the neighbours.
 
 import { pan, zoom } from '../camera.js';
 
@@ -14,8 +15,23 @@ function ownsKeys(target) {
   return target instanceof Element && (target.matches('input, select, textarea, [contenteditable], [role="tab"]') || target.closest('[role="tablist"]') !== null);
 }
 
+/** Skip links focus their target (data-skip, a test id) without touching the URL's hash,
+ * which holds the view's state. */
+function installSkipLinks() {
+  for (const link of document.querySelectorAll('a[data-skip]')) {
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      const target = /** @type {HTMLElement | null} */ (document.querySelector(`[data-testid="${link.getAttribute('data-skip')}"]`));
+      if (!target) return;
+      if (!target.matches('input, select, textarea, button, a, [tabindex]')) target.tabIndex = -1;
+      target.focus();
+    });
+  }
+}
+
 /** @param {import('../app.js').App} app */
 export function installKeyboard(app) {
+  installSkipLinks();
   document.addEventListener('keydown', (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === 'Escape') {

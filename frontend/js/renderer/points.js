@@ -31,6 +31,7 @@ uniform float u_scale;
 uniform bool u_3d;
 uniform int u_hover;
 uniform bool u_hasSelection;
+uniform bool u_ringSelected;  // thumbnails: ring the selected ones (a few selected only)
 uniform bool u_plain;
 uniform bool u_sprites;
 uniform float u_sampleSize;
@@ -92,7 +93,7 @@ void main() {
   v_uv = vec3(vec2(cell - row * u_spriteCols, row) * u_cell, page);
   v_color = color;
   v_size = size;
-  v_ring = hov ? 2 : (focus || sel) ? 1 : 0;
+  v_ring = hov ? 2 : (focus || (sel && (u_ringSelected || !u_sprites))) ? 1 : 0;
   gl_Position = pos;
   gl_PointSize = size;
 }`;
@@ -350,6 +351,7 @@ export class PointLayer {
     gl.uniform1i(u.u_3d, view.threeD ? 1 : 0);
     gl.uniform1i(u.u_hover, view.hover ?? -1);
     gl.uniform1i(u.u_hasSelection, view.hasSelection ? 1 : 0);
+    gl.uniform1i(u.u_ringSelected, view.ringSelected === false ? 0 : 1);
     gl.uniform1i(u.u_plain, view.plain ? 1 : 0);
     gl.uniform1i(u.u_sprites, atlas ? 1 : 0);
     gl.uniform4fv(u.u_dim, view.dim);

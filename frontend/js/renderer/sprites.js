@@ -3,6 +3,10 @@
 
 import { uploadSpriteAtlas } from './sprite_atlas.js';
 
+/** Selected thumbnails ringed and labelled at most: above it the dimmed rest already says
+ * which are selected, and hundreds of rings and chips would hide the images (issue 33). */
+export const MARKED_THUMBNAILS = 48;
+
 export class SpriteLayer {
   /** `points`: the PointLayer whose buffers and program draw the thumbnails. */
   constructor(points) {

@@ -8,6 +8,7 @@ import { FLAG_HIDDEN } from '../renderer/points.js';
 import { contourSegments, densityGrid, LEVELS } from './density.js';
 
 const CHILDREN_SPACING = 90; // px between sub-cluster anchors before they replace their parent
+const NUDGE_RINGS = 4; // how far (in name heights) a name may move off its anchor to fit
 const MIN_FONT = 11;
 const MAX_FONT = 22;
 
@@ -146,7 +147,8 @@ export class StructureOverlay {
     });
   }
 
-  /** Cluster names at their anchors, biggest first, none overlapping; a parent gives way to
+  /** Cluster names at their anchors (or moved a little off them, inside the plot, where
+   * another name or a control sits), biggest first, none overlapping; a parent gives way to
    * its sub-clusters once they are far enough apart on screen (zoomed in). */
   _drawClusters(ctx, matrix, width, height) {
     const p = this.plot;
@@ -180,23 +182,48 @@ export class StructureOverlay {
       // A name already on the map (the same majority value of many clusters, "other
       // (100%)") is said once, at its biggest cluster.
       if (!s || texts.has(c.label)) continue;
-      const size = Math.round(MIN_FONT + (MAX_FONT - MIN_FONT) * Math.sqrt(Math.min(1, c.size / maxSize)));
-      ctx.font = `600 ${size}px system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif`;
-      const w = ctx.measureText(c.label).width + 6;
-      const box = [s[0] - w / 2, s[1] - size * 0.7, s[0] + w / 2, s[1] + size * 0.7];
-      if (box[0] < 0 || box[1] < 0 || box[2] > width || box[3] > height) continue;
-      if (boxes.some((b) => b[0] < box[2] && box[0] < b[2] && b[1] < box[3] && box[1] < b[3])) continue;
-      boxes.push(box);
+      // Its size by its share of points; where that does not fit, the smallest.
+      let size = Math.round(MIN_FONT + (MAX_FONT - MIN_FONT) * Math.sqrt(Math.min(1, c.size / maxSize)));
+      let spot = null;
+      let w = 0;
+      for (const tried of new Set([size, MIN_FONT])) {
+        ctx.font = `600 ${tried}px system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif`;
+        w = ctx.measureText(c.label).width + 6;
+        spot = freeSpot(s, w, tried * 1.4, boxes, width, height);
+        size = tried;
+        if (spot) break;
+      }
+      if (!spot) continue;
+      const [x, y] = spot;
+      boxes.push([x - w / 2, y - size * 0.7, x + w / 2, y + size * 0.7]);
       texts.add(c.label);
       ctx.strokeStyle = halo;
       ctx.lineWidth = 4;
-      ctx.strokeText(c.label, s[0], s[1]);
+      ctx.strokeText(c.label, x, y);
       ctx.fillStyle = text;
-      ctx.fillText(c.label, s[0], s[1]);
-      drawn.push({ id: c.id, label: c.label, x: s[0], y: s[1], size });
+      ctx.fillText(c.label, x, y);
+      drawn.push({ id: c.id, label: c.label, x, y, size });
     }
     return drawn;
   }
+}
+
+/** Where a `w` x `h` name for anchor `s` fits inside the plot and clear of `boxes`: the
+ * anchor itself, else the nearest of rings of spots around it (null: nowhere near). */
+function freeSpot(s, w, h, boxes, width, height) {
+  const clear = (x, y) => {
+    const box = [x - w / 2, y - h / 2, x + w / 2, y + h / 2];
+    return !boxes.some((b) => b[0] < box[2] && box[0] < b[2] && b[1] < box[3] && box[1] < b[3]);
+  };
+  const inside = (x, y) => [Math.min(Math.max(x, w / 2), width - w / 2), Math.min(Math.max(y, h / 2), height - h / 2)];
+  for (let ring = 0; ring <= NUDGE_RINGS; ring++) {
+    const offsets = ring === 0 ? [[0, 0]] : [[0, -1], [0, 1], [-1, 0], [1, 0], [-1, -1], [1, -1], [-1, 1], [1, 1]];
+    for (const [dx, dy] of offsets) {
+      const [x, y] = inside(s[0] + dx * ring * w * 0.6, s[1] + dy * ring * h);
+      if (clear(x, y)) return [x, y];
+    }
+  }
+  return null;
 }
 
 function screenOf(plot, m, i, width, height) {
