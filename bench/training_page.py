@@ -111,6 +111,8 @@ def _one_size(tmp: Path, n: int, dims: int, repeats: int, umap_repeats: int, arr
         page.wait_for_function("() => window.__training && window.__training.shown().follow")
         for method, count in (("pca", repeats), ("umap", umap_repeats)):
             page.evaluate("(m) => window.__projector.app.update({ projection: m })", method)
+            if method != "pca":  # above 5,000 points the page waits for Run (issue 33, item 8)
+                page.locator(f'[data-testid="{method}-run"]').click()
             page.wait_for_function("(m) => { const p = window.__projector.app.shown; "
                                    "return p && p.method === m && p.status === 'done'; }", arg=method)
             rows: list[dict[str, float]] = []

@@ -165,3 +165,25 @@ def test_a_step_turned_by_a_rotation_is_shown_with_it_undone(tmp_path: Path, ser
     assert np.abs(second - first).max() <= 1e-3 * scale
     projector.wait_settled()
     assert np.abs(np.array(projector.page.evaluate(POSITIONS)) - placed).max() <= 1e-3
+
+
+@pytest.mark.slow
+def test_a_run_pressed_once_goes_on_for_every_step_above_the_auto_start_size(tmp_path: Path,
+                                                                            serve, projector):
+    """Above 5,000 points a UMAP waits for Run (issue 33, item 8); once pressed, Follow runs
+    it again for each new step by itself, from the layout before (it would sit at "press
+    Run" on every step otherwise)."""
+    logdir = tmp_path / "logs"
+    points = vectors(6000, 8, 5)
+    labels = [f"c{i % 6}" for i in range(6000)]
+    add_embedding(logdir / "big", points, metadata=labels, global_step=0, format="npy")
+    url = serve(logdir)
+    projector.open(url)
+    page = projector.page
+    page.wait_for_function("() => window.__training.shown().follow")
+    page.evaluate("() => window.__projector.app.update({ projection: 'umap' })")
+    page.locator('[data-testid="umap-run"]').click()
+    _wait_step_drawn(projector, 0, change=False)
+    add_embedding(logdir / "big", points + 0.01, metadata=labels, global_step=1, format="npy")
+    shown = _wait_step_drawn(projector, 1, change=False)
+    assert shown["projection"]["method"] == "umap"

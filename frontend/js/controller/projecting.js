@@ -40,6 +40,9 @@ export class Projecting {
     /** @type {Record<string, string>} method -> the finished job of the training step before
      * (showStep): its next projection starts from it (t-SNE, UMAP) or is turned onto it */
     this.references = {};
+    /** @type {Set<string>} methods the training step before had (run or asked): a new step's
+     * runs them again by itself, whatever its size (showStep) */
+    this.carriedOn = new Set();
     /** @type {WeakSet<Projection>} projections cut by the server's going, to start again once it is back */
     this.resuming = new WeakSet();
     Object.seal(this);
@@ -51,6 +54,7 @@ export class Projecting {
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
     this.shown = null;
     this.references = {};
+    this.carriedOn.clear();
   }
 
   /**
@@ -62,8 +66,10 @@ export class Projecting {
    * the points are, the camera kept.
    */
   showStep() {
+    this.carriedOn.clear();
     for (const [method, p] of Object.entries(this.projections)) {
       if (p?.status === 'done' && p.jobId) this.references[method] = p.jobId;
+      if (p) this.carriedOn.add(method);
       if (p?.running) p.cancel();
     }
     this.projections = { pca: null, tsne: null, umap: null, custom: null };
@@ -182,7 +188,7 @@ export class Projecting {
     if (isQuick(ds, method)) {
       // Tiles or the whole set: a 2-D view of tiles turned 3-D needs the whole set.
       if (!p || p.key !== key || p.delivery !== this._deliveryOf(method)) p = this._start(method);
-    } else if (!p && waitsForRun(method, ds.n)) {
+    } else if (!p && waitsForRun(method, ds.n) && !this.carriedOn.has(method)) {
       this.shown = null;
       app.status.showPlotMessage(`${methodName(method)} of ${formatCount(ds.n)} points takes minutes on the server: set its parameters, then press Run (a run made before comes back at once).`);
       app.render();
