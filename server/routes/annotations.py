@@ -37,13 +37,13 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from projector.server.deps import ServiceDep
 from projector.server.routes.data import coded_response, dictionary_head
-from projector.server.routes.tile_queries import Finite
+from projector.server.routes.tile_queries import RegionIn
 from pydantic import BaseModel, ConfigDict, Field
 
 from projector_core.annotations import AnnotationService, ColumnInfo, Committed, Edit
 from projector_core.annotations.export import MEDIA_TYPES, Format
 from projector_core.annotations.kinds import NAME_MAX
-from projector_core.tiles.queries import POLYGON_MAX, Region
+from projector_core.tiles.queries import Region
 
 router = APIRouter(prefix="/api/annotations", tags=["annotations"])
 
@@ -66,18 +66,10 @@ Author = Annotated[str | None, Header(alias=USER_HEADER, description="Who edits 
                                                                      "'local')")]
 
 
-class SelectionIn(BaseModel):
+class SelectionIn(RegionIn):
     """A region of a done projection's map (as ``POST /api/jobs/ID/select`` takes it)."""
 
-    model_config = ConfigDict(extra="forbid")
     job: str = Field(description="The done projection job whose map the region is drawn on")
-    box: list[Finite] | None = Field(None, min_length=4, max_length=4,
-                                     description="[x0, y0, x1, y1]; its edges are inside")
-    polygon: list[list[Finite]] | None = Field(
-        None, min_length=3, max_length=POLYGON_MAX,
-        description="[[x, y], ...]: inside by the even-odd rule, as the page's lasso")
-    axes: str | list[int] | None = Field(None, description="Coordinate columns, e.g. '0,1' "
-                                                           "(default the first two)")
 
 
 class AnnotateIn(BaseModel):

@@ -43,7 +43,10 @@ class PickOut(BaseModel):
     coords: list[float] | None = Field(description="Its coordinates over the axes")
 
 
-class SelectIn(BaseModel):
+class RegionIn(BaseModel):
+    """A region of a done projection's map: a box or a polygon, over the axes shown (what
+    ``select`` and an annotation of a region take)."""
+
     model_config = ConfigDict(extra="forbid")
 
     box: list[Finite] | None = Field(None, min_length=4, max_length=4,
@@ -53,6 +56,9 @@ class SelectIn(BaseModel):
         description="[[x, y], ...]: inside by the even-odd rule, as the page's lasso")
     axes: str | list[int] | None = Field(None, description="Coordinate columns, e.g. '0,1' "
                                                            "(default the first two)")
+
+
+class SelectIn(RegionIn):
     limit: int = Field(LIMIT_DEFAULT, ge=0, le=LIMIT_MAX, description="Rows listed at most")
     column: str | None = Field(None, description="A metadata column to count inside the "
                                                  "region")
