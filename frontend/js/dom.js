@@ -64,3 +64,26 @@ export function debounce(fn, ms) {
 export function formatCount(n) {
   return Number(n).toLocaleString('en-US');
 }
+
+/**
+ * A 2-D canvas sized to `width` x `height` CSS pixels at the screen's pixel ratio (resized
+ * only when that changed), its context scaled to CSS pixels and cleared: what every overlay
+ * and chart draws on.
+ * @param {HTMLCanvasElement} canvas
+ * @param {number} width
+ * @param {number} height
+ * @returns {CanvasRenderingContext2D}
+ */
+export function clearedCanvas(canvas, width, height) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(1, Math.round(width * dpr));
+  const h = Math.max(1, Math.round(height * dpr));
+  if (canvas.width !== w || canvas.height !== h) {
+    canvas.width = w;
+    canvas.height = h;
+  }
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  return ctx;
+}

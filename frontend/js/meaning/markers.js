@@ -4,6 +4,8 @@
 // units, fitted into the plot's cube by the shown PointSource as its own points are: the
 // whole array or tiles alike). It redraws on the 'top' pass only when what it shows changed.
 
+import { clearedCanvas } from '../dom.js';
+
 /** @typedef {{ text: string, color: string, coords: number[] }} Marker */
 
 const FONT = '600 12px system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif';
@@ -20,7 +22,6 @@ export class MarkerLayer {
     this.canvas.className = 'meaning-markers';
     this.canvas.setAttribute('aria-hidden', 'true');
     this.canvas.dataset.testid = 'meaning-markers';
-    this.ctx = this.canvas.getContext('2d');
     /** @type {unknown[] | null} what the last drawing showed */
     this.seen = null;
     /** @type {Array<{ text: string, color: string, x: number, y: number }>} the pins drawn (CSS pixels), for tests */
@@ -63,16 +64,7 @@ export class MarkerLayer {
 
   draw(markers, width, height) {
     const p = this.plot;
-    const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(width * dpr));
-    const h = Math.max(1, Math.round(height * dpr));
-    if (this.canvas.width !== w || this.canvas.height !== h) {
-      this.canvas.width = w;
-      this.canvas.height = h;
-    }
-    const ctx = this.ctx;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
+    const ctx = clearedCanvas(this.canvas, width, height);
     this.drawn = [];
     if (!markers.length || !p.source.place) return;
     const m = p.matrix();

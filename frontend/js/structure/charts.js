@@ -3,7 +3,7 @@
 // selects those rows on the map; any selection (map, search, neighbours) redraws every
 // chart as selected-over-all. Charts are canvases over binned typed arrays: no per-row DOM.
 
-import { download, el, formatCount } from '../dom.js';
+import { clearedCanvas, download, el, formatCount } from '../dom.js';
 import { downloadName } from '../file_names.js';
 import { categoryBinning, csvLine, numericBinning, rowsInBins, selectedCounts } from './binning.js';
 
@@ -143,15 +143,8 @@ export function createChartsPanel(app) {
     const numeric = binning.kind === 'numeric';
     const width = Math.max(120, canvas.clientWidth || 240);
     const height = numeric ? HIST_HEIGHT : binning.counts.length * BAR_HEIGHT;
-    const dpr = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
-      canvas.width = Math.round(width * dpr);
-      canvas.height = Math.round(height * dpr);
-      canvas.style.height = `${height}px`;
-    }
-    const ctx = canvas.getContext('2d');
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
+    canvas.style.height = `${height}px`;
+    const ctx = clearedCanvas(canvas, width, height);
     const css = getComputedStyle(document.documentElement);
     const all = css.getPropertyValue('--chart-all').trim() || '#c9d3e0';
     const picked = css.getPropertyValue('--accent').trim() || '#3b6fb6';

@@ -4,6 +4,7 @@
 // camera, size, flags, its own data), so streamed t-SNE/UMAP frames re-estimate the density
 // as they arrive, and a still plot costs it nothing.
 
+import { clearedCanvas } from '../dom.js';
 import { FLAG_HIDDEN } from '../renderer/points.js';
 import { contourSegments, densityGrid, LEVELS } from './density.js';
 
@@ -19,7 +20,6 @@ export class StructureOverlay {
     this.canvas.className = 'structure-overlay';
     this.canvas.setAttribute('aria-hidden', 'true');
     this.canvas.dataset.testid = 'structure-overlay';
-    this.ctx = this.canvas.getContext('2d');
     this.density = false;
     this.clusters = null; // { clusters: [...], byParent: Map }
     this.showClusters = true;
@@ -84,16 +84,7 @@ export class StructureOverlay {
 
   draw(width, height) {
     const p = this.plot;
-    const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(width * dpr));
-    const h = Math.max(1, Math.round(height * dpr));
-    if (this.canvas.width !== w || this.canvas.height !== h) {
-      this.canvas.width = w;
-      this.canvas.height = h;
-    }
-    const ctx = this.ctx;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
+    const ctx = clearedCanvas(this.canvas, width, height);
     if (!p.n) return;
     const matrix = p.matrix();
     if (this.density && !p.threeD) this._drawDensity(ctx, matrix, width, height);
