@@ -19,8 +19,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and the API reference
+    from projector.client.answers import ProjectorError
     from projector.client.api import ProjectorClient as Client
-    from projector.client.api import ProjectorError
     from projector.local_server import LocalServer, memory_server
     from projector.script import show
     from projector.widget import Projector
@@ -39,7 +39,7 @@ except PackageNotFoundError:
 # name -> the module that defines it; imported on first use (module __getattr__, PEP 562)
 _WHERE = {
     "Client": "projector.client.api",
-    "ProjectorError": "projector.client.api",  # what a refused Client call raises
+    "ProjectorError": "projector.client.answers",  # what a refused Client call raises
     "LocalServer": "projector.local_server",
     "memory_server": "projector.local_server",
     "show": "projector.script",

@@ -18,7 +18,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from projector.client.api import ProjectorClient, ProjectorError
+from projector.client.answers import ProjectorError
+from projector.client.api import ProjectorClient
 from projector_core.annotations import Edit
 from projector_core.data.catalog import Catalog
 from projector_core.data.steps import timelines

@@ -17,7 +17,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from projector.client.api import ProjectorClient, ProjectorError
+from projector.client.answers import ProjectorError
+from projector.client.api import ProjectorClient
 from projector.local_server import memory_server
 from tests.test_cli import _free_port
 

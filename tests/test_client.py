@@ -9,7 +9,8 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.neighbors import NearestNeighbors
 
-from projector.client.api import Projection, ProjectorClient, ProjectorError
+from projector.client.answers import Projection, ProjectorError
+from projector.client.api import ProjectorClient
 
 
 @pytest.fixture

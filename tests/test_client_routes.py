@@ -13,7 +13,7 @@ import pytest
 from projector.server.routes.jobs import ClustersOut, QualityOut
 
 from projector import Client
-from projector.client.api import ProjectorError
+from projector.client.answers import ProjectorError
 from projector_core.formats.writer import add_embedding
 from tests.builders import vectors
 

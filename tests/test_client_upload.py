@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from projector import Client
-from projector.client.api import ProjectorError
+from projector.client.answers import ProjectorError
 from tests.builders import vectors
 
 pytestmark = pytest.mark.quiet_server

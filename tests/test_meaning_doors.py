@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 from projector.server.app import SAMPLE_DATA, create_app
 
-from projector.client.api import ProjectorClient, ProjectorError
+from projector.client.answers import ProjectorError
+from projector.client.api import ProjectorClient
 from projector_core.formats.metadata import read_metadata
 from tests.conftest import LiveServer
 

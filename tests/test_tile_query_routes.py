@@ -15,7 +15,7 @@ import pytest
 from projector.server.app import create_app
 
 from projector import Client
-from projector.client.api import ProjectorError
+from projector.client.answers import ProjectorError
 from projector_core.kernels.search import search
 from projector_core.tiles.build import build_tiles
 from projector_core.tiles.order import lod_order

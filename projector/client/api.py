@@ -24,29 +24,31 @@ import csv
 import io
 import json
 import os
-import secrets
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from projector.client.annotations import annotate_body, annotation_frame
+from projector.client.answers import (
+    DoneCallback,
+    FrameCallback,
+    Neighbors,
+    ProgressCallback,
+    Projection,
+    ProjectorError,
+)
 from projector.client.events import SILENCE, EventReader, in_thread, landing_steps
+from projector.client.transport import follow_stream, request
+from projector.client.uploads import upload_request
 from projector.client.wire import (
     USER_HEADER,
-    detail,
     float32,
     given,
     job_path,
-    json_body,
     names,
-    part,
     projection_body,
 )
 
@@ -56,39 +58,6 @@ if TYPE_CHECKING:
 OCTET_STREAM = "application/octet-stream"
 
 
-class ProjectorError(RuntimeError):
-    """The server refused a request; ``status`` is the HTTP status, the message its detail,
-    ``body`` its whole JSON answer (a 503's job and progress), if any."""
-
-    def __init__(self, status: int, detail: str, body: Any = None) -> None:
-        super().__init__(f"{status}: {detail}")
-        self.status = status
-        self.detail = detail
-        self.body = body
-
-
-@dataclass(frozen=True)
-class Projection:
-    """A done projection: its coordinates, the job's ``info`` (method, parameters, sampling) and
-    the job id, which the structure calls (``clusters``, ``quality``, ``pick``) take."""
-
-    coordinates: np.ndarray  # float32 [N, k]
-    info: dict[str, Any]
-    job: str
-
-
-class Neighbors(NamedTuple):
-    """Nearest points, nearest first: ``indices, distances = client.neighbors(...)``. Note the
-    order: the reverse of scikit-learn's ``kneighbors`` (distances, indices), so the fields
-    are named."""
-
-    indices: np.ndarray  # int64 [k]
-    distances: np.ndarray  # float64 [k], ascending
-
-
-FrameCallback = Callable[[np.ndarray, "int | None"], Any]
-DoneCallback = Callable[[Projection], Any]
-ProgressCallback = Callable[[dict[str, Any]], Any]
 POLL_SECONDS = 0.2
 
 
@@ -302,32 +271,8 @@ class ProjectorClient:
         DataFrame (of numbers, or with a column of vectors: ``vector_column`` when several), an
         Arrow table; metadata as a DataFrame, Series, dict of columns or list. A path sends the
         file itself (a ``.npy`` or TSV tensor; a metadata TSV)."""
-        n_points: int | None = None  # a file's rows are counted by the server
-        columns = None
-        if isinstance(vectors, str | Path):
-            name, tensor = Path(vectors).name, Path(vectors).read_bytes()
-        else:
-            from projector_core.formats.inputs import split_table  # the one normaliser
-
-            matrix, columns = split_table(vectors, vector_column)
-            n_points = int(matrix.shape[0])
-            buffer = io.BytesIO()
-            np.save(buffer, matrix, allow_pickle=False)
-            tensor = buffer.getvalue()
-        if isinstance(metadata, str | Path):
-            table, table_name = Path(metadata).read_bytes(), Path(metadata).name
-        elif metadata is not None or columns:
-            from projector_core.formats.inputs import metadata_columns
-
-            given_columns = metadata_columns(metadata, n_points) or columns
-            table, table_name = json.dumps(given_columns).encode(), "metadata.json"
-        else:
-            return self._json("POST", "/api/uploads", {"name": name}, raw=tensor)
-        boundary = secrets.token_hex(16)
-        body = b"".join(part(boundary, field, filename, data) for field, filename, data in
-                        (("tensor", name, tensor), ("metadata", table_name, table)))
-        return self._json("POST", "/api/uploads", raw=body + f"--{boundary}--\r\n".encode(),
-                          content_type=f"multipart/form-data; boundary={boundary}")
+        query, raw, content_type = upload_request(vectors, metadata, name, vector_column)
+        return self._json("POST", "/api/uploads", query, raw=raw, content_type=content_type)
 
     # -- neighbours and search -----------------------------------------------------------------
     def neighbors(self, run: str, embedding: str, index: int | None = None,
@@ -541,39 +486,13 @@ class ProjectorClient:
         if on_start is not None:
             on_start(job_id)
         try:
-            projection = await self._follow(job_id, on_frame)
+            projection = await follow_stream(self.base_url, self._auth, job_id, on_frame)
         except asyncio.CancelledError:
             await asyncio.to_thread(self.cancel, job_id)
             raise
         if on_done is not None:
             on_done(projection)
         return projection
-
-    async def _follow(self, job_id: str, on_frame: FrameCallback | None) -> Projection:
-        import websockets
-
-        url = self.base_url.replace("http", "ws", 1) + f"/api/jobs/{job_id}/stream"
-        header: dict[str, Any] = {}
-        final: np.ndarray | None = None
-        status: dict[str, Any] = {}
-        async with websockets.connect(url, max_size=None, additional_headers=self._auth) as socket:
-            async for message in socket:
-                if isinstance(message, str):
-                    decoded = json.loads(message)
-                    if decoded.get("type") == "frame":
-                        header = decoded
-                    else:
-                        status = decoded
-                    continue
-                coordinates = np.frombuffer(message, "<f4").reshape(header["shape"])
-                if header.get("final"):
-                    final = coordinates
-                elif on_frame is not None:
-                    on_frame(coordinates, header.get("iteration"))
-        if status.get("status") != "done" or final is None:
-            raise ProjectorError(409, f"job {job_id} ended {status.get('status', 'unexpectedly')}"
-                                      + (f": {status['error']}" if status.get("error") else ""))
-        return Projection(final, status.get("info", {}), job_id)
 
     # -- the view a notebook widget shares with its page ----------------------------------------
     def session(self, since: int = -1, timeout: float = 0) -> dict[str, Any]:
@@ -593,23 +512,10 @@ class ProjectorClient:
 
     def _request(self, method: str, path: str, query: dict[str, Any] | None = None,
                  body: Any = None, accept: str = "application/json", raw: bytes | None = None,
-                 content_type: str = "application/octet-stream") -> tuple[bytes, dict[str, str]]:
+                 content_type: str = OCTET_STREAM) -> tuple[bytes, dict[str, str]]:
         """(body, headers with lower-case names); ``body`` is sent as JSON, ``raw`` as is."""
-        url = self.base_url + path
-        if query:
-            url += "?" + urllib.parse.urlencode(query, doseq=True)  # a list: repeated
-        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
-        kind = content_type if raw is not None else "application/json"
-        request = urllib.request.Request(url, data=data, method=method, headers={
-            "Accept": accept, **({"Content-Type": kind} if data is not None else {}),
-            **self._auth})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                headers = {name.lower(): value for name, value in response.headers.items()}
-                return response.read(), headers
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            raise ProjectorError(error.code, detail(raw), json_body(raw)) from None
+        return request(self.base_url, self._auth, self.timeout, method, path, query, body,
+                       accept, raw, content_type)
 
 
 Client = ProjectorClient  # ``from projector import Client``
