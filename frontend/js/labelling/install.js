@@ -200,6 +200,7 @@ export function installLabelling(app) {
   function renderExport(ds) {
     const links = $('label-export');
     links.hidden = !store.enabled || store.columns.length === 0;
+    if (links.hidden) return; // a shared site or uploaded data: no server keeps them
     for (const format of ['tsv', 'csv', 'parquet']) {
       const link = /** @type {HTMLAnchorElement} */ ($(`label-export-${format}`));
       link.href = app.api.url('annotations/export', { run: ds.run, embedding: ds.name, format }).href;
