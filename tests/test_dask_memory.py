@@ -162,7 +162,7 @@ def test_the_server_holds_only_what_it_serves_during_pca_knn_and_umap(server, za
 
     sampler.reset()
     size, info = _project(base, method="pca", dims=2)
-    assert size == ROWS * 10 * 4 and info["dims"] == 10
+    assert size == ROWS * 2 * 4 and info["dims"] == 2  # dims is the output width (issue 33)
     print(f"\n{ROWS:,} x {DIM}: server private memory idle {idle / 2**20:.0f} MB, "
           f"PCA peak {sampler.peak / 2**20:.0f} MB", end="")
     assert sampler.peak < BUDGET, f"PCA: {sampler.peak / 2**20:.0f} MB private (idle {idle / 2**20:.0f})"
