@@ -97,7 +97,9 @@ def test_another_origins_page_cannot_make_the_server_work(serve, small_logdir, o
     page.wait_for_function("window.settled.length === 4")
     assert page.evaluate("window.settled") == ["failed"] * 4
     for address in costly:
-        assert answers.get(address) == [403, 403], (address, answers)  # the <img>, the <script>
+        # Every request the <img> and the <script> made was refused (Chromium may send one
+        # request for both when they ask for the same address at once).
+        assert answers.get(address) and set(answers[address]) == {403}, (address, answers)
     assert job_ids() == before, "another origin's page started a job"
 
     page.click("#open")  # a link (navigation) from the other origin opens the app

@@ -55,7 +55,7 @@ def test_arrow_keys_pan_and_plus_minus_zoom(serve, sample_logdir, projector):
     page.keyboard.press("-")
     assert page.evaluate("window.__projector.app.plot.camera")["zoom"] < zoomed["zoom"]
     # The camera is the state's: the URL keeps the moved view.
-    page.wait_for_function("window.__projector.urlState().camera !== null")
+    page.wait_for_function("window.__projector.urlState()?.camera != null")
     # Keys typed in a field stay there.
     projector.by("search-input").focus()
     camera = page.evaluate("window.__projector.app.plot.camera")

@@ -29,7 +29,7 @@ def test_a_link_out_of_range_opens_clamped_with_a_note(serve, sample_logdir, pro
     assert "perplexity 500 is out of range" in note and "n_neighbors 1000" in note
     # The URL comes to hold the clamped value (written after the state, not in the same task).
     projector.page.wait_for_function(
-        f"Math.abs(window.__projector.urlState().tsne.perplexity - {top}) < 1e-4")
+        f"Math.abs(window.__projector.urlState()?.tsne.perplexity - {top}) < 1e-4")
     # The panels' ranges are the table's for this data.
     assert projector.by("tsne-perplexity").get_attribute("max") == "49"
     assert projector.by("umap-neighbors").get_attribute("max") == "149"

@@ -42,7 +42,7 @@ def test_density_contours_are_kept_in_the_url(serve, sample_logdir, projector):
     url = serve(sample_logdir)
     projector.open(url, IRIS_2D)
     projector.by("density-toggle").check()
-    projector.page.wait_for_function("window.__projector.urlState().density === true")
+    projector.page.wait_for_function("window.__projector.urlState()?.density === true")
     hash_ = projector.page.evaluate("location.hash")
     projector.page.goto("about:blank")
     projector.page.goto(url + "/" + hash_)

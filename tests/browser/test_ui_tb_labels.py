@@ -108,7 +108,7 @@ def test_3d_labels_draw_every_label_and_survive_reload(serve, projector, tmp_pat
     assert changed_pixels(labelled, projector.plot_image()) > 100
     projector.by("label-by").select_option("word")
 
-    projector.page.wait_for_function("window.__projector.urlState().labels3d === true")
+    projector.page.wait_for_function("window.__projector.urlState()?.labels3d === true")
     projector.page.reload()
     projector.wait_ready()
     assert projector.state()["labels3d"] is True
