@@ -93,6 +93,9 @@ export class Dataset {
 
   /** Resolves once every named column is here (fetching those that are not). */
   ensureColumns(names) {
+    // Metadata that came whole has no fetcher: a column it lacks (one just named by a label
+    // kept on the server) arrives through the labelling panel, not from here.
+    if (!this.fetchColumn) return Promise.resolve([]);
     const missing = names.filter((c) => this.columns.includes(c) && !this.loaded(c));
     if (!this.wholeColumns()) {
       missing.forEach((c) => this.onColumnRefused(c));

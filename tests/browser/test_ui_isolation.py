@@ -56,18 +56,25 @@ def other_origin(tmp_path) -> Iterator[Callable[[str], str]]:
     server.server_close()
 
 
-def network_answers(page: Page) -> dict[str, list[int]]:
+def network_answers(page: Page) -> Callable[[], dict[str, list[int]]]:
     """Each URL's HTTP statuses as the network saw them, read through the DevTools protocol:
     the page never sees a refused cross-origin answer (Chromium's opaque-response blocking
-    drops it, and Playwright's response event with it)."""
+    drops it, and Playwright's response event with it). The events of one request may come
+    in either order, so they are paired by request id only when read."""
     urls: dict[str, str] = {}
-    answers: dict[str, list[int]] = {}
+    statuses: dict[str, list[int]] = {}
     session = page.context.new_cdp_session(page)
     session.on("Network.requestWillBeSent",
                lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
-    session.on("Network.responseReceivedExtraInfo", lambda event: answers.setdefault(
-        urls.get(event["requestId"], ""), []).append(event["statusCode"]))
+    session.on("Network.responseReceivedExtraInfo", lambda event: statuses.setdefault(
+        event["requestId"], []).append(event["statusCode"]))
     session.send("Network.enable")
+
+    def answers() -> dict[str, list[int]]:
+        by_url: dict[str, list[int]] = {}
+        for request, seen in statuses.items():
+            by_url.setdefault(urls.get(request, ""), []).extend(seen)
+        return by_url
     return answers
 
 
@@ -92,10 +99,16 @@ def test_another_origins_page_cannot_make_the_server_work(serve, small_logdir, o
     before = job_ids()
 
     page = projector.page
-    answers = network_answers(page)
+    read_answers = network_answers(page)
     page.goto(other_origin(OTHER_PAGE.format(target=url, embeds=embeds)))
     page.wait_for_function("window.settled.length === 4")
     assert page.evaluate("window.settled") == ["failed"] * 4
+    answers = read_answers()
+    for _ in range(50):  # the protocol's events may trail the page's own
+        if all(answers.get(address) for address in costly):
+            break
+        page.wait_for_timeout(100)
+        answers = read_answers()
     for address in costly:
         # Every request the <img> and the <script> made was refused (Chromium may send one
         # request for both when they ask for the same address at once).
