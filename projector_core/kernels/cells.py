@@ -267,6 +267,12 @@ class CellIndex:
         scores = xp.matmul(queries, xp.matrix_transpose(candidates))
         own = xp.arange(count, device=scores.device)
         scores[own, own + lo] = xp.inf  # a row is not its own neighbour
+        if be.is_numpy or be.device == "cpu":
+            from projector_core.kernels.cell_selection import binned_smallest  # numba: on first use
+
+            columns, values = np.empty((count, places), np.int64), np.empty((count, places), np.float32)
+            binned_smallest(be.to_numpy(scores), bins, places, columns, values)
+            return be.shared(columns), ~xp.isfinite(be.shared(values))
         if bin_width > 1:
             binned = xp.min(xp.reshape(scores, (count, bin_width, bins)), axis=1)
             _, chosen = be.smallest_k(binned, places)
