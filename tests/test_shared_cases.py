@@ -21,7 +21,8 @@ import pytest
 from projector_core.errors import DataError
 from projector_core.export.coloring import colour_order
 from projector_core.formats.metadata import parse_metadata
-from projector_core.formats.tensor_files import read_npy, read_tsv
+from projector_core.formats.npy_files import read_npy
+from projector_core.formats.tensor_files import read_tsv
 from projector_core.kernels.custom import custom_projection
 from projector_core.kernels.knn import ExactIndex
 from projector_core.kernels.pca import pca

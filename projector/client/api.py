@@ -18,66 +18,37 @@ HTTP uses only the standard library; the streamed form needs the ``websockets`` 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import csv
 import io
 import json
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from projector.client.annotations import annotate_body, annotation_frame
-from projector.client.answers import (
-    DoneCallback,
-    FrameCallback,
-    Neighbors,
-    ProgressCallback,
-    Projection,
-    ProjectorError,
-)
+from projector.client.annotations import AnnotationRoutes
+from projector.client.answers import Neighbors, ProgressCallback, ProjectorError
 from projector.client.events import SILENCE, EventReader, in_thread, landing_steps
-from projector.client.transport import follow_stream, request
+from projector.client.job_routes import JobRoutes
 from projector.client.uploads import upload_request
-from projector.client.wire import (
-    USER_HEADER,
-    float32,
-    given,
-    job_path,
-    names,
-    projection_body,
-)
+from projector.client.wire import OCTET_STREAM, float32, given, job_path, names
 
 if TYPE_CHECKING:
     import pandas as pd
 
-OCTET_STREAM = "application/octet-stream"
 
-
-POLL_SECONDS = 0.2
-
-
-class ProjectorClient:
+# The routes in groups: projections and jobs (job_routes.py), annotations (annotations.py), and
+# here the data, neighbours and search, events, the tiles' questions, structure and comparison,
+# and the shared view; HTTP itself is transport.py's Connection, which each group builds on.
+class ProjectorClient(JobRoutes, AnnotationRoutes):
     """A running server's API. ``timeout``: seconds one HTTP request may take (the blocking
     projection calls take their own ``timeout`` for the whole wait).
 
     ``token``: the server's (``projector serve --token``), default ``$PROJECTOR_TOKEN``;
     sent as ``Authorization: Bearer`` with every request and stream. ``user``: who edits
     annotations (``X-Projector-User``; the server records "local" without one)."""
-
-    def __init__(self, base_url: str = "http://127.0.0.1:6006", timeout: float = 60.0,
-                 token: str | None = None, user: str | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-        self.user = user
-        token = token if token is not None else os.environ.get("PROJECTOR_TOKEN")
-        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
-        if user:
-            self._auth[USER_HEADER] = user
 
     # -- data ----------------------------------------------------------------------------------
     def health(self) -> bool:
@@ -139,52 +110,6 @@ class ProjectorClient:
     def delete_bookmark(self, run: str, embedding: str, id: int) -> None:
         """Delete the saved bookmark ``id`` from the server's store."""
         self._json("DELETE", "/api/bookmarks", {**names(run, embedding), "id": id})
-
-    # -- annotations: labels, flags and notes the server keeps (every edit undoable) ------------
-    def annotate(self, run: str, embedding: str, rows: Any, column: str, value: Any, *,
-                 kind: str | None = None, selection: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Set ``column`` to ``value`` on ``rows``, or inside ``selection`` (a region of a done
-        projection's map, ``rows`` None), in one edit: see :func:`annotate_body`."""
-        return self._json("POST", "/api/annotations", body=annotate_body(
-            run, embedding, rows, column, value, kind, selection))
-
-    def annotation_columns(self, run: str, embedding: str) -> dict[str, Any]:
-        """``enabled`` (else ``reason``) and the embedding's ``columns`` (kind, shown...)."""
-        return self._json("GET", "/api/annotations", names(run, embedding))
-
-    def annotations(self, run: str, embedding: str) -> pd.DataFrame:
-        """The shown annotation columns, a row per point (categoricals, NaN where unset)."""
-        listed = self.annotation_columns(run, embedding)["columns"]
-        return annotation_frame({c["name"]: self._request(
-            "GET", "/api/metadata/column", {**names(run, embedding), "column": c["name"],
-                                            "kind": "categorical"}, accept=OCTET_STREAM)
-            for c in listed if c["shown"]})
-
-    def annotation_history(self, run: str, embedding: str, column: str | None = None,
-                           limit: int = 100) -> list[dict[str, Any]]:
-        """Everyone's edits of the embedding, newest first."""
-        return self._json("GET", "/api/annotations/history",
-                          {**names(run, embedding), **given(column=column), "limit": limit})
-
-    def undo(self, run: str, embedding: str) -> dict[str, Any]:
-        """Undo this user's last edit of the embedding (others' edits stay)."""
-        return self._json("POST", "/api/annotations/undo", body=names(run, embedding))
-
-    def redo(self, run: str, embedding: str) -> dict[str, Any]:
-        """Redo this user's last undone edit of the embedding."""
-        return self._json("POST", "/api/annotations/redo", body=names(run, embedding))
-
-    def export_annotations(self, run: str, embedding: str, format: str = "tsv") -> bytes:
-        """The metadata with the annotation columns beside it (tsv, csv or parquet bytes)."""
-        return self._request("GET", "/api/annotations/export",
-                             {**names(run, embedding), "format": format}, accept="*/*")[0]
-
-    def import_annotations(self, run: str, embedding: str, column: str, path: str | Path,
-                           **options: str) -> dict[str, Any]:
-        """Set every row of ``column`` from a file's column; ``options``: format, kind."""
-        return json.loads(self._request("POST", "/api/annotations/import", {
-            **names(run, embedding), "column": column, "name": Path(path).name, **options},
-            raw=Path(path).read_bytes())[0])
 
     def sprite(self, run: str, embedding: str) -> bytes:
         """The sprite image's own bytes (PNG or JPEG)."""
@@ -330,84 +255,6 @@ class ProjectorClient:
             **names(run, embedding), "column": column, "query": query,
             "regex": str(regex).lower()})["indices"]
 
-    # -- projections ---------------------------------------------------------------------------
-    def project(self, run: str, embedding: str, method: str, dims: int = 2,
-                device: str | None = None, *, on_progress: ProgressCallback | None = None,
-                timeout: float | None = None, **params: Any) -> np.ndarray:
-        """Compute a projection and wait for it: float32 [N, k] (see :meth:`projection`).
-        ``params`` are the method's parameters, as :meth:`methods` lists them."""
-        return self.projection(run, embedding, method, dims, device, on_progress=on_progress,
-                               timeout=timeout, **params).coordinates
-
-    def projection(self, run: str, embedding: str, method: str, dims: int = 2,
-                   device: str | None = None, *, on_progress: ProgressCallback | None = None,
-                   timeout: float | None = None, **params: Any) -> Projection:
-        """As :meth:`project`, with the result's info (e.g. explained variance ratios) and
-        job id. ``on_progress(job)`` hears the job's status as it runs; ``timeout`` seconds
-        bound the wait (TimeoutError; the job goes on: :meth:`wait` for it again)."""
-        job_id = self.start(run, embedding, method, dims, device, **params)
-        self.wait(job_id, on_progress, timeout)
-        return self.result(job_id)
-
-    def start(self, run: str, embedding: str, method: str, dims: int = 2,
-              device: str | None = None, **params: Any) -> str:
-        """Queue a projection; returns the job id."""
-        return self._json("POST", "/api/projections",
-                          body=projection_body(run, embedding, method, dims, device,
-                                                params))["job"]
-
-    def wait(self, job_id: str, on_progress: ProgressCallback | None = None,
-             timeout: float | None = None) -> dict[str, Any]:
-        """Block until the job is done (its status); ProjectorError when it fails or is
-        cancelled, TimeoutError after ``timeout`` seconds."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            status = self.job(job_id)
-            if on_progress is not None:
-                on_progress(status)
-            if status["status"] == "done":
-                return status
-            if status["status"] in ("failed", "cancelled"):
-                raise ProjectorError(409, f"job {job_id} {status['status']}"
-                                          + (f": {status['error']}" if status["error"] else ""))
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"job {job_id} is still {status['status']} after {timeout} s "
-                                   f"({status['progress']:.0%})")
-            time.sleep(POLL_SECONDS)
-
-    def jobs(self) -> list[dict[str, Any]]:
-        """Every job the server keeps, with what it computes (kind, method, run, embedding)."""
-        return self._json("GET", "/api/jobs")["jobs"]
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        """A job's status, progress and phase."""
-        return self._json("GET", job_path(job_id))
-
-    def cancel(self, job_id: str) -> dict[str, Any]:
-        """Cancel a job; its status is the answer."""
-        return self._json("DELETE", job_path(job_id))
-
-    def pause(self, job_id: str) -> dict[str, Any]:
-        """Pause a running job (t-SNE, UMAP) where it is; :meth:`resume` carries on."""
-        return self._json("POST", job_path(job_id, "pause"))
-
-    def resume(self, job_id: str) -> dict[str, Any]:
-        """Resume a paused job."""
-        return self._json("POST", job_path(job_id, "resume"))
-
-    def result(self, job_id: str) -> Projection:
-        """A done job's projection (coordinates as float32, its info and id)."""
-        body, headers = self._request("GET", job_path(job_id, "result"), accept=OCTET_STREAM)
-        return Projection(float32(body, headers), json.loads(headers.get("x-info", "{}")),
-                          job_id)
-
-    def lod_order(self, job_id: str, axes: str | None = None) -> np.ndarray:
-        """A done job's points in level-of-detail order (int32): any prefix covers the map
-        evenly, as the page draws large data."""
-        body, _ = self._request("GET", job_path(job_id, "lod"), given(axes=axes),
-                                accept=OCTET_STREAM)
-        return np.frombuffer(body, "<i4").copy()
-
     # -- questions over every point, answered from the tiles -------------------------------------
     def pick(self, job_id: str, x: float, y: float, radius: float,
              axes: str | None = None) -> dict[str, Any]:
@@ -464,36 +311,6 @@ class ProjectorClient:
         """Pairs worth comparing: consecutive steps of a tag, one tensor name in two runs."""
         return self._json("GET", "/api/compare/pairs")["pairs"]
 
-    async def project_async(self, run: str, embedding: str, method: str, dims: int = 2, *,
-                            on_frame: FrameCallback | None = None,
-                            on_done: DoneCallback | None = None,
-                            on_start: Callable[[str], Any] | None = None,
-                            device: str | None = None, **params: Any) -> Projection:
-        """A coroutine: ``await client.project_async(...)`` inside ``async`` code (or
-        ``asyncio.run(client.project_async(...))``). Called without ``await`` it does nothing
-        at all (Python warns "coroutine ... was never awaited"); from plain code use
-        :meth:`project` (blocking, ``on_progress=``) instead.
-
-        Start a projection and follow its stream: ``on_start(job_id)`` once queued,
-        ``on_frame(coordinates, iteration)`` for each intermediate frame (a read-only array),
-        ``on_done(projection)`` at the end; the projection is also returned.
-
-        Cancelling the awaiting task cancels the job on the server. A job that fails or is
-        cancelled raises :class:`ProjectorError`.
-        """
-        job_id = await asyncio.to_thread(self.start, run, embedding, method, dims, device,
-                                         **params)
-        if on_start is not None:
-            on_start(job_id)
-        try:
-            projection = await follow_stream(self.base_url, self._auth, job_id, on_frame)
-        except asyncio.CancelledError:
-            await asyncio.to_thread(self.cancel, job_id)
-            raise
-        if on_done is not None:
-            on_done(projection)
-        return projection
-
     # -- the view a notebook widget shares with its page ----------------------------------------
     def session(self, since: int = -1, timeout: float = 0) -> dict[str, Any]:
         """The shared view (``selection``, ``color_by``, ``projection``...); with ``since``,
@@ -503,19 +320,6 @@ class ProjectorClient:
     def update_session(self, **changes: Any) -> dict[str, Any]:
         """Set fields of the shared view; an unknown column or an index past N is refused."""
         return self._json("POST", "/api/session/state", body=changes)
-
-    # -- HTTP ----------------------------------------------------------------------------------
-    def _json(self, method: str, path: str, query: dict[str, Any] | None = None,
-              body: Any = None, **send: Any) -> Any:
-        content, _ = self._request(method, path, query, body, **send)
-        return json.loads(content)
-
-    def _request(self, method: str, path: str, query: dict[str, Any] | None = None,
-                 body: Any = None, accept: str = "application/json", raw: bytes | None = None,
-                 content_type: str = OCTET_STREAM) -> tuple[bytes, dict[str, str]]:
-        """(body, headers with lower-case names); ``body`` is sent as JSON, ``raw`` as is."""
-        return request(self.base_url, self._auth, self.timeout, method, path, query, body,
-                       accept, raw, content_type)
 
 
 Client = ProjectorClient  # ``from projector import Client``

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 USER_HEADER = "X-Projector-User"  # who edits annotations
+OCTET_STREAM = "application/octet-stream"
 
 
 def projection_body(run: str, embedding: str, method: str, dims: int, device: str | None,

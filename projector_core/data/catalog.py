@@ -6,8 +6,9 @@ The first ``refresh()`` reads everything as it is. Later ones (``watching.py`` c
 files change) list a new or changed entry as ``loading`` at once, read it in the background and
 show it only once its files are whole (``completeness.py``); a config that cannot be read yet,
 or that lost entries in a rewrite, leaves the run as it was until the config settles. Every
-change is published on ``events`` (``catalog_events.py``). Memory stays bounded as steps pile
-up: tensors stay in the cache's files, mapped when asked for (the few most recent kept), and
+change is published on ``events`` (``catalog_events.py``); what each read left behind, for the
+next rescan to compare, is ``catalog_entries.py``'s. Memory stays bounded as steps pile up:
+tensors stay in the cache's files, mapped when asked for (the few most recent kept), and
 metadata equal across steps is held once.
 """
 
@@ -17,15 +18,17 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from projector_core.data.catalog_entries import Entry, RunFiles, listing
 from projector_core.data.catalog_events import publish_changes, publish_progress
 from projector_core.data.completeness import (
     Completeness,
+    Settling,
     Signature,
     newest_write,
     pinned,
@@ -47,31 +50,6 @@ from projector_core.storage.tensor_cache import TensorCache, default_cache_dir
 __all__ = ["Catalog", "PlainOptions"]
 
 KEEP_MAPPED = 4  # step tensors kept mapped (the newest, its predecessor, a comparison)
-
-
-@dataclass
-class _Entry:
-    """A config entry as last read: what is listed for it and the files it was read from."""
-
-    listed: Embedding  # shown in the run (a loading placeholder until a read of it is shown)
-    config: str  # the config as shown, and the entry in it: where a duplicate name is said
-    where: str
-    files: Signature  # the files as they were when last read (a change reads it again)
-    since: float  # monotonic: when the files were first seen as they are
-    shown: bool = False  # a read of it was listed: a new read replaces it once admitted
-    reading: Loading | None = None  # the read under way (cancelled when superseded)
-    held: Embedding | None = None  # read, shown once its files stood still ``wait`` seconds
-    wait: float = 0.0
-
-    def stop_reading(self) -> None:
-        if self.reading is not None:
-            self.reading.cancelled = True
-
-
-@dataclass
-class _RunFiles:
-    configs: Signature
-    entries: dict[tuple[str, str, EmbeddingInfo], _Entry] = field(default_factory=dict)
 
 
 class Catalog:
@@ -107,9 +85,8 @@ class Catalog:
         self.completeness = completeness or Completeness()
         self._runs: dict[str, Run] = {}
         self._memory: dict[str, Run] = {}  # never re-scanned: they have no files
-        self._read: dict[str, _RunFiles] = {}  # what each LOGDIR run was read from
-        self._due: dict[str, float] = {}  # run -> when (monotonic) to look at it again
-        self._configs_seen: dict[str, tuple[Signature, float]] = {}  # path -> (as seen, since)
+        self._read: dict[str, RunFiles] = {}  # what each LOGDIR run was read from
+        self._settling = Settling()  # when files read while the server runs are shown
         self._mapped: Recent[str, np.ndarray] = Recent(KEEP_MAPPED)
         self._metadata: weakref.WeakValueDictionary[str, Metadata] = weakref.WeakValueDictionary()
         self._lock = threading.RLock()
@@ -138,8 +115,7 @@ class Catalog:
     def due(self) -> bool:
         """Whether something read earlier waits to be looked at again now (``refresh``):
         files that must stand still a while before they are shown."""
-        now = time.monotonic()
-        return any(when <= now for when in list(self._due.values()))
+        return self._settling.due(time.monotonic())
 
     def add_run(self, run: Run) -> None:
         """Serve a run held in memory (it replaces a run of the same name)."""
@@ -186,12 +162,12 @@ class Catalog:
             runs: dict[str, Run] = {}
             for name, paths in found.items():
                 old = self._runs.get(name)
-                due = self._due.get(name)
+                due = self._settling.due_at.get(name)
                 if (old is not None and old.signature == self._signature(paths, old)
                         and (due is None or due > now)):
                     runs[name] = old
                     continue
-                self._due.pop(name, None)
+                self._settling.due_at.pop(name, None)
                 fresh = (self._load_plain_run(old, now) if paths == [self.logdir]
                          else self._load_run(name, paths, old, now))
                 if fresh is not None:
@@ -201,9 +177,7 @@ class Catalog:
             for gone in set(self._read) - set(runs):
                 for entry in self._read.pop(gone).entries.values():
                     entry.stop_reading()
-            self._due = {name: when for name, when in self._due.items() if name in found}
-            configs = {str(path) for paths in found.values() for path in paths}
-            self._configs_seen = {p: seen for p, seen in self._configs_seen.items() if p in configs}
+            self._settling.keep(found, {str(path) for paths in found.values() for path in paths})
             self._set_runs({**runs, **self._memory})
             self._scanned = True
 
@@ -240,23 +214,6 @@ class Catalog:
         """The configs and every file the run read last time, as they are now."""
         return signature([*configs, *(entry[0] for entry in old.signature)] if old else configs)
 
-    def _wait_for(self, run: str, since: float, wait: float, now: float) -> bool:
-        """Whether files seen unchanged since ``since`` must stand still longer; if so the run
-        is looked at again when they have stood ``wait`` seconds."""
-        if now - since >= wait:
-            return False
-        self._due[run] = min(self._due.get(run, since + wait), since + wait)
-        return True
-
-    def _young(self, run: str, path: Path, files: Signature, wait: float, now: float) -> bool:
-        """Whether ``files`` (a config, or plain arrays: ``path``) changed less than ``wait``
-        seconds ago, as far as the catalog saw them change."""
-        seen, since = self._configs_seen.get(str(path), ((), now))
-        if seen != files:
-            since = now
-        self._configs_seen[str(path)] = (files, since)
-        return self._wait_for(run, since, wait, now)
-
     def _load_run(self, name: str, configs: list[Path], old: Run | None, now: float) -> Run | None:
         """The run read from its configs; None to keep ``old`` while a config settles."""
         live = self._scanned
@@ -268,7 +225,7 @@ class Catalog:
                           else parse_config(path, self.display(path)))
             except DataError as exc:
                 wait = self.completeness.settle if old is not None else self.completeness.quiet
-                if live and self._young(name, path, signature([path]), wait, now):
+                if live and self._settling.young(name, path, signature([path]), wait, now):
                     return None  # perhaps half written: read again once it changes or settles
                 errors.append(str(exc))
                 continue
@@ -276,12 +233,12 @@ class Catalog:
             parsed.append((config, checkpoint, self.files.entries(config, checkpoint)))
         keys = [(str(config.path), entry_name(info, index), replace(info, where=""))
                 for config, _, infos in parsed for index, info in enumerate(infos)]
-        previous = self._read.get(name, _RunFiles(()))
+        previous = self._read.get(name, RunFiles(()))
         if live and set(previous.entries) - set(keys) and any(
-                self._young(name, path, signature([path]), self.completeness.settle, now)
+                self._settling.young(name, path, signature([path]), self.completeness.settle, now)
                 for path in configs):
             return None  # a config rewritten in place can be read with its end missing
-        read = _RunFiles(signature(configs))
+        read = RunFiles(signature(configs))
         self._read[name] = read
         run = Run(name=name, config=", ".join(self.display(p) for p in configs))
         keys_left = iter(keys)
@@ -297,41 +254,23 @@ class Catalog:
             if key not in read.entries:
                 entry.stop_reading()
         run.error = "; ".join(errors) or None
-        return self._listing(run, read)
-
-    def _listing(self, run: Run, read: _RunFiles) -> Run:
-        """``run`` listing its entries as they stand, its signature covering their files."""
-        embeddings: list[Embedding] = []
-        seen: dict[str, str] = {}
-        for entry in read.entries.values():
-            embedding = entry.listed
-            if embedding.name in seen:
-                embedding.errors["config"] = (f"{entry.config} {entry.where}: duplicate "
-                                              f"tensor_name {embedding.name!r} (also "
-                                              f"{seen[embedding.name]})")
-            seen.setdefault(embedding.name, entry.where)
-            embeddings.append(embedding)
-        files = dict((p, (size, mtime)) for p, size, mtime in read.configs)
-        for entry in read.entries.values():
-            files.update((p, (size, mtime)) for p, size, mtime in entry.files)
-        return replace(run, embeddings=embeddings,
-                       signature=tuple(sorted((p, *stat) for p, stat in files.items())))
+        return listing(run, read)
 
     def _entry(self, run: str, key: tuple[str, str, EmbeddingInfo], config: ProjectorConfig,
                info: EmbeddingInfo, index: int, checkpoint: Path | None,
-               previous: _Entry | None, now: float) -> _Entry:
+               previous: Entry | None, now: float) -> Entry:
         """The entry as last read when its files did not change; else read again: now at the
         first scan (a big tensor in the background), in the background afterwards, listed
         meanwhile as loading, or as it was when a read of it was shown before."""
         if previous is not None and signature(p for p, _, _ in previous.files) == previous.files:
-            if previous.held is not None and not self._wait_for(run, previous.since,
-                                                                previous.wait, now):
+            if previous.held is not None and not self._settling.wait_for(
+                    run, previous.since, previous.wait, now):
                 previous.listed, previous.held, previous.shown = previous.held, None, True
             return previous
         if previous is not None:
             previous.stop_reading()
         named = self.files.named_files(config, info, checkpoint)
-        entry = _Entry(listed=Embedding(run=run, name=key[1], fingerprint=""),
+        entry = Entry(listed=Embedding(run=run, name=key[1], fingerprint=""),
                        config=self.display(config.path), where=info.where,
                        files=signature(named), since=now,
                        shown=previous is not None and previous.shown)
@@ -353,7 +292,7 @@ class Catalog:
                                     checkpoint, live))
         return entry
 
-    def _read_entry(self, run: str, key: tuple[str, str, EmbeddingInfo], entry: _Entry,
+    def _read_entry(self, run: str, key: tuple[str, str, EmbeddingInfo], entry: Entry,
                     config: ProjectorConfig, info: EmbeddingInfo, index: int,
                     checkpoint: Path | None, gate: bool) -> None:
         """On the loader thread: read the entry, then list it (or hold it, ``gate``: until its
@@ -387,18 +326,18 @@ class Catalog:
                 entry.files = tuple(sorted(entry.files + signature(  # during it reads again
                     p for p in read if str(p) not in known)))
                 shown = self._admit(run, entry, self._kept(fresh), whole, gate)
-                self._set_runs({**self._runs, run: self._listing(current, files)})
+                self._set_runs({**self._runs, run: listing(current, files)})
         finally:
             loading.finished.set()
         if shown is not None and self.on_loaded is not None:
             self.on_loaded(shown)
 
-    def _admit(self, run: str, entry: _Entry, fresh: Embedding, whole: bool,
+    def _admit(self, run: str, entry: Entry, fresh: Embedding, whole: bool,
                gate: bool) -> Embedding | None:
         """List ``fresh`` for ``entry`` (returned), or hold it while its files may still be
         being written (``completeness.py``); the caller holds the lock."""
         wait = self.completeness.wait(fresh, whole, entry.shown) if gate else 0.0
-        if not self._wait_for(run, entry.since, wait, time.monotonic()):
+        if not self._settling.wait_for(run, entry.since, wait, time.monotonic()):
             entry.listed, entry.held, entry.shown = fresh, None, True
             return fresh
         entry.held, entry.wait = fresh, wait
@@ -425,8 +364,8 @@ class Catalog:
         assert self.logdir is not None
         whole = self.logdir.is_file() or is_zarr(self.logdir) or self.plain.shards
         files = [self.logdir] if whole else plain_array_files(self.logdir)
-        if self._scanned and self._young(".", self.logdir, signature(files),
-                                         self.completeness.settle, now):
+        if self._scanned and self._settling.young(".", self.logdir, signature(files),
+                                                  self.completeness.settle, now):
             return old
         read: list[Path] = []
         run = self.files.load_plain(self.logdir, files, self.plain, read)

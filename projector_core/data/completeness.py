@@ -22,7 +22,7 @@ their mtime: a network file system's clock may disagree with ours.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,3 +84,39 @@ class Completeness:
         if embedding.errors and not shown_before:
             return self.quiet
         return 0.0 if is_pinned and not embedding.errors else self.settle
+
+
+class Settling:
+    """Files read while the server runs, timed as they stand still: since when the catalog has
+    seen each config (or folder of plain arrays) as it is now, and when each run waits to be
+    looked at again (``Catalog.refresh``)."""
+
+    def __init__(self) -> None:
+        self.due_at: dict[str, float] = {}  # run -> when (monotonic) to look at it again
+        self._seen: dict[str, tuple[Signature, float]] = {}  # path -> (as seen, since)
+
+    def due(self, now: float) -> bool:
+        """Whether some run waits to be looked at again by ``now``."""
+        return any(when <= now for when in list(self.due_at.values()))
+
+    def wait_for(self, run: str, since: float, wait: float, now: float) -> bool:
+        """Whether files seen unchanged since ``since`` must stand still longer; if so the run
+        is looked at again when they have stood ``wait`` seconds."""
+        if now - since >= wait:
+            return False
+        self.due_at[run] = min(self.due_at.get(run, since + wait), since + wait)
+        return True
+
+    def young(self, run: str, path: Path, files: Signature, wait: float, now: float) -> bool:
+        """Whether ``files`` (a config, or plain arrays: ``path``) changed less than ``wait``
+        seconds ago, as far as the catalog saw them change."""
+        seen, since = self._seen.get(str(path), ((), now))
+        if seen != files:
+            since = now
+        self._seen[str(path)] = (files, since)
+        return self.wait_for(run, since, wait, now)
+
+    def keep(self, runs: Container[str], paths: Container[str]) -> None:
+        """Forget the runs and the configs' paths no longer found."""
+        self.due_at = {name: when for name, when in self.due_at.items() if name in runs}
+        self._seen = {path: seen for path, seen in self._seen.items() if path in paths}

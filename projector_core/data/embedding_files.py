@@ -32,7 +32,7 @@ from projector_core.formats.config import (
 )
 from projector_core.formats.metadata import Metadata
 from projector_core.formats.model_sidecar import models_path
-from projector_core.formats.tensor_files import npy_layout
+from projector_core.formats.npy_files import npy_layout
 from projector_core.formats.tf_checkpoint import embedding_variables, find_checkpoint, read_variable
 from projector_core.storage.fingerprint import fingerprint
 from projector_core.storage.tensor_cache import TensorCache, file_fingerprint

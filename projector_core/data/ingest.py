@@ -15,14 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from projector_core.errors import DataError
-from projector_core.formats.tensor_files import (
-    Progress,
-    bytes_shape,
-    looks_binary,
-    npy_blocks,
-    npy_layout,
-    tsv_blocks,
-)
+from projector_core.formats.npy_files import npy_blocks, npy_layout
+from projector_core.formats.tensor_files import Progress, bytes_shape, looks_binary, tsv_blocks
 from projector_core.kernels.finite import finite_rows
 from projector_core.storage.fingerprint import fingerprint
 from projector_core.storage.tensor_cache import TensorCache, file_fingerprint, npy_header

@@ -22,7 +22,8 @@ from projector_core.data.model import Run
 from projector_core.errors import DataError
 from projector_core.formats.inputs import metadata_columns
 from projector_core.formats.metadata import Metadata, parse_metadata
-from projector_core.formats.tensor_files import binary_head, read_npy, read_tsv
+from projector_core.formats.npy_files import read_npy
+from projector_core.formats.tensor_files import binary_head, read_tsv
 from projector_core.storage.recent import Recent
 
 DEFAULT_KEEP = 8

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from projector_core.errors import DataError
-from projector_core.formats.tensor_files import read_npy
+from projector_core.formats.npy_files import read_npy
 
 PLAIN_SUFFIXES = (".npy", ".npz", ".parquet")
 _ZIP_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length

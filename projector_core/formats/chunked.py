@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from projector_core.errors import DataError
-from projector_core.formats.tensor_files import read_npy_header
+from projector_core.formats.npy_files import read_npy_header
 from projector_core.storage.fingerprint import fingerprint
 
 ZARR_MARKERS = ("zarr.json", ".zarray")  # zarr v3, zarr v2

@@ -22,7 +22,7 @@ import numpy as np
 
 from projector_core.errors import DataError
 from projector_core.formats.arrays import embedding_from_table
-from projector_core.formats.tensor_files import as_vectors
+from projector_core.formats.npy_files import as_vectors
 
 Columns = dict[str, list[str]]
 

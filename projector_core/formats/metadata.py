@@ -21,7 +21,6 @@ sample data.
 from __future__ import annotations
 
 import codecs
-import functools
 import io
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +30,15 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from projector_core.errors import DataError
+from projector_core.formats.arrow_columns import (
+    NUMBER,
+    as_floats,
+    bad_numbers,
+    buffer_values,
+    dictionary_codes,
+    mask,
+    string_scalar,
+)
 from projector_core.formats.budgets import METADATA_COLUMNS, METADATA_ROW_BYTES
 from projector_core.storage.fingerprint import fingerprint
 
@@ -41,94 +49,6 @@ SEQUENCE_COLUMNS = ("__next__", "__seq_next__")
 RESERVED_COLUMNS = ("__index__",)
 DEFAULT_COLUMN = "label"
 READ_CHUNK_BYTES = 8 * 2**20
-_NUMBER = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
-
-
-@functools.lru_cache(maxsize=4)
-def _string(text: str) -> pa.Scalar:
-    """A string scalar built from buffers (``pa.scalar(text)`` would import pandas)."""
-    import pyarrow as pa
-
-    data = text.encode()
-    offsets = np.array([0, len(data)], np.int32).tobytes()
-    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets),
-                                                   pa.py_buffer(data)])[0]
-
-
-def _chunks(array: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
-    import pyarrow as pa
-
-    return [c for c in (array.chunks if isinstance(array, pa.ChunkedArray) else [array]) if len(c)]
-
-
-def _numpy(array: pa.Array | pa.ChunkedArray, dtype: str) -> np.ndarray:
-    """Numbers as numpy, read from the arrays' buffers (what a null holds is undefined)."""
-    size = np.dtype(dtype).itemsize
-    parts = [np.frombuffer(c.buffers()[1], dtype, len(c), c.offset * size) for c in _chunks(array)]
-    return np.concatenate(parts) if parts else np.empty(0, dtype)
-
-
-def _valid(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Where the array is not null, read from its validity bitmaps."""
-    parts = [np.ones(len(c), bool) if c.buffers()[0] is None else
-             np.unpackbits(np.frombuffer(c.buffers()[0], np.uint8), bitorder="little")
-             [c.offset:c.offset + len(c)].astype(bool) for c in _chunks(array)]
-    return np.concatenate(parts) if parts else np.empty(0, bool)
-
-
-def _mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A boolean array as numpy; null is False."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return np.asarray(_numpy(pc.cast(array, pa.uint8()), "u1").astype(bool) & _valid(array))
-
-
-def _bad_numbers(values: pa.Array | pa.ChunkedArray) -> int:
-    """How many present cells are not numbers."""
-    import pyarrow.compute as pc
-
-    present = pc.not_equal(values, _string(""))
-    return int(pc.sum(pc.and_(present, pc.invert(pc.match_substring_regex(values, _NUMBER))))
-               .as_py() or 0)
-
-
-def _dictionary_codes(values: pa.Array | pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
-    """Distinct values in order of first appearance and int32 codes into them (chunk by
-    chunk, dictionaries then unified: no 2 GB string array is ever combined)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    chunks = _chunks(values)
-    if not chunks:
-        return [], np.empty(0, np.int32)
-    encoded = pa.chunked_array([pc.dictionary_encode(c) for c in chunks]).unify_dictionaries()
-    codes = np.concatenate([_numpy(c.indices, "<i4") for c in encoded.chunks])
-    return encoded.chunks[0].dictionary.to_pylist(), codes
-
-
-def _as_floats(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
-    """float64 of a column of number strings ("" = NaN), or None if any other text is in it.
-    Arrow's cast is correctly rounded, like float(), but slow to fail, so a column of text is
-    told by its first rows first."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if _bad_numbers(values[:1000]):
-        return None
-    trimmed = pc.utf8_trim_whitespace(values)
-    if not pc.any(pc.not_equal(trimmed, _string(""))).as_py():
-        return None
-    try:
-        cast = pc.cast(pc.if_else(pc.equal(trimmed, _string("")), pa.nulls(1, pa.string())[0],
-                                  trimmed), pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    floats = _numpy(cast, "<f8").copy()
-    floats[~_valid(cast)] = np.nan
-    return floats
-
-
 @dataclass
 class Metadata:
     """Columns of strings as Arrow arrays ("" = missing); numeric ones also as float arrays."""
@@ -152,7 +72,7 @@ class Metadata:
     def numeric(self, name: str) -> np.ndarray | None:
         """The column as float64 (NaN where missing), or None when it holds any non-number."""
         if name not in self._numeric:
-            self._numeric[name] = _as_floats(self.arrays[name])
+            self._numeric[name] = as_floats(self.arrays[name])
         return self._numeric[name]
 
     def categorical(self, name: str) -> tuple[list[str], np.ndarray]:
@@ -161,7 +81,7 @@ class Metadata:
         column costs one pass however often a page asks for it (10M rows in about 1 s,
         where a Python dict took 5)."""
         if name not in self._codes:
-            self._codes[name] = _dictionary_codes(self.arrays[name])
+            self._codes[name] = dictionary_codes(self.arrays[name])
         return self._codes[name]
 
     def is_numeric(self, name: str) -> bool:
@@ -383,13 +303,13 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
     n = metadata.n_rows
     for name in metadata.names:
         values = metadata.arrays[name]
-        present = _mask(pc.not_equal(values, _string("")))
+        present = mask(pc.not_equal(values, string_scalar("")))
         if name in SEQUENCE_COLUMNS:  # the rule of frontend/js/sequences.js, which draws them
             cells = pc.utf8_trim_whitespace(values)
             short = pc.if_else(pc.match_substring_regex(cells, r"^[0-9]{1,18}$"), cells,
-                               _string("-1"))
-            index = _numpy(pc.cast(short, pa.int64()), "<i8")
-            linked = _mask(pc.not_equal(cells, _string("")))
+                               string_scalar("-1"))
+            index = buffer_values(pc.cast(short, pa.int64()), "<i8")
+            linked = mask(pc.not_equal(cells, string_scalar("")))
             bad = np.flatnonzero(linked & ((index < 0) | (index >= n) | (index == np.arange(n))))
             if bad.size:  # one bad link must not hide the embedding: the plot skips it
                 row = int(bad[0])
@@ -399,9 +319,9 @@ def _check_columns(metadata: Metadata, display: str, first_data_line: int) -> No
                     f"cell{'s' if bad.size > 1 else ''} not drawn as sequence links")
             continue
         limit = max(1, int(present.sum()) // 100)
-        if metadata.numeric(name) is not None or _bad_numbers(values[:2 * limit + 1000]) > limit:
+        if metadata.numeric(name) is not None or bad_numbers(values[:2 * limit + 1000]) > limit:
             continue  # all numbers, or plainly text (decided on a sample, many times faster)
-        bad = np.flatnonzero(present & ~_mask(pc.match_substring_regex(values, _NUMBER)))
+        bad = np.flatnonzero(present & ~mask(pc.match_substring_regex(values, NUMBER)))
         if present.any() and 0 < bad.size <= limit:
             row = int(bad[0])
             metadata.warnings.append(

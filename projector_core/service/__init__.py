@@ -13,8 +13,9 @@ A file per idea behind this one object:
 - ``names.py``: runs, embeddings and jobs looked up once, with one sentence for an unknown one;
 - ``projections.py``: a request checked (every bound at once), run to its end for an export;
 - ``neighbors.py``: nearest neighbours of a row, a vector or several rows;
-- ``structure.py``: a finished projection's clusters and quality;
-- ``tile_questions.py``: axes, level-of-detail orders, tiles and their early samples;
+- ``done_projections.py``: what a done projection answers (the service's base): its
+  coordinates, ``structure.py``'s clusters and quality, ``tile_questions.py``'s axes,
+  level-of-detail orders, tiles and their early samples, points picked, selected, searched;
 - ``comparisons.py``: two embeddings compared, or as a job;
 - ``site_exports.py``: a site export as a queued job, its result a zip;
 - ``default_view.py``: what a first visit asks, prepared once the data is loaded.
@@ -41,35 +42,26 @@ from projector_core.export.embedding_data import Progress
 from projector_core.export.render import AUTO, projection_picture, save_picture
 from projector_core.export.site import ExportOptions, ExportSummary, SitePage, chosen_embeddings, export_site
 from projector_core.jobs.engine import JobManager
-from projector_core.jobs.job import Job, JobStatus
+from projector_core.jobs.job import Job
 from projector_core.jobs.priority import Priority
 from projector_core.kernels.backend import Backend, get_backend
 from projector_core.kernels.neighbor_index import Metric, NeighborIndex
 from projector_core.kernels.search import search
 from projector_core.projection.compute import ProjectionResult, check
-from projector_core.projection.jobs import NotDone, ProjectionJobs, projection_result
+from projector_core.projection.jobs import NotDone, ProjectionJobs
 from projector_core.projection.methods import parameter_table
 from projector_core.projection.params import ProjectionRequest
 from projector_core.semantic.models import Models
 from projector_core.semantic.search import MeaningAnswer, search_meaning
-from projector_core.service import (
-    comparisons,
-    default_view,
-    site_exports,
-    structure,
-    tile_questions,
-)
+from projector_core.service import comparisons, default_view, site_exports
+from projector_core.service.done_projections import DoneProjections
 from projector_core.service.names import describe, find_embedding, find_job
 from projector_core.service.neighbors import Found as Neighbors
 from projector_core.service.neighbors import nearest
 from projector_core.service.projections import request_problems, run_to_end
-from projector_core.service.tile_questions import Axes, OrderSlice, TileAnswer
 from projector_core.session import check_view
-from projector_core.storage.recent import Recent
 from projector_core.storage.result_cache import ResultCache
-from projector_core.tiles.queries import Found, Pick, Region, inside, pick, select
 from projector_core.tiles.sharded_build import with_stored_tiles
-from projector_core.tiles.source import TileSource
 from projector_core.tiles.store import LodStore
 
 if TYPE_CHECKING:
@@ -79,11 +71,10 @@ if TYPE_CHECKING:
 
 __all__ = ["NotDone", "ProjectionService", "UnknownName"]
 
-KEEP_ANSWERS = 8  # clusters/quality answers kept: a map asks again when the user comes back
 
-
-class ProjectionService:
-    """Every question a door asks, over one catalogue and one job engine."""
+class ProjectionService(DoneProjections):
+    """Every question a door asks, over one catalogue and one job engine (what a done
+    projection answers: :class:`DoneProjections`)."""
 
     def __init__(self, catalog: Catalog, projection_jobs: ProjectionJobs, device: str = "cpu",
                  cluster: Cluster | None = None, lod: LodStore | None = None,
@@ -94,13 +85,11 @@ class ProjectionService:
         with the data. ``annotations``: the annotation store (``--annotations PATH|off``;
         None: ``$PROJECTOR_ANNOTATIONS`` or the user's data directory), held here for every
         door (``annotations/serving.py``)."""
+        super().__init__(projection_jobs.jobs, lod)
         self.catalog = catalog
         self.projection_jobs = projection_jobs
-        self.jobs: JobManager = projection_jobs.jobs
         self.device = device
         self.cluster = cluster
-        self._answers: structure.Answers = Recent(KEEP_ANSWERS)
-        self.lod = lod if lod is not None else LodStore()  # the tiles of done projections
         self.models = Models(self.jobs, models, prepare=lambda e: self.neighbor_index(e, "cosine"))
         self.annotations = serve_annotations(catalog, annotations, self.embedding)
 
@@ -222,12 +211,6 @@ class ProjectionService:
         embedding = self.embedding(request.run, request.embedding)
         return self.start(request, embedding, self.check(request, embedding))
 
-    def result(self, job: Job) -> ProjectionResult:
-        """A done job's coordinates; :class:`NotDone` before."""
-        if job.status is not JobStatus.DONE:
-            raise NotDone(job)
-        return projection_result(job)
-
     def computed(self, embedding: Embedding, method: str, asked: dict[str, Any] | None = None,
                  progress: Progress | None = None) -> ProjectionResult:
         """``method``'s result for ``embedding``, waited for (an export's, a picture's): the
@@ -272,85 +255,6 @@ class ProjectionService:
 
         if start_loaded():
             threading.Thread(target=after_loading, name="model-start", daemon=True).start()
-
-    # -- structure of a finished projection ------------------------------------------------------
-    def clusters(self, job: Job, min_cluster_size: int | None = None,
-                 label_column: str | None = None,
-                 space: structure.Space = "projection") -> structure.Answer:
-        """HDBSCAN clusters (with sub-clusters) of the projection as the map shows it, named from
-        ``label_column`` when given (``GET /api/jobs/ID/clusters``)."""
-        return structure.clusters(self._answers, job, min_cluster_size, label_column, space)
-
-    def quality(self, job: Job, k: int = 10, metric: Metric = "cosine") -> structure.Answer:
-        """Per-point neighbourhood preservation, trustworthiness and continuity."""
-        return structure.quality(self._answers, job, k, metric)
-
-    def quality_job(self, job: Job, k: int = 10, metric: Metric = "cosine") -> Job:
-        """:meth:`quality` as a job with progress (``GET /api/jobs/ID/quality?background=
-        true``); once it is done, :meth:`quality` answers at once."""
-        return structure.quality_job(self.jobs, self._answers, job, k, metric)
-
-    # -- a done projection by level of detail (tile_questions.py) -----------------------------------
-    def axes(self, job: Job, asked: Axes) -> list[int]:
-        """The result columns ``asked`` names of the done ``job`` (default the first three)."""
-        return tile_questions.axes_over(self.result(job).coordinates.shape[1], asked)
-
-    def lod_order(self, job: Job, asked: Axes) -> np.ndarray:
-        """The done job's level-of-detail order (int32 permutation) over ``asked``;
-        ValueError for a comparison (it has no layout)."""
-        return tile_questions.order(self.lod, job, asked)
-
-    def order_slice(self, job: Job, asked: Axes, offset: int, count: int | None,
-                    early: bool) -> OrderSlice:
-        return tile_questions.order_slice(self.lod, job, asked, offset, count, early)
-
-    def tile_source(self, job: Job, axes: Axes) -> TileSource:
-        """The job's tiles over ``axes`` (1 to 3 coordinate columns, the quadtree over the
-        first two): :class:`NotDone` before the job is done, ValueError for a comparison or
-        axes the result lacks."""
-        return tile_questions.tile_source(self.lod, job, axes)
-
-    def answers_early(self, job: Job, early: bool) -> bool:
-        """Whether an ``early`` tile of ``job`` comes at once from its latest frame (a
-        running t-SNE or UMAP); the others wait for the job."""
-        return tile_questions.answers_early(job, early)
-
-    def tile(self, job: Job, z: int, x: int, y: int, axes: Axes, column: str | None,
-             early: bool) -> TileAnswer:
-        """Tile (z, x, y) of the job over ``axes``, with ``column``'s codes; ``early``: at
-        once (a running layout's points placed so far, or a sample of the cell)."""
-        source: TileSource = (tile_questions.placed_so_far(self.lod, job, axes)
-                              if self.answers_early(job, early) else self.tile_source(job, axes))
-        return tile_questions.tile_answer(source, z, x, y, column, early)
-
-    def edited(self, job: Job, column: str | None) -> bool:
-        """Whether ``column``'s codes change while the job stays (an annotation column): its
-        tiles are then not immutable."""
-        return column is not None and isinstance(job.source, Embedding) and \
-            column in job.source.added_columns()
-
-    def pick(self, job: Job, axes: Axes, x: float, y: float, radius: float) -> Pick:
-        """The point nearest (x, y) within ``radius`` over all points (hover, click)."""
-        return pick(self.tile_source(job, axes), x, y, radius)
-
-    def select(self, job: Job, axes: Axes, region: Region, limit: int,
-               column: str | None = None) -> Found:
-        """The points inside a box or polygon: count, first rows, counts of ``column``."""
-        return select(self.tile_source(job, axes), region, limit, column)
-
-    def rows_inside(self, job: Job, axes: Axes, region: Region,
-                    embedding: Embedding) -> np.ndarray:
-        """Every row of ``embedding`` inside ``region`` of ``job``'s map (a label applied to
-        a region of a view shown from tiles): ValueError when the job maps other points."""
-        tile_questions.check_maps(job, embedding)
-        return inside(self.tile_source(job, axes), region)
-
-    def search_points(self, job: Job, axes: Axes, column: str, query: str, regex: bool,
-                      limit: int) -> Found:
-        """Points of the job whose ``column`` matches ``query``: matching codes, count, first
-        rows (the embedding's column answers; the job and axes are checked as tiles')."""
-        self.tile_source(job, axes)
-        return tile_questions.search_points(job, column, query, regex, limit)
 
     # -- comparisons (comparisons.py) -------------------------------------------------------------
     def compare(self, a: Embedding, b: Embedding, k: int, metric: Metric,
