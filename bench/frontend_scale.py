@@ -14,21 +14,38 @@ def _fmt(seconds: float | None) -> str:
     return "timeout" if seconds is None else f"{seconds:.2f}"
 
 
-def write_scale_logdir(folder: Path, n: int, seed: int = 0) -> None:
-    """2D coordinates in 20 Gaussian blobs of unequal size and a 10-class column (no header:
-    a single-column metadata file has none), written in chunks to bound memory."""
+TOPICS = ["loss", "layer", "token", "vision", "audio", "graph", "policy", "reward", "kernel",
+          "batch"]
+
+
+def write_scale_logdir(folder: Path, n: int, seed: int = 0, realistic: bool = False) -> None:
+    """2D coordinates in 20 Gaussian blobs of unequal size, written in chunks to bound memory,
+    and a 10-class column (no header: a single-column metadata file has none). ``realistic``:
+    the columns users' tables carry instead (issue 38), under a header: a 30-value
+    ``category``, a unique ``id``, a numeric ``score`` and a free-text ``text``."""
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True)
     centres = rng.normal(0, 6, (20, 2))
     weights = rng.random(20) + 0.1
     with (folder / "tensors.bytes").open("wb") as tensor, \
             (folder / "metadata.tsv").open("w") as meta:
+        if realistic:
+            meta.write("category\tid\tscore\ttext\n")
         for start in range(0, n, 1_000_000):
             m = min(1_000_000, n - start)
             blob = rng.choice(20, m, p=weights / weights.sum())
             points = centres[blob] + rng.normal(0, 1, (m, 2)) * (0.3 + blob[:, None] % 4 * 0.3)
             tensor.write(points.astype("<f4").tobytes())
-            meta.write("".join(f"class{b % 10}\n" for b in blob))
+            if not realistic:
+                meta.write("".join(f"class{b % 10}\n" for b in blob))
+                continue
+            category = (blob + rng.integers(0, 2, m) * 20) % 30
+            score = rng.normal(blob, 1.0)
+            words = rng.integers(0, len(TOPICS), (m, 3))
+            meta.write("".join(
+                f"cat{c}\titem-{start + i:09d}\t{v:.4f}\ta note on {TOPICS[a]} and {TOPICS[b]}, "
+                f"{TOPICS[t]} #{start + i}\n"
+                for i, (c, v, (a, b, t)) in enumerate(zip(category, score, words, strict=True))))
     (folder / "projector_config.pbtxt").write_text(
         f'embeddings {{\n  tensor_name: "points"\n  tensor_path: "tensors.bytes"\n'
         f"  tensor_shape: {n}\n  tensor_shape: 2\n  metadata_path: \"metadata.tsv\"\n}}\n")

@@ -11,6 +11,9 @@ frame intervals while the mouse drags the plot, and the page's own first-frame t
 (`window.__projector.firstFrameMs`, the figure earlier benchmarks printed) beside the
 screenshot figure, and the tab's JS heap (`performance.memory`) at the end of the visit.
 
+The data carry what users' tables carry (a 30-value category, a unique id, a numeric
+score, a free-text column: ``write_scale_logdir(realistic=True)``).
+
 The page shows 2-D views above 2M points from tiles alone (frontend/js/tiles/) and smaller
 ones from the whole projection; `?tiles=always|never` overrides. Reference in the same run:
 on the same (warm) server, a visit of a fresh browser profile by the default path beside one
@@ -157,7 +160,7 @@ def measure_user(browser: Browser, n: int, port: int, viewport: dict) -> dict[st
     """One size: first visit, second visit, drag frames, from a fresh server and cache."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "logdir"
-        write_scale_logdir(folder, n)
+        write_scale_logdir(folder, n, realistic=True)
         server = ServeProcess(folder, Path(tmp) / "cache", port)
         try:
             out: dict[str, object] = {"loaded": server.wait_loaded()}
