@@ -13,18 +13,29 @@ const RESERVED_COLUMNS = ['__index__'];
 
 /** Parses one metadata cell as a number the way Python's float() would; NaN when it is not one. */
 export function parseNumber(text) {
-  const s = text.replace(SPACES, '');
+  return readNumber(text) ?? NaN;
+}
+
+/** A cell's number, or null when the cell is not one (a 'nan' cell is NaN, a number). */
+function readNumber(text) {
+  const s = spaced(text) ? text.replace(SPACES, '') : text;
   if (NUMBER.test(s)) return Number(s);
   if (SPECIAL.test(s)) {
     if (/nan/i.test(s)) return NaN;
     return s.startsWith('-') ? -Infinity : Infinity;
   }
-  return NaN;
+  return null;
 }
 
 function isNumberText(text) {
-  const s = text.replace(SPACES, '');
-  return NUMBER.test(s) || SPECIAL.test(s);
+  return readNumber(text) !== null;
+}
+
+/** Whether the text starts or ends with a space SPACES removes (most cells do not: no copy). */
+function spaced(text) {
+  const first = text.charCodeAt(0);
+  const last = text.charCodeAt(text.length - 1);
+  return first <= 32 || last <= 32;
 }
 
 /**
@@ -111,8 +122,9 @@ export function numericColumn(values) {
       out[i] = NaN;
       continue;
     }
-    if (!isNumberText(v)) return null;
-    out[i] = parseNumber(v);
+    const x = readNumber(v);
+    if (x === null) return null;
+    out[i] = x;
     present++;
   }
   return present > 0 ? out : null;

@@ -53,10 +53,12 @@ export function numericBinning(numbers, bins = HISTOGRAM_BINS) {
  */
 export function categoryBinning(values, top = TOP_VALUES, numbers = null) {
   const encoded = encodingOf(values);
-  const { ranked, present } = encoded ? codedFrequencies(encoded) : frequencies(values);
   const n = values.length;
+  const unique = encoded ? codedUnique(encoded, top, n) : null;
+  if (unique) return unique;
+  const { ranked, present } = encoded ? codedFrequencies(encoded) : frequencies(values);
   if (ranked.length > top && ranked.length >= UNIQUE_SHARE * present) {
-    return { kind: 'unique', index: null, counts: new Uint32Array(0), missing: n - present, edges: null, labels: [], distinct: ranked.length, examples: ranked.slice(0, EXAMPLES).map(([v]) => v) };
+    return uniqueSummary(ranked.length, n - present, ranked.slice(0, EXAMPLES).map(([v]) => v));
   }
   ranked.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const keep = ranked.length === top + 1 ? top + 1 : top;
@@ -70,6 +72,29 @@ export function categoryBinning(values, top = TOP_VALUES, numbers = null) {
   const counts = new Uint32Array(labels.length);
   for (let i = 0; i < n; i++) if (index[i] !== MISSING) counts[index[i]]++;
   return { kind: 'categorical', index, counts, missing: n - present, edges: null, labels };
+}
+
+/** The summary of a column of nearly all different values (kind "unique"). */
+function uniqueSummary(distinct, missing, examples) {
+  return { kind: 'unique', index: null, counts: new Uint32Array(0), missing, edges: null, labels: [], distinct, examples };
+}
+
+/** A dictionary-coded column's "unique" summary, told from its code counts alone (an id or
+ * free-text column of millions of values: no [value, count] pair made per value), or null. */
+function codedUnique(encoded, top, n) {
+  const { dictionary } = encoded;
+  if (dictionary.length <= top) return null;
+  const perCode = codeCounts(encoded);
+  let distinct = 0;
+  let present = 0;
+  const examples = [];
+  for (let c = 0; c < dictionary.length; c++) {
+    if (!perCode[c] || dictionary[c] === '') continue;
+    distinct++;
+    present += perCode[c];
+    if (examples.length < EXAMPLES) examples.push(dictionary[c]);
+  }
+  return distinct > top && distinct >= UNIQUE_SHARE * present ? uniqueSummary(distinct, n - present, examples) : null;
 }
 
 /** [value, count] of each present value, in first-seen order, and how many rows have one. */

@@ -5,6 +5,7 @@
 
 import { clearedCanvas, download, el, formatCount } from '../dom.js';
 import { downloadName } from '../file_names.js';
+import { nextTask } from '../yielding.js';
 import { categoryBinning, csvLine, numericBinning, rowsInBins, selectedCounts } from './binning.js';
 
 const MAX_COLUMNS = 16;
@@ -37,6 +38,11 @@ export function createChartsPanel(app) {
   // A large server set's columns are fetched when asked for: its charts wait until the panel
   // has been on screen, so a table of many columns costs nothing until someone looks.
   let seen = false;
+  // Each column's binning, by its values (an array kept while the column is unchanged): a
+  // column's arrival rebuilds the panel without binning the others again. A column not binned
+  // yet is binned in a task of its own (millions of rows each), then the panel rebuilds.
+  const binnings = new WeakMap();
+  const queued = new WeakSet();
   new IntersectionObserver((entries, observer) => {
     if (!entries.some((e) => e.isIntersecting)) return;
     seen = true;
@@ -57,10 +63,14 @@ export function createChartsPanel(app) {
     list.replaceChildren();
     if (!ds?.metadata) return;
     for (const column of ds.columns.slice(0, MAX_COLUMNS)) {
-      if (!ds.values(column)) continue; // fetched now (a large set): the panel rebuilds when it comes
-      const numbers = ds.numeric(column);
-      const numeric = Boolean(numbers) && !ds.categoricalByDefault(column);
-      const binning = numeric ? numericBinning(numbers) : categoryBinning(ds.values(column), undefined, numbers);
+      const values = ds.values(column);
+      if (!values) continue; // fetched now (a large set): the panel rebuilds when it comes
+      const binning = binnings.get(values);
+      if (!binning) {
+        binSoon(ds, column, values);
+        continue;
+      }
+      const numeric = binning.kind === 'numeric';
       const missing = el('span', { class: 'chart-missing' }, binning.missing ? `${formatCount(binning.missing)} missing` : '');
       const title = el('div', { class: 'chart-title' }, el('span', {}, column), missing);
       const node = el('div', { class: 'chart', 'data-testid': 'chart', 'data-column': column, 'data-kind': binning.kind }, title);
@@ -77,6 +87,20 @@ export function createChartsPanel(app) {
       charts.push(chart);
       list.append(node);
     }
+  }
+
+  /** Bins `column` in a later task, then rebuilds the panel (its charts in column order). */
+  function binSoon(ds, column, values) {
+    if (queued.has(values)) return;
+    queued.add(values);
+    nextTask().then(() => {
+      if (app.dataset !== ds || !ds.columns.includes(column)) return;
+      const numbers = ds.numeric(column);
+      const numeric = Boolean(numbers) && !ds.categoricalByDefault(column);
+      binnings.set(values, numeric ? numericBinning(numbers) : categoryBinning(values, undefined, numbers));
+      chartsFor = null;
+      panel.render();
+    });
   }
 
   /** The value scale under a histogram: its lowest, middle and highest edge. */
@@ -280,7 +304,7 @@ export function createChartsPanel(app) {
     download(downloadName(ds, 'selection', 'csv'), `${lines.join('\n')}\n`, 'text/csv');
   }
 
-  return {
+  const panel = {
     element: section,
     render() {
       const ds = app.dataset;
@@ -306,6 +330,7 @@ export function createChartsPanel(app) {
       for (const chart of charts) draw(chart);
     },
   };
+  return panel;
 }
 
 function fmt(v) {

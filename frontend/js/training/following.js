@@ -131,8 +131,10 @@ export class TrainingSteps {
   heard(data) {
     if (data.run !== this.run || data.tag !== this.tag) return;
     this.sync(); // the run list has its entry: its `embedding` event came first
-    if (this.follow && data.state === 'ready') this.goTo(this.steps.length - 1);
-    this._fillSoon();
+    // Followed, the new step's picture comes first: its comparison (the chart's and the
+    // colours') would take half the cores from the projection drawing it.
+    if (this.follow && data.state === 'ready') this.goTo(this.steps.length - 1).then(() => this._fillSoon());
+    else this._fillSoon();
     this.changed();
   }
 
