@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { decodeColumn } from '../js/columns.js';
 import { categoryBinning, csvLine, MISSING, numericBinning, rowsInBins, selectedCounts } from '../js/structure/binning.js';
 import { contourSegments, densityGrid } from '../js/structure/density.js';
 import { measuredUnasked, QUALITY_AUTO_POINTS } from '../js/structure/quality.js';
@@ -74,6 +75,18 @@ test('a column of all-different values is summarised, not binned', () => {
   assert.equal(b.distinct, 40);
   assert.deepEqual(b.examples, ['w0', 'w1', 'w2', 'w3', 'w4']);
   assert.deepEqual(Array.from(selectedCounts(b, [1, 2])), []);
+});
+
+test('a coded column is told unique from its code counts as its plain values are', async () => {
+  // Dictionary entries no row uses and the empty value count for neither.
+  const dictionary = ['', 'unused', ...Array.from({ length: 40 }, (_, i) => `w${i}`)];
+  const codes = Int32Array.from([0, 0, ...Array.from({ length: 40 }, (_, i) => i + 2)]);
+  const coded = categoryBinning(await decodeColumn(dictionary, codes), 12);
+  assert.deepEqual(coded, categoryBinning(['', '', ...Array.from({ length: 40 }, (_, i) => `w${i}`)], 12));
+  assert.equal(coded.missing, 2);
+  // A few values repeated: binned, not summarised.
+  const few = Int32Array.from({ length: 400 }, (_, i) => 2 + (i % 20));
+  assert.equal(categoryBinning(await decodeColumn(dictionary, few), 12).kind, 'categorical');
 });
 
 test('quality is measured unasked only for a small set (seconds of server work)', () => {

@@ -54,6 +54,10 @@ test('numeric columns parse like Python floats and keep missing values as NaN', 
   assert.equal(numericColumn(['1', 'two']), null);
   assert.equal(numericColumn(['0x10']), null);
   assert.equal(numericColumn(['', '']), null);
+  // Spaces the server's pattern allows around a number, and only those.
+  assert.deepEqual(Array.from(numericColumn([' 5', '6\t', '\r7\n'])), [5, 6, 7]);
+  assert.equal(numericColumn(['\u00a05']), null);
+  assert.equal(numericColumn(['\v5']), null);
 });
 
 test('tensor TSV rows become a row-major Float32Array', () => {
