@@ -165,13 +165,13 @@ def measure_user(browser: Browser, n: int, port: int, viewport: dict) -> dict[st
         try:
             out: dict[str, object] = {"loaded": server.wait_loaded()}
             # Where the plot is, from a page of another profile that lists no runs.
-            probe = browser.new_context(viewport=viewport)
+            probe = browser.new_context(viewport=viewport, bypass_csp=True)
             page = probe.new_page()
             page.route("**/api/runs", lambda route: route.fulfill(json=[]))
             page.goto(server.url + "/")
             box = page.locator('[data-testid="plot"]').bounding_box()
             probe.close()
-            context = browser.new_context(viewport=viewport)
+            context = browser.new_context(viewport=viewport, bypass_csp=True)
             first = visit(context, server.url + "/", box)
             first_page = first.pop("page", None)
             if first_page is not None:
@@ -187,7 +187,7 @@ def measure_user(browser: Browser, n: int, port: int, viewport: dict) -> dict[st
             # The reference: both display paths from a fresh profile on the warm server.
             tiles = shown_from_tiles(n)  # what /api/runs tells the page
             for name, query in (("default", ""), ("other", "never" if tiles else "always")):
-                fresh = browser.new_context(viewport=viewport)
+                fresh = browser.new_context(viewport=viewport, bypass_csp=True)
                 seen = visit(fresh, server.url + "/" + (f"?tiles={query}" if query else ""), box)
                 seen.pop("page", None)
                 fresh.close()

@@ -2,6 +2,8 @@
 // Float32Array views of the received bytes, never as arrays of objects. Paths are relative
 // to the page, so the app also works behind a path prefix.
 
+import { parseStringList } from './json_strings.js';
+
 export class ApiError extends Error {
   /**
    * @param {number} status
@@ -231,7 +233,7 @@ export class Api {
     const buffer = await response.arrayBuffer();
     if (response.headers.get('X-Kind') === 'numeric') return { kind: 'numeric', values: new Float32Array(buffer) };
     const head = Number(response.headers.get('X-Dictionary-Bytes'));
-    const dictionary = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 0, head)));
+    const dictionary = await parseStringList(new TextDecoder().decode(new Uint8Array(buffer, 0, head)));
     return { kind: 'categorical', dictionary, codes: new Int32Array(buffer, head) };
   }
 

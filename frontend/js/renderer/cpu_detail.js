@@ -10,8 +10,10 @@
 import { presentFramebuffer } from './detail.js';
 import { FLAG_FOCUS, FLAG_HIDDEN, FLAG_NEIGHBOR, FLAG_SELECTED } from './points.js';
 
-/** Points rasterised per animation frame: about 100 ms of JavaScript. */
-export const CPU_SLICE = 400000;
+/** Points rasterised in the first animation frame of a still view (about 40 ms of JavaScript
+ * on an idle core, twice that on a busy one: a first visit shares the cores with the server);
+ * later frames aim at a time (points/array_points.js). */
+export const CPU_SLICE = 150000;
 
 export class CpuDetail {
   constructor(gl) {
