@@ -4,7 +4,7 @@
 // quotes are walked from the piece's start, each one no backslash escapes opening or closing
 // a string (inside a JSON string a quote is always escaped), so no value is ever cut.
 
-import { nextTask } from './yielding.js';
+import { laterTask } from './yielding.js';
 
 /** Characters parsed per task: about 10-20 ms. */
 export const PIECE_CHARS = 4 << 20;
@@ -27,7 +27,7 @@ export async function parseStringList(text, pieceChars = PIECE_CHARS) {
     const piece = JSON.parse(`[${text.slice(start, cut)}]`);
     for (let i = 0; i < piece.length; i++) out.push(piece[i]);
     start = cut + 1; // past the comma
-    if (start < close) await nextTask();
+    if (start < close) await laterTask();
   }
   return out;
 }

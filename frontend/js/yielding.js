@@ -11,6 +11,17 @@ export function nextTask() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
+/**
+ * Resolves in a later task that waits for the page's other tasks (background priority where
+ * the browser has one): for work no picture waits on, such as a column's dictionary. A
+ * scheduler.yield() continuation would go ahead of them: a column parsed in pieces then held
+ * back the first picture's own tasks by most of a second.
+ */
+export function laterTask() {
+  if (globalThis.scheduler?.postTask) return globalThis.scheduler.postTask(() => {}, { priority: 'background' });
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Runs `body(start, end)` over [0, n) in slices of `rows`, yielding between them. */
 export async function inSlices(n, body, rows = SLICE_ROWS) {
   for (let start = 0; start < n; start += rows) {
