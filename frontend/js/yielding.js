@@ -13,9 +13,8 @@ export function nextTask() {
 
 /**
  * Resolves in a later task that waits for the page's other tasks (background priority where
- * the browser has one): for work no picture waits on, such as a column's dictionary. A
- * scheduler.yield() continuation would go ahead of them: a column parsed in pieces then held
- * back the first picture's own tasks by most of a second.
+ * the browser has one): for work no picture waits on, such as a column's dictionary, which
+ * then goes after the tasks that draw (a scheduler.yield() continuation goes ahead of them).
  */
 export function laterTask() {
   if (globalThis.scheduler?.postTask) return globalThis.scheduler.postTask(() => {}, { priority: 'background' });

@@ -94,6 +94,7 @@ export function createChartsPanel(app) {
     if (queued.has(values)) return;
     queued.add(values);
     nextTask().then(() => {
+      queued.delete(values); // the set shown again later is binned then
       if (app.dataset !== ds || !ds.columns.includes(column)) return;
       const numbers = ds.numeric(column);
       const numeric = Boolean(numbers) && !ds.categoricalByDefault(column);
